@@ -1,0 +1,81 @@
+# avtrace build.  `make` builds ./avtrace; `make check` builds and runs every
+# test suite; `make SANITIZE=address,undefined` and `make DEVELOPER=1`
+# (-Werror) are the two builds the project keeps clean.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+PKGS := libdw libelf libunwind-ptrace jansson capstone
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lunwind-generic
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifeq ($(DEVELOPER),1)
+WARN += -Werror
+endif
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS) -pthread
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+LIB_DIRS := trace tracer symbolizer replay predict
+LIB_SRC := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_OBJ := $(LIB_SRC:.c=.o)
+LIB := libavtrace.a
+
+all: avtrace targets
+
+$(LIB): $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+%.o: %.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+avtrace: cli/main.o $(wildcard cli/*.c) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$(wildcard cli/*.c)) $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
+
+# ---- test target programs (known behaviour, -O0 -g unless named otherwise)
+include tests/targets/targets.mk
+
+# ---- unit tests (Check)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:.c=)
+
+tests/unit/test_%: tests/unit/test_%.c $(LIB)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS)
+
+# Fragments owned by one part each: extra prerequisites (fixture programs)
+# of that part's unit tests, extra clean rules.
+-include $(sort $(wildcard tests/unit/*.mk))
+
+unit: $(UNIT_BIN) $(UNIT_EXTRA)
+	@fail=0; for t in $(UNIT_BIN); do CK_DEFAULT_TIMEOUT=60 ./$$t || fail=1; done; exit $$fail
+
+e2e: avtrace targets
+	@tests/e2e/run.sh
+
+check: all $(UNIT_BIN) $(UNIT_EXTRA)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory e2e
+
+install: avtrace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig
+	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
+	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
+	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
+
+clean:
+	rm -f avtrace $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
+	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
+	rm -rf tests/unit/bin
+	rm -rf tests/targets/bin avtrace-out tests/e2e/out
+
+.PHONY: all check unit e2e install clean targets
+-include $(LIB_OBJ:.o=.d) cli/main.d

@@ -1,0 +1,63 @@
+/* avtrace: find concurrency bugs and replay them deterministically. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trace/log.h"
+#include "trace/version.h"
+
+static const char usage[] =
+	"usage: avtrace <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  record [-o DIR] [--force] -- PROG [ARGS...]\n"
+	"                     run PROG once, serialized under ptrace, and record its\n"
+	"                     synchronization events to DIR (default ./avtrace-out);\n"
+	"                     exits with PROG's own status (128+N if killed by signal N)\n"
+	"  dump [-d DIR] [--json]\n"
+	"                     print the recorded events, one per line\n"
+	"  schedule --observed [-d DIR]\n"
+	"                     print schedule 0, the recorded order\n"
+	"  replay [-d DIR] --schedule N [--timeout S] [--json]\n"
+	"                     re-run the program forcing schedule N; exit 0 pass,\n"
+	"                     1 bug or deadlock reproduced, 3 infeasible, 2 error\n"
+	"\n"
+	"'avtrace <command> --help' describes each command's options.\n";
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "avtrace: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'avtrace %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "record", cmd_record },
+		{ "dump", cmd_dump },
+		{ "schedule", cmd_schedule },
+		{ "replay", cmd_replay },
+	};
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("avtrace %s\n", AVT_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	avt_error("unknown command '%s' (see 'avtrace --help')", argv[1]);
+	return EXIT_USAGE;
+}

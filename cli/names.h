@@ -1,0 +1,37 @@
+/*
+ * Names for what the CLI prints: sites (file:line, function) and objects
+ * (variable names) of a recorded trace, through the symbolizer, cached.
+ * Ownership: struct names owns its symbolizer session; the trace stays the
+ * caller's and must outlive it.
+ */
+#ifndef AVT_CLI_NAMES_H
+#define AVT_CLI_NAMES_H
+
+#include <stddef.h>
+
+#include "trace/trace.h"
+
+struct sym;
+
+struct names {
+	struct sym *sym;
+	const struct trace *t;
+};
+
+int names_open(struct names *n, const struct trace *t);
+void names_close(struct names *n);
+/* Site of an event: "file.c:LINE" or "module+0xOFF"; *func set (or NULL). */
+const char *names_site(struct names *n, const struct avt_event *ev, char *buf, size_t len,
+		       const char **func);
+/* Same for a module id + offset that is a return address (stack frames). */
+const char *names_frame(struct names *n, unsigned mod, uint64_t off, int is_return,
+			char *buf, size_t len, const char **func);
+/* Variable name of a data address, or NULL. */
+const char *names_obj(struct names *n, uint64_t addr, char *buf, size_t len);
+/* "counter_lock" or "0x4c1040": always something printable. */
+const char *names_obj_or_addr(struct names *n, uint64_t addr, char *buf, size_t len);
+
+/* Loads DIR/trace.avt; NULL after an error message. */
+struct trace *load_trace(const char *dir);
+
+#endif

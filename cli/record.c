@@ -1,0 +1,105 @@
+/* avtrace record */
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "trace/log.h"
+#include "tracer/record.h"
+
+static const char record_help[] =
+	"usage: avtrace record [options] -- PROG [ARGS...]\n"
+	"\n"
+	"Runs PROG once under ptrace with ASLR off, one thread at a time (the\n"
+	"current thread runs until it blocks or its time slice ends), and records\n"
+	"every pthread / C11 synchronization call as it takes effect.\n"
+	"Exits with PROG's own exit status (128+N when it died of signal N),\n"
+	"2 on a usage or tool error, 1 if PROG deadlocked (it is then killed).\n"
+	"\n"
+	"options:\n"
+	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
+	"  -f, --force        replace an existing avtrace output directory\n"
+	"      --cpu N        pin avtrace and PROG to CPU N (default: the first\n"
+	"                     allowed CPU; -1 leaves them unpinned)\n"
+	"      --slice MS     preempt a thread that runs MS ms without an event\n"
+	"                     (spin loops, ad hoc synchronization; default 10)\n"
+	"  -q, --quiet        no summary line\n"
+	"  -v, --verbose      debug messages\n";
+
+int first_allowed_cpu(void);
+int first_allowed_cpu(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) < 0)
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			return i;
+	return -1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
+		{ "cpu", required_argument, 0, 'c' }, { "slice", required_argument, 0, 's' },
+		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:fqvh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.dir = optarg; break;
+		case 'f': o.force = true; break;
+		case 'c':
+			o.cpu = (int)strtol(optarg, &end, 10);
+			if (*end || o.cpu < -1)
+				return usage_error("record", "bad --cpu '%s'", optarg);
+			break;
+		case 's':
+			o.slice_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o.slice_ms)
+				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
+			break;
+		case 'q': avt_quiet = 1; break;
+		case 'v': avt_verbose++; break;
+		case 'h': fputs(record_help, stdout); return 0;
+		default: return usage_error("record", "bad option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("record", "no program to record");
+	o.argv = argv + optind;
+	struct recorder *rec = record_start(&o);
+	if (!rec)
+		return EXIT_USAGE;
+	enum tstep st;
+	while ((st = record_step(rec)) == TSTEP_CONTINUE)
+		;
+	struct record_result res;
+	int rc = record_finish(rec, st, &res);
+	record_free(rec);
+	if (rc < 0 || st == TSTEP_ERROR)
+		return EXIT_USAGE;
+	char ev[32];
+	const struct tracer_stats *s = &res.stats;
+	avt_info("avtrace: recorded %u thread%s, %s events (%u mutex%s, %u condvar%s) in %.2f s -> %s/",
+		 s->threads, s->threads == 1 ? "" : "s", fmt_thousands(s->events, ev, sizeof ev),
+		 s->mutexes, s->mutexes == 1 ? "" : "es", s->condvars, s->condvars == 1 ? "" : "s",
+		 res.seconds, o.dir);
+	if (s->forks_untraced)
+		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
+			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
+	if (s->execs)
+		avt_info("avtrace: followed %u exec%s", s->execs, s->execs == 1 ? "" : "s");
+	if (res.deadlock) {
+		avt_error("'%s' deadlocked: %s; killed it", o.argv[0], res.deadlock_desc);
+		return 1;
+	}
+	return res.exit_status;
+}

@@ -1,0 +1,195 @@
+# shellcheck shell=bash
+# Helpers for end-to-end tests, sourced by run.sh in each test's own bash,
+# in the test's fresh directory (the cwd).  Set by run.sh: REPO, AVTRACE,
+# E2E_DIR, E2E_REASON_FILE.
+#
+# Helpers that print a value (count_kind, marker_line, ...) are meant for
+# $(...): when they fail (or skip) they record the reason and exit the
+# subshell with status 1 (or 77), so write
+#     n=$(count_kind out acquire counter_lock) || exit
+# (a bare exit passes the status on).  The first recorded reason is the one
+# the runner prints.
+
+TARGETS=$REPO/tests/targets/bin
+EXAMPLES=$REPO/examples/bin
+SRC=$REPO/tests/targets
+
+# The test's log (the runner's $dir.log) stays reachable on fd 3 even when
+# a helper's caller redirects stderr.
+exec 3>&2
+
+# fail REASON...: end the test as failed.
+fail() {
+	printf '%s\n' "$*" >>"$E2E_REASON_FILE"
+	echo "fail: $*" >&3
+	exit 1
+}
+
+# skip REASON...: end the test as skipped.
+skip() {
+	printf '%s\n' "$*" >>"$E2E_REASON_FILE"
+	exit 77
+}
+
+# avt ARGS...: the avtrace under test ($AVTRACE, default ./avtrace at the
+# repo root).  The command line goes to the test log.
+avt() {
+	echo "+ avtrace $*" >&3
+	"$AVTRACE" "$@"
+}
+
+# expect_eq ACTUAL EXPECTED [WHAT]
+expect_eq() {
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"
+}
+
+# expect_match TEXT REGEX [WHAT]: TEXT (some line of it) matches grep -E REGEX.
+expect_match() {
+	printf '%s\n' "$1" | grep -qE -- "$2" ||
+		fail "${3:-output} does not match /$2/: '$(printf '%s' "$1" | head -c 300)'"
+}
+
+# expect_no_match TEXT REGEX [WHAT]: no line of TEXT matches.
+expect_no_match() {
+	if printf '%s\n' "$1" | grep -qE -- "$2"; then
+		fail "${3:-output} matches /$2/: '$(printf '%s\n' "$1" | grep -E -- "$2" | head -n 1 | head -c 300)'"
+	fi
+}
+
+expect_file() {
+	[ -e "$1" ] || fail "missing file '$1'"
+}
+
+expect_no_file() {
+	[ ! -e "$1" ] || fail "file '$1' should not exist"
+}
+
+# expect_one_line_error FILE: FILE (captured stderr) is exactly one line,
+# an avtrace error message.
+expect_one_line_error() {
+	local n
+	n=$(wc -l <"$1")
+	[ "$n" -eq 1 ] || fail "expected a one-line error, got $n lines: '$(head -c 300 "$1")'"
+	expect_match "$(cat "$1")" '^avtrace: [^[:space:]]' "error message"
+}
+
+need_jq() {
+	command -v jq >/dev/null 2>&1 || skip "jq is not installed"
+}
+
+# target NAME: path of tests/targets/bin/NAME; fails if not built.
+target() {
+	[ -x "$TARGETS/$1" ] || fail "target '$1' is not built (run make targets)"
+	printf '%s\n' "$TARGETS/$1"
+}
+
+# marker_line FILE MARKER: the line number of the only line of FILE
+# containing MARKER (a fixed string, e.g. "/* CRASH LINE */").
+marker_line() {
+	local lines
+	lines=$(grep -nF -- "$2" "$1" | cut -d: -f1)
+	[ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] ||
+		fail "marker '$2' must occur exactly once in $1"
+	printf '%s\n' "$lines"
+}
+
+# record OUT PROG [ARGS...]: avtrace record -o OUT -- PROG ARGS, with PROG a
+# path or the name of a test target.  Stdout and stderr go to OUT.stdout and
+# OUT.stderr; the exit status is left in REC_STATUS.  Never fails itself.
+REC_STATUS=
+record() {
+	local out=$1 prog=$2
+	shift 2
+	case $prog in
+	*/*) ;;
+	*) prog=$(target "$prog") || exit ;;
+	esac
+	rm -f "$out.json"
+	avt record -o "$out" -- "$prog" "$@" >"$out.stdout" 2>"$out.stderr"
+	REC_STATUS=$?
+	{
+		echo "  exit status $REC_STATUS; stderr:"
+		sed 's/^/  | /' "$out.stderr"
+	} >&3
+}
+
+# expect_recorded OUT STATUS: the last record exited STATUS and left a trace.
+expect_recorded() {
+	expect_eq "$REC_STATUS" "$2" "exit status of avtrace record ($(head -n 1 "$1.stderr"))"
+	expect_file "$1/trace.avt"
+	expect_file "$1/meta.json"
+}
+
+# events DIR: the JSON lines of `avtrace dump -d DIR --json`, cached in
+# DIR.json (run once per recording).
+events() {
+	local d=$1 st
+	if [ ! -f "$d.json" ] || [ "$d/trace.avt" -nt "$d.json" ]; then
+		avt dump -d "$d" --json >"$d.json.tmp" 2>"$d.json.err"
+		st=$?
+		if [ $st -ne 0 ]; then
+			rm -f "$d.json.tmp"
+			fail "avtrace dump -d $d --json exited $st: $(head -n 1 "$d.json.err")"
+		fi
+		mv "$d.json.tmp" "$d.json"
+	fi
+	cat "$d.json"
+}
+
+# count_kind DIR KIND [OBJ_NAME]: number of events of KIND (on the object
+# named OBJ_NAME) in DIR's trace.  Uses jq; falls back to grep on the
+# compact form when jq is missing.
+count_kind() {
+	local d=$1 kind=$2 n
+	events "$d" >/dev/null || exit
+	if command -v jq >/dev/null 2>&1; then
+		if [ $# -ge 3 ]; then
+			n=$(jq -c --arg k "$kind" --arg o "$3" \
+				'select(.kind == $k and .obj_name == $o)' "$d.json") ||
+				fail "jq cannot parse the dump of $d"
+		else
+			n=$(jq -c --arg k "$kind" 'select(.kind == $k)' "$d.json") ||
+				fail "jq cannot parse the dump of $d"
+		fi
+		printf '%s' "$n" | grep -c . || true
+	elif [ $# -ge 3 ]; then
+		grep -F "\"kind\":\"$kind\"" "$d.json" | grep -cF "\"obj_name\":\"$3\"" || true
+	else
+		grep -cF "\"kind\":\"$kind\"" "$d.json" || true
+	fi
+}
+
+# expect_count DIR KIND OBJ_NAME N: exactly N events of KIND on OBJ_NAME
+# ("" for any object).
+expect_count() {
+	local n
+	if [ -n "$3" ]; then
+		n=$(count_kind "$1" "$2" "$3") || exit
+		expect_eq "$n" "$4" "number of $2 events on $3"
+	else
+		n=$(count_kind "$1" "$2") || exit
+		expect_eq "$n" "$4" "number of $2 events"
+	fi
+}
+
+# select_events DIR JQ_CONDITION: the events (JSON lines) for which the jq
+# condition holds, e.g. '.kind == "acquire" and .obj_name == "m"'.
+select_events() {
+	need_jq
+	events "$1" >/dev/null || exit
+	jq -c "select($2)" "$1.json" || fail "jq failed on '$2'"
+}
+
+# field JSON_LINE NAME: a top-level field of one event ("" if absent).
+field() {
+	need_jq
+	printf '%s\n' "$1" | jq -r --arg f "$2" '.[$f] // empty' ||
+		fail "not a JSON event: '$1'"
+}
+
+# nthreads DIR: number of distinct threads that have events.
+nthreads() {
+	need_jq
+	events "$1" >/dev/null || exit
+	jq -r '.thread' "$1.json" | sort -u | grep -c . || true
+}

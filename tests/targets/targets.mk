@@ -1,0 +1,59 @@
+# Test target programs and the README examples.  Included by the top-level
+# Makefile (which defines CC); also usable alone:
+#   make -f tests/targets/targets.mk CC=cc targets
+#
+# Every tests/targets/NAME.c becomes tests/targets/bin/NAME and every
+# examples/NAME.c becomes examples/bin/NAME, built -O0 -g with frame
+# pointers so sites and backtraces are exact.  They are tracees, not part of
+# avtrace: the project's CFLAGS and SANITIZE do not apply to them.
+#
+# Variants of mutex_counter (no source of their own):
+#   mutex_counter_stripped          dynamic, symbol table stripped
+#   mutex_counter_static            -static (libc linked in, no libc.so)
+#   mutex_counter_static_stripped   the static one stripped: avtrace cannot
+#                                   find pthread_mutex_lock and must refuse
+
+CC ?= cc
+STRIP ?= strip
+
+TARGET_CFLAGS := -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer \
+	-Wall -Wextra -Wno-unused-parameter
+TARGET_LDFLAGS := -pthread
+
+TARGET_SRC := $(sort $(wildcard tests/targets/*.c))
+TARGET_VARIANTS := mutex_counter_stripped mutex_counter_static \
+	mutex_counter_static_stripped
+TARGET_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%,$(TARGET_SRC)) \
+	$(addprefix tests/targets/bin/,$(TARGET_VARIANTS))
+
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLE_BINS := $(patsubst examples/%.c,examples/bin/%,$(EXAMPLE_SRC))
+
+targets: $(TARGET_BINS) examples
+
+examples: $(EXAMPLE_BINS)
+
+tests/targets/bin examples/bin:
+	mkdir -p $@
+
+tests/targets/bin/%: tests/targets/%.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
+
+examples/bin/%: examples/%.c tests/targets/targets.mk | examples/bin
+	$(CC) $(TARGET_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
+
+tests/targets/bin/mutex_counter_static: tests/targets/mutex_counter.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -static -o $@ $< $(TARGET_LDFLAGS)
+
+tests/targets/bin/mutex_counter_stripped: tests/targets/bin/mutex_counter
+	$(STRIP) -o $@ $<
+
+tests/targets/bin/mutex_counter_static_stripped: tests/targets/bin/mutex_counter_static
+	$(STRIP) -o $@ $<
+
+# The top-level clean already removes tests/targets/bin.
+clean: clean-examples
+clean-examples:
+	rm -rf examples/bin
+
+.PHONY: targets examples clean-examples

@@ -1,0 +1,624 @@
+/*
+ * Trace file and event model: the writer and reader agree field by field,
+ * the bytes on disk are the documented layout, damaged files are either
+ * read up to the damage (a crash) or refused with a message naming them.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/event.h"
+#include "trace/trace.h"
+
+/* Every test gets its own directory inside one per run, which main()
+ * removes with all in it, also after failed tests (whose fixtures do not
+ * tear down). */
+static char suitedir[64];
+static char tmpdir[96];
+static char path[160];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/XXXXXX", suitedir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(path, sizeof(path), "%s/trace.avt", tmpdir);
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(p);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* avt_error() output of the code under test goes to a file, so the check
+ * can see it and the suite's output stays clean. */
+static int saved_stderr = -1;
+static char errpath[160];
+
+static void capture_stderr(void)
+{
+	int fd;
+
+	snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmpdir);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 2);
+	close(fd);
+}
+
+/* Restores stderr and returns what was written to it (caller frees). */
+static char *captured_stderr(void)
+{
+	FILE *fp;
+	char *buf = calloc(1, 4096);
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	fp = fopen(errpath, "r");
+	ck_assert_ptr_nonnull(fp);
+	if (fread(buf, 1, 4095, fp) == 0)
+		buf[0] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static void write_bytes(const char *p, const void *data, size_t n)
+{
+	FILE *fp = fopen(p, "wb");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+static long file_size(const char *p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(p, &st), 0);
+	return (long)st.st_size;
+}
+
+/* Deterministic but varied: every field differs between neighbours. */
+static struct avt_event make_event(uint64_t i)
+{
+	struct avt_event ev = {
+		.seq = i,
+		.obj = 0x7fff00000000ull + i * 8,
+		.obj2 = i % 7 ? 0 : 0x601040 + i,
+		.site_off = 0x1139 + (i * 13) % 4096,
+		.thread = (uint32_t)(i % 5),
+		.tindex = (uint32_t)(i / 5),
+		.kind = (uint16_t)(1 + i % (AVT_EV_KIND_COUNT - 1)),
+		.flags = (uint16_t)(i & 0x3f),
+		.site_mod = i % 11 ? (uint16_t)(i % 2) : AVT_MOD_NONE,
+		.size = (uint16_t)(1u << (i % 4)),
+	};
+	return ev;
+}
+
+static void assert_event_eq(const struct avt_event *a, const struct avt_event *b)
+{
+	ck_assert_uint_eq(a->seq, b->seq);
+	ck_assert_uint_eq(a->obj, b->obj);
+	ck_assert_uint_eq(a->obj2, b->obj2);
+	ck_assert_uint_eq(a->site_off, b->site_off);
+	ck_assert_uint_eq(a->thread, b->thread);
+	ck_assert_uint_eq(a->tindex, b->tindex);
+	ck_assert_uint_eq(a->kind, b->kind);
+	ck_assert_uint_eq(a->flags, b->flags);
+	ck_assert_uint_eq(a->site_mod, b->site_mod);
+	ck_assert_uint_eq(a->size, b->size);
+}
+
+static struct trace_writer *open_writer(void)
+{
+	char err[512] = "";
+	struct trace_writer *w = trace_writer_open(path, err, sizeof(err));
+
+	ck_assert_msg(w != NULL, "open: %s", err);
+	return w;
+}
+
+static void write_events(struct trace_writer *w, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++) {
+		struct avt_event ev = make_event(i);
+		ck_assert_int_eq(trace_write_event(w, &ev), 0);
+	}
+}
+
+static struct trace *read_ok(void)
+{
+	char err[512] = "";
+	struct trace *t = trace_read(path, err, sizeof(err));
+
+	ck_assert_msg(t != NULL, "read: %s", err);
+	return t;
+}
+
+/* Reads path, expects failure, and checks the message names the file, has
+ * no "avtrace: " prefix and contains want. */
+static void read_fails(const char *want)
+{
+	char err[512] = "";
+	struct trace *t = trace_read(path, err, sizeof(err));
+
+	ck_assert_ptr_null(t);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+	ck_assert_msg(strstr(err, path) != NULL, "'%s' lacks the path", err);
+	ck_assert_msg(strncmp(err, "avtrace:", 8) != 0, "'%s' has a prefix", err);
+}
+
+static const struct avt_module_rec mod_exe = {
+	.base = 0x555555554000, .lo = 0x555555554000, .hi = 0x555555559000,
+	.id = 0, .build_id_len = 20,
+	.build_id = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+		      11, 12, 13, 14, 15, 16 },
+};
+
+static const struct avt_module_rec mod_libc = {
+	.base = 0x7ffff7dd0000, .lo = 0x7ffff7df6000, .hi = 0x7ffff7f4b000,
+	.id = 1, .build_id_len = 0,
+};
+
+static void assert_module_eq(const struct avt_module *m,
+			     const struct avt_module_rec *want, const char *p)
+{
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->rec.base, want->base);
+	ck_assert_uint_eq(m->rec.lo, want->lo);
+	ck_assert_uint_eq(m->rec.hi, want->hi);
+	ck_assert_uint_eq(m->rec.id, want->id);
+	ck_assert_uint_eq(m->rec.build_id_len, want->build_id_len);
+	ck_assert_mem_eq(m->rec.build_id, want->build_id, want->build_id_len);
+	ck_assert_str_eq(m->path, p);
+}
+
+static const struct avt_thread_rec threads[] = {
+	{ .thread = 0, .parent = UINT32_MAX, .nth_child = 0, .os_tid = 4242 },
+	{ .thread = 1, .parent = 0, .nth_child = 0, .os_tid = 4243 },
+	{ .thread = 2, .parent = 0, .nth_child = 1, .os_tid = 4244 },
+	{ .thread = 3, .parent = 1, .nth_child = 0, .os_tid = 4250 },
+};
+
+enum { NTHREADS = sizeof(threads) / sizeof(threads[0]) };
+
+static void write_full_trace(void)
+{
+	struct trace_writer *w = open_writer();
+
+	ck_assert_int_eq(trace_write_module(w, &mod_exe, "/work/app/vec"), 0);
+	ck_assert_int_eq(trace_write_module(w, &mod_libc,
+					    "/usr/lib/x86_64-linux-gnu/libc.so.6"), 0);
+	for (size_t i = 0; i < NTHREADS; i++)
+		ck_assert_int_eq(trace_write_thread(w, &threads[i]), 0);
+	ck_assert_int_eq(trace_write_note(w, "watching 'src.n' with dr0"), 0);
+	write_events(w, 0, 5000);
+	ck_assert_int_eq(trace_write_note(w, "halfway"), 0);
+	write_events(w, 5000, 10000);
+	ck_assert_int_eq(trace_write_note(w, ""), 0);
+	ck_assert_uint_eq(trace_writer_nevents(w), 10000);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+}
+
+START_TEST(test_round_trip)
+{
+	struct trace *t;
+
+	write_full_trace();
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 0);
+	ck_assert_uint_eq(t->nmod, 2);
+	assert_module_eq(&t->mod[0], &mod_exe, "/work/app/vec");
+	assert_module_eq(&t->mod[1], &mod_libc, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	ck_assert_ptr_eq(trace_module(t, 1), &t->mod[1]);
+	ck_assert_ptr_null(trace_module(t, 2));
+	ck_assert_uint_eq(t->nthr, NTHREADS);
+	for (size_t i = 0; i < NTHREADS; i++) {
+		ck_assert_uint_eq(t->thr[i].thread, threads[i].thread);
+		ck_assert_uint_eq(t->thr[i].parent, threads[i].parent);
+		ck_assert_uint_eq(t->thr[i].nth_child, threads[i].nth_child);
+		ck_assert_uint_eq(t->thr[i].os_tid, threads[i].os_tid);
+	}
+	ck_assert_uint_eq(trace_thread(t, 3)->os_tid, 4250);
+	ck_assert_ptr_null(trace_thread(t, 4));
+	/* Events name T0..T4; thread records stop at T3. */
+	ck_assert_uint_eq(trace_nthreads(t), 5);
+	ck_assert_uint_eq(t->nev, 10000);
+	for (uint64_t i = 0; i < 10000; i++) {
+		struct avt_event want = make_event(i);
+		assert_event_eq(&t->ev[i], &want);
+	}
+	ck_assert_uint_eq(t->nnotes, 3);
+	ck_assert_uint_eq(t->notes[0].after_seq, 0);
+	ck_assert_str_eq(t->notes[0].text, "watching 'src.n' with dr0");
+	ck_assert_uint_eq(t->notes[1].after_seq, 5000);
+	ck_assert_str_eq(t->notes[1].text, "halfway");
+	ck_assert_uint_eq(t->notes[2].after_seq, 10000);
+	ck_assert_str_eq(t->notes[2].text, "");
+	trace_free(t);
+}
+END_TEST
+
+/* The bytes are the documented format, not just whatever the reader reads. */
+START_TEST(test_byte_layout)
+{
+	struct trace_writer *w = open_writer();
+	struct avt_event ev = make_event(7);
+	unsigned char buf[16 + 8 + 48 + 8 + 8 + 2];
+	FILE *fp;
+
+	ck_assert_int_eq(trace_write_event(w, &ev), 0);
+	ck_assert_int_eq(trace_write_note(w, "hi"), 0);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	ck_assert_int_eq(file_size(path), sizeof(buf));
+	fp = fopen(path, "rb");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fread(buf, 1, sizeof(buf), fp), sizeof(buf));
+	fclose(fp);
+	ck_assert_mem_eq(buf, "AVTRACE\0", 8);
+	ck_assert_mem_eq(buf + 8, "\1\0\0\0\20\0\0\0", 8);
+	ck_assert_mem_eq(buf + 16, "\3\0\0\0\60\0\0\0", 8);
+	ck_assert_mem_eq(buf + 24, "\7\0\0\0\0\0\0\0", 8); /* seq, little-endian */
+	ck_assert_mem_eq(buf + 24, &ev, 48);
+	ck_assert_mem_eq(buf + 72, "\5\0\0\0\12\0\0\0", 8);
+	ck_assert_mem_eq(buf + 80, "\1\0\0\0\0\0\0\0hi", 10); /* after 1 event */
+}
+END_TEST
+
+/* Records longer than the write buffer go around it, in order. */
+START_TEST(test_long_note)
+{
+	size_t n = 200 * 1024;
+	char *text = malloc(n + 1);
+	struct trace_writer *w = open_writer();
+	struct trace *t;
+
+	for (size_t i = 0; i < n; i++)
+		text[i] = (char)('a' + i % 26);
+	text[n] = '\0';
+	write_events(w, 0, 3);
+	ck_assert_int_eq(trace_write_note(w, text), 0);
+	write_events(w, 3, 5);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	t = read_ok();
+	ck_assert_uint_eq(t->nev, 5);
+	ck_assert_uint_eq(t->ev[4].seq, 4);
+	ck_assert_uint_eq(t->nnotes, 1);
+	ck_assert_uint_eq(t->notes[0].after_seq, 3);
+	ck_assert_str_eq(t->notes[0].text, text);
+	trace_free(t);
+	free(text);
+}
+END_TEST
+
+static void write_n_events(uint64_t n)
+{
+	struct trace_writer *w = open_writer();
+
+	write_events(w, 0, n);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+}
+
+START_TEST(test_truncated_in_payload)
+{
+	struct trace *t;
+
+	write_n_events(100);
+	ck_assert_int_eq(truncate(path, file_size(path) - 20), 0);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 1);
+	ck_assert_uint_eq(t->nev, 99);
+	for (uint64_t i = 0; i < 99; i++) {
+		struct avt_event want = make_event(i);
+		assert_event_eq(&t->ev[i], &want);
+	}
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(test_truncated_in_record_header)
+{
+	struct trace *t;
+
+	write_n_events(100);
+	ck_assert_int_eq(truncate(path, file_size(path) - 48 - 4), 0);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 1);
+	ck_assert_uint_eq(t->nev, 99);
+	trace_free(t);
+}
+END_TEST
+
+/* A cut between records cannot be told from a complete trace. */
+START_TEST(test_cut_at_record_boundary)
+{
+	struct trace *t;
+
+	write_n_events(100);
+	ck_assert_int_eq(truncate(path, file_size(path) - 56), 0);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 0);
+	ck_assert_uint_eq(t->nev, 99);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(test_truncated_note)
+{
+	struct trace_writer *w = open_writer();
+	struct trace *t;
+
+	write_events(w, 0, 2);
+	ck_assert_int_eq(trace_write_note(w, "the recorder was killed here"), 0);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	ck_assert_int_eq(truncate(path, file_size(path) - 3), 0);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 1);
+	ck_assert_uint_eq(t->nev, 2);
+	ck_assert_uint_eq(t->nnotes, 0);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(test_header_only)
+{
+	struct trace *t;
+
+	write_n_events(0);
+	ck_assert_int_eq(file_size(path), 16);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 0);
+	ck_assert_uint_eq(t->nev, 0);
+	ck_assert_uint_eq(trace_nthreads(t), 0);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(test_bad_magic)
+{
+	write_bytes(path, "AVTRACX\0\1\0\0\0\20\0\0\0", 16);
+	read_fails("not an avtrace trace (bad magic)");
+	/* Shorter than a header but plainly not ours: still bad magic. */
+	write_bytes(path, "#!/bin", 6);
+	read_fails("not an avtrace trace (bad magic)");
+}
+END_TEST
+
+START_TEST(test_unknown_version)
+{
+	write_bytes(path, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
+	read_fails("unsupported trace version 2 (this avtrace reads version 1)");
+}
+END_TEST
+
+START_TEST(test_truncated_header)
+{
+	write_bytes(path, "AVTRACE\0\1\0", 10);
+	read_fails("truncated header");
+}
+END_TEST
+
+START_TEST(test_empty_file)
+{
+	write_bytes(path, "", 0);
+	read_fails("truncated header");
+}
+END_TEST
+
+START_TEST(test_nonexistent)
+{
+	snprintf(path, sizeof(path), "%s/no-such.avt", tmpdir);
+	read_fails("cannot open '");
+	read_fails("': No such file or directory");
+}
+END_TEST
+
+START_TEST(test_bad_event_length)
+{
+	unsigned char buf[16 + 56 + 8 + 40];
+	struct avt_event ev = make_event(0);
+
+	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf + 16, "\3\0\0\0\60\0\0\0", 8);
+	memcpy(buf + 24, &ev, 48);
+	memcpy(buf + 72, "\3\0\0\0\50\0\0\0", 8);
+	memset(buf + 80, 0, 40);
+	write_bytes(path, buf, sizeof(buf));
+	read_fails("event record at offset 72 has length 40 (expected 48)");
+}
+END_TEST
+
+START_TEST(test_bad_thread_and_note_length)
+{
+	unsigned char buf[16 + 8 + 4];
+
+	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf + 16, "\2\0\0\0\4\0\0\0", 8);
+	memset(buf + 24, 0, 4);
+	write_bytes(path, buf, sizeof(buf));
+	read_fails("thread record at offset 16 has length 4 (expected 16)");
+	memcpy(buf + 16, "\5\0\0\0\4\0\0\0", 8);
+	write_bytes(path, buf, sizeof(buf));
+	read_fails("note record at offset 16 has length 4 (at least 8)");
+}
+END_TEST
+
+START_TEST(test_bad_build_id_length)
+{
+	struct avt_module_rec m = mod_libc;
+	unsigned char buf[16 + 8 + 48 + 3];
+
+	m.build_id_len = 21;
+	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf + 16, "\1\0\0\0\63\0\0\0", 8);
+	memcpy(buf + 24, &m, 48);
+	memcpy(buf + 72, "/ab", 3);
+	write_bytes(path, buf, sizeof(buf));
+	read_fails("21-byte build-id");
+}
+END_TEST
+
+/* A newer writer of the same version may add record types. */
+START_TEST(test_unknown_record_skipped)
+{
+	unsigned char buf[16 + 8 + 5 + 56];
+	struct avt_event ev = make_event(3);
+	struct trace *t;
+
+	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf + 16, "\143\0\0\0\5\0\0\0" "xxxxx", 13);
+	memcpy(buf + 29, "\3\0\0\0\60\0\0\0", 8);
+	memcpy(buf + 37, &ev, 48);
+	write_bytes(path, buf, sizeof(buf));
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 0);
+	ck_assert_uint_eq(t->nev, 1);
+	assert_event_eq(&t->ev[0], &ev);
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(test_writer_open_fails)
+{
+	char err[512] = "";
+
+	snprintf(path, sizeof(path), "%s/missing-dir/trace.avt", tmpdir);
+	ck_assert_ptr_null(trace_writer_open(path, err, sizeof(err)));
+	ck_assert_msg(strstr(err, path) && strstr(err, "No such file or directory"),
+		      "'%s'", err);
+}
+END_TEST
+
+/* A full disk fails the writes and the close, with one message. */
+START_TEST(test_write_fails)
+{
+	char err[512] = "";
+	struct trace_writer *w;
+	struct avt_event ev = make_event(0);
+	int failed_at = -1;
+	char *msg;
+
+	w = trace_writer_open("/dev/full", err, sizeof(err));
+	if (!w)
+		return; /* no /dev/full in this container: nothing to test */
+	capture_stderr();
+	for (int i = 0; i < 3000 && failed_at < 0; i++)
+		if (trace_write_event(w, &ev) < 0)
+			failed_at = i;
+	/* Nothing reaches the file before 64 KiB are buffered. */
+	ck_assert_int_gt(failed_at, 1000);
+	ck_assert_int_eq(trace_write_note(w, "x"), -1);
+	ck_assert_int_eq(trace_writer_close(w), -1);
+	msg = captured_stderr();
+	ck_assert_str_eq(msg, "avtrace: cannot write trace '/dev/full': No space "
+			 "left on device\n");
+	free(msg);
+}
+END_TEST
+
+START_TEST(test_kind_names)
+{
+	static const char *const names[] = {
+		"none", "start", "exit", "create", "join", "acquire", "release",
+		"trylock_fail", "rd_acquire", "wr_acquire", "wait", "signal",
+		"broadcast", "barrier", "sem_wait", "sem_post", "read", "write",
+		"begin", "end", "fatal_signal",
+	};
+
+	ck_assert_uint_eq(sizeof(names) / sizeof(names[0]), AVT_EV_KIND_COUNT);
+	for (unsigned k = 0; k < AVT_EV_KIND_COUNT; k++) {
+		ck_assert_str_eq(avt_kind_name(k), names[k]);
+		ck_assert_uint_eq(avt_kind_from_name(names[k]), k);
+	}
+	ck_assert_ptr_null(avt_kind_name(AVT_EV_KIND_COUNT));
+	ck_assert_ptr_null(avt_kind_name(1000));
+	ck_assert_uint_eq(avt_kind_from_name("acquired"), AVT_EV_NONE);
+	ck_assert_uint_eq(avt_kind_from_name(""), AVT_EV_NONE);
+	ck_assert_uint_eq(avt_kind_from_name(NULL), AVT_EV_NONE);
+}
+END_TEST
+
+START_TEST(test_kind_classes)
+{
+	for (unsigned k = 0; k <= AVT_EV_KIND_COUNT; k++) {
+		ck_assert_int_eq(avt_kind_is_acquire(k), k == AVT_EV_ACQUIRE ||
+				 k == AVT_EV_RD_ACQUIRE || k == AVT_EV_WR_ACQUIRE);
+		ck_assert_int_eq(avt_kind_is_access(k),
+				 k == AVT_EV_READ || k == AVT_EV_WRITE);
+		ck_assert_int_eq(avt_kind_obj_is_thread(k), k == AVT_EV_START ||
+				 k == AVT_EV_CREATE || k == AVT_EV_JOIN);
+	}
+}
+END_TEST
+
+static Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *file = tcase_create("file");
+	TCase *bad = tcase_create("damaged");
+	TCase *kinds = tcase_create("kinds");
+
+	tcase_add_checked_fixture(file, setup, NULL);
+	tcase_add_test(file, test_round_trip);
+	tcase_add_test(file, test_byte_layout);
+	tcase_add_test(file, test_long_note);
+	tcase_add_test(file, test_header_only);
+	tcase_add_test(file, test_unknown_record_skipped);
+	tcase_add_test(file, test_writer_open_fails);
+	tcase_add_test(file, test_write_fails);
+	suite_add_tcase(s, file);
+
+	tcase_add_checked_fixture(bad, setup, NULL);
+	tcase_add_test(bad, test_truncated_in_payload);
+	tcase_add_test(bad, test_truncated_in_record_header);
+	tcase_add_test(bad, test_cut_at_record_boundary);
+	tcase_add_test(bad, test_truncated_note);
+	tcase_add_test(bad, test_bad_magic);
+	tcase_add_test(bad, test_unknown_version);
+	tcase_add_test(bad, test_truncated_header);
+	tcase_add_test(bad, test_empty_file);
+	tcase_add_test(bad, test_nonexistent);
+	tcase_add_test(bad, test_bad_event_length);
+	tcase_add_test(bad, test_bad_thread_and_note_length);
+	tcase_add_test(bad, test_bad_build_id_length);
+	suite_add_tcase(s, bad);
+
+	tcase_add_test(kinds, test_kind_names);
+	tcase_add_test(kinds, test_kind_classes);
+	suite_add_tcase(s, kinds);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	strcpy(suitedir, "/tmp/avt_test_trace_XXXXXX");
+	if (!mkdtemp(suitedir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	sr = srunner_create(trace_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_tree(suitedir);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,59 @@
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int avt_verbose;
+int avt_quiet;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "avtrace: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void avt_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void avt_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void avt_debug(const char *fmt, ...)
+{
+	va_list ap;
+	if (avt_verbose <= 0)
+		return;
+	va_start(ap, fmt);
+	vreport("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void avt_info(const char *fmt, ...)
+{
+	va_list ap;
+	if (avt_quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* An invariant broke: this is avtrace's bug, not the user's; abort so a core
+ * and the location reach whoever fixes it. */
+void avt_bug(const char *file, int line, const char *cond)
+{
+	fprintf(stderr, "avtrace: internal error at %s:%d: %s\n", file, line, cond);
+	abort();
+}

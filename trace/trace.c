@@ -1,0 +1,581 @@
+/*
+ * Trace file writer and reader (format: docs/trace-format.md).
+ *
+ * Records are the in-memory structs copied byte for byte: the format is
+ * little-endian and avtrace only runs on x86-64, so memcpy is the encoding.
+ * The compile-time check below keeps a big-endian port from silently
+ * writing a different format.  Only the file and record headers, whose
+ * fields are not structs, are encoded explicitly.
+ *
+ * The writer is on the recorder's hot path (about a million events a
+ * second), so an event is a bounds check and a memcpy into a 64 KiB buffer;
+ * the file sees one write per full buffer.  The FILE is unbuffered so the
+ * data is not copied twice.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the trace format is little-endian and is written with memcpy"
+#endif
+
+_Static_assert(sizeof(struct avt_module_rec) == 48, "module record layout");
+_Static_assert(sizeof(struct avt_thread_rec) == 16, "thread record layout");
+
+#define FILE_HDR_SIZE 16u
+#define REC_HDR_SIZE 8u
+#define MAGIC_SIZE 8u
+#define WBUF_SIZE (64u * 1024u)
+#define NOTE_HDR_SIZE 8u /* u64 after_seq before the text */
+
+static void put_le16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint16_t get_le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* ---- writer ---------------------------------------------------------- */
+
+struct trace_writer {
+	FILE *fp;
+	char *path;          /* owned; for messages */
+	unsigned char *buf;  /* owned; WBUF_SIZE bytes */
+	size_t len;          /* bytes pending in buf */
+	uint64_t nevents;
+	int failed;          /* sticky: a write failed, the file is unusable */
+};
+
+static void writer_fail(struct trace_writer *w, int errnum)
+{
+	/* Report only the first failure: every later write fails the same way. */
+	if (!w->failed)
+		avt_error("cannot write trace '%s': %s", w->path, strerror(errnum));
+	w->failed = 1;
+}
+
+static int writer_drain(struct trace_writer *w)
+{
+	errno = 0;
+	if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->fp) != w->len)
+		writer_fail(w, errno ? errno : EIO);
+	w->len = 0;
+	return w->failed ? -1 : 0;
+}
+
+static void writer_put(struct trace_writer *w, const void *data, size_t n)
+{
+	if (n > WBUF_SIZE - w->len && writer_drain(w) < 0)
+		return;
+	if (n >= WBUF_SIZE) {
+		/* Too big to buffer (a long path or note): write it through. */
+		errno = 0;
+		if (fwrite(data, 1, n, w->fp) != n)
+			writer_fail(w, errno ? errno : EIO);
+		return;
+	}
+	memcpy(w->buf + w->len, data, n);
+	w->len += n;
+}
+
+static void rec_header(unsigned char *hdr, uint16_t type, uint32_t len)
+{
+	put_le16(hdr, type);
+	put_le16(hdr + 2, 0);
+	put_le32(hdr + 4, len);
+}
+
+/* One record whose payload is a fixed part followed by a variable part. */
+static int write_record(struct trace_writer *w, uint16_t type,
+			const void *fixed, size_t nfixed,
+			const void *var, size_t nvar)
+{
+	unsigned char hdr[REC_HDR_SIZE];
+
+	if (w->failed)
+		return -1;
+	if (nvar > UINT32_MAX - nfixed) {
+		avt_error("cannot write trace '%s': record of %zu bytes is too long",
+			  w->path, nfixed + nvar);
+		return -1;
+	}
+	rec_header(hdr, type, (uint32_t)(nfixed + nvar));
+	writer_put(w, hdr, sizeof(hdr));
+	writer_put(w, fixed, nfixed);
+	if (nvar)
+		writer_put(w, var, nvar);
+	return w->failed ? -1 : 0;
+}
+
+struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen)
+{
+	struct trace_writer *w = calloc(1, sizeof(*w));
+	unsigned char hdr[FILE_HDR_SIZE];
+
+	if (!w || !(w->path = strdup(path)) || !(w->buf = malloc(WBUF_SIZE))) {
+		snprintf(err, errlen, "cannot create trace '%s': out of memory", path);
+		goto fail;
+	}
+	w->fp = fopen(path, "wb");
+	if (!w->fp) {
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	setvbuf(w->fp, NULL, _IONBF, 0);
+	memcpy(hdr, AVT_TRACE_MAGIC, MAGIC_SIZE); /* includes the NUL */
+	put_le32(hdr + 8, AVT_TRACE_VERSION);
+	put_le32(hdr + 12, FILE_HDR_SIZE);
+	writer_put(w, hdr, sizeof(hdr));
+	return w;
+fail:
+	if (w) {
+		free(w->buf);
+		free(w->path);
+		free(w);
+	}
+	return NULL;
+}
+
+int trace_write_module(struct trace_writer *w, const struct avt_module_rec *m,
+		       const char *path)
+{
+	if (m->build_id_len > sizeof(m->build_id)) {
+		avt_error("cannot write trace '%s': module '%s' has a %u-byte build-id "
+			  "(at most %zu)", w->path, path, m->build_id_len,
+			  sizeof(m->build_id));
+		return -1;
+	}
+	return write_record(w, AVT_REC_MODULE, m, sizeof(*m), path, strlen(path));
+}
+
+int trace_write_thread(struct trace_writer *w, const struct avt_thread_rec *th)
+{
+	return write_record(w, AVT_REC_THREAD, th, sizeof(*th), NULL, 0);
+}
+
+int trace_write_event(struct trace_writer *w, const struct avt_event *ev)
+{
+	enum { REC = REC_HDR_SIZE + sizeof(struct avt_event) };
+	unsigned char *p;
+
+	if (w->failed || (WBUF_SIZE - w->len < REC && writer_drain(w) < 0))
+		return -1;
+	p = w->buf + w->len;
+	rec_header(p, AVT_REC_EVENT, sizeof(*ev));
+	memcpy(p + REC_HDR_SIZE, ev, sizeof(*ev));
+	w->len += REC;
+	w->nevents++;
+	return 0;
+}
+
+int trace_write_note(struct trace_writer *w, const char *text)
+{
+	uint64_t after_seq = w->nevents;
+
+	return write_record(w, AVT_REC_NOTE, &after_seq, sizeof(after_seq),
+			    text, strlen(text));
+}
+
+int trace_writer_flush(struct trace_writer *w)
+{
+	if (writer_drain(w) < 0)
+		return -1;
+	if (fflush(w->fp) != 0) {
+		writer_fail(w, errno);
+		return -1;
+	}
+	return 0;
+}
+
+int trace_writer_close(struct trace_writer *w)
+{
+	int ret;
+
+	if (!w)
+		return 0;
+	ret = trace_writer_flush(w);
+	/* close() reports delayed write errors (NFS, quota). */
+	if (fclose(w->fp) != 0) {
+		writer_fail(w, errno);
+		ret = -1;
+	}
+	if (w->failed)
+		ret = -1;
+	free(w->buf);
+	free(w->path);
+	free(w);
+	return ret;
+}
+
+uint64_t trace_writer_nevents(const struct trace_writer *w)
+{
+	return w->nevents;
+}
+
+/* ---- reader ---------------------------------------------------------- */
+
+struct reader {
+	FILE *fp;
+	const char *path;
+	char *err;
+	size_t errlen;
+	uint64_t off;        /* file offset of the next unread byte */
+	uint64_t size;       /* file size, or UINT64_MAX if not a regular file */
+	unsigned char *scratch; /* owned; payloads of variable-length records */
+	size_t scratchcap;
+	struct trace *t;
+	size_t evcap, modcap, thrcap, notecap;
+};
+
+
+/* Record readers return 0 to go on, or one of these, or -1 on error. */
+enum {
+	READ_END = 1,       /* the file ended between records */
+	READ_TRUNCATED = 2, /* the file ended inside a record (a crash) */
+};
+
+static int read_fail(struct reader *r, const char *fmt, ...) AVT_PRINTF(2, 3);
+
+static int read_fail(struct reader *r, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, r->errlen, "cannot read trace '%s': %s", r->path, msg);
+	return -1;
+}
+
+/* Make room for element n; capacity doubles so loading n events costs
+ * O(n) copies. */
+static int grow(struct reader *r, void **arr, size_t *cap, size_t n, size_t elsize)
+{
+	size_t newcap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	newcap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, newcap * elsize);
+	if (!p)
+		return read_fail(r, "out of memory");
+	*arr = p;
+	*cap = newcap;
+	return 0;
+}
+
+/* Reads exactly n bytes of a record: 0, READ_TRUNCATED, or -1.  The FILE
+ * is private to trace_read, so the unlocked variant is safe; it makes
+ * loading a large trace about a third faster. */
+static int read_bytes(struct reader *r, void *buf, size_t n)
+{
+	size_t got = fread_unlocked(buf, 1, n, r->fp);
+
+	r->off += got;
+	if (got == n)
+		return 0;
+	if (ferror(r->fp))
+		return read_fail(r, "%s", strerror(errno ? errno : EIO));
+	return READ_TRUNCATED;
+}
+
+static int read_header(struct reader *r)
+{
+	unsigned char hdr[FILE_HDR_SIZE];
+	size_t got = fread(hdr, 1, sizeof(hdr), r->fp);
+	uint32_t version, hdrsize;
+
+	if (got < sizeof(hdr) && ferror(r->fp))
+		return read_fail(r, "%s", strerror(errno ? errno : EIO));
+	/* A short file that is not a prefix of our magic is some other file. */
+	if (memcmp(hdr, AVT_TRACE_MAGIC, got < MAGIC_SIZE ? got : MAGIC_SIZE) != 0)
+		return read_fail(r, "not an avtrace trace (bad magic)");
+	if (got < sizeof(hdr))
+		return read_fail(r, "truncated header");
+	version = get_le32(hdr + 8);
+	hdrsize = get_le32(hdr + 12);
+	if (version != AVT_TRACE_VERSION)
+		return read_fail(r, "unsupported trace version %u (this avtrace reads "
+				 "version %u)", version, AVT_TRACE_VERSION);
+	if (hdrsize < FILE_HDR_SIZE)
+		return read_fail(r, "bad header size %u (at least %u)", hdrsize,
+				 FILE_HDR_SIZE);
+	/* A longer header is a compatible extension: skip what we do not know. */
+	if (hdrsize > r->size)
+		return read_fail(r, "truncated header");
+	if (hdrsize > FILE_HDR_SIZE && fseeko(r->fp, hdrsize, SEEK_SET) != 0)
+		return read_fail(r, "%s", strerror(errno));
+	r->off = hdrsize;
+	return 0;
+}
+
+/* Reads a payload of n bytes into r->scratch. */
+static int read_payload(struct reader *r, size_t n)
+{
+	if (n > r->scratchcap) {
+		unsigned char *p = realloc(r->scratch, n);
+		if (!p)
+			return read_fail(r, "out of memory");
+		r->scratch = p;
+		r->scratchcap = n;
+	}
+	return read_bytes(r, r->scratch, n);
+}
+
+static char *dup_text(const unsigned char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+/* Payload lengths a record type allows; types not listed are skipped. */
+static const struct {
+	uint16_t type;
+	const char *name;
+	uint32_t min, max;
+} rec_sizes[] = {
+	{ AVT_REC_MODULE, "module", sizeof(struct avt_module_rec), UINT32_MAX },
+	{ AVT_REC_THREAD, "thread", sizeof(struct avt_thread_rec),
+	  sizeof(struct avt_thread_rec) },
+	{ AVT_REC_EVENT, "event", sizeof(struct avt_event), sizeof(struct avt_event) },
+	{ AVT_REC_NOTE, "note", NOTE_HDR_SIZE, UINT32_MAX },
+};
+
+static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t at)
+{
+	for (size_t i = 0; i < sizeof(rec_sizes) / sizeof(rec_sizes[0]); i++) {
+		if (rec_sizes[i].type != type)
+			continue;
+		if (len >= rec_sizes[i].min && len <= rec_sizes[i].max)
+			return 0;
+		if (rec_sizes[i].min == rec_sizes[i].max)
+			return read_fail(r, "%s record at offset %llu has length %u "
+					 "(expected %u)", rec_sizes[i].name,
+					 (unsigned long long)at, len, rec_sizes[i].min);
+		return read_fail(r, "%s record at offset %llu has length %u "
+				 "(at least %u)", rec_sizes[i].name,
+				 (unsigned long long)at, len, rec_sizes[i].min);
+	}
+	return 0;
+}
+
+static int read_event(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	int ret;
+
+	if (grow(r, (void **)&t->ev, &r->evcap, t->nev, sizeof(*t->ev)) < 0)
+		return -1;
+	ret = read_bytes(r, &t->ev[t->nev], len);
+	if (ret == 0)
+		t->nev++;
+	return ret;
+}
+
+static int read_thread(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	int ret;
+
+	if (grow(r, (void **)&t->thr, &r->thrcap, t->nthr, sizeof(*t->thr)) < 0)
+		return -1;
+	ret = read_bytes(r, &t->thr[t->nthr], len);
+	if (ret == 0)
+		t->nthr++;
+	return ret;
+}
+
+static int read_module(struct reader *r, uint32_t len, uint64_t at)
+{
+	struct trace *t = r->t;
+	struct avt_module *m;
+	int ret = read_payload(r, len);
+
+	if (ret)
+		return ret;
+	if (grow(r, (void **)&t->mod, &r->modcap, t->nmod, sizeof(*t->mod)) < 0)
+		return -1;
+	m = &t->mod[t->nmod];
+	memcpy(&m->rec, r->scratch, sizeof(m->rec));
+	if (m->rec.build_id_len > sizeof(m->rec.build_id))
+		return read_fail(r, "module record at offset %llu has a %u-byte "
+				 "build-id (at most %zu)", (unsigned long long)at,
+				 m->rec.build_id_len, sizeof(m->rec.build_id));
+	m->path = dup_text(r->scratch + sizeof(m->rec), len - sizeof(m->rec));
+	if (!m->path)
+		return read_fail(r, "out of memory");
+	t->nmod++;
+	return 0;
+}
+
+static int read_note(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	struct avt_note *n;
+	int ret = read_payload(r, len);
+
+	if (ret)
+		return ret;
+	if (grow(r, (void **)&t->notes, &r->notecap, t->nnotes, sizeof(*t->notes)) < 0)
+		return -1;
+	n = &t->notes[t->nnotes];
+	memcpy(&n->after_seq, r->scratch, NOTE_HDR_SIZE);
+	n->text = dup_text(r->scratch + NOTE_HDR_SIZE, len - NOTE_HDR_SIZE);
+	if (!n->text)
+		return read_fail(r, "out of memory");
+	t->nnotes++;
+	return 0;
+}
+
+static int read_record(struct reader *r)
+{
+	unsigned char hdr[REC_HDR_SIZE];
+	uint64_t at = r->off;
+	size_t got = fread_unlocked(hdr, 1, sizeof(hdr), r->fp);
+	uint16_t type;
+	uint32_t len;
+
+	r->off += got;
+	if (got < sizeof(hdr)) {
+		if (ferror(r->fp))
+			return read_fail(r, "%s", strerror(errno ? errno : EIO));
+		return got == 0 ? READ_END : READ_TRUNCATED;
+	}
+	type = get_le16(hdr);
+	len = get_le32(hdr + 4);
+	if (check_length(r, type, len, at) < 0)
+		return -1;
+	/* A torn last record: do not allocate for bytes that are not there. */
+	if (len > r->size - r->off)
+		return READ_TRUNCATED;
+	switch (type) {
+	case AVT_REC_EVENT:
+		return read_event(r, len);
+	case AVT_REC_THREAD:
+		return read_thread(r, len);
+	case AVT_REC_MODULE:
+		return read_module(r, len, at);
+	case AVT_REC_NOTE:
+		return read_note(r, len);
+	default:
+		/* Unknown types, and stack records, which struct trace does not
+		 * hold yet: skipping them is what the version contract allows. */
+		return read_payload(r, len);
+	}
+}
+
+static int reader_open(struct reader *r)
+{
+	struct stat st;
+
+	r->fp = fopen(r->path, "rb");
+	if (!r->fp) {
+		snprintf(r->err, r->errlen, "cannot open '%s': %s", r->path,
+			 strerror(errno));
+		return -1;
+	}
+	r->size = UINT64_MAX;
+	if (fstat(fileno(r->fp), &st) == 0 && S_ISREG(st.st_mode))
+		r->size = (uint64_t)st.st_size;
+	r->t = calloc(1, sizeof(*r->t));
+	if (!r->t)
+		return read_fail(r, "out of memory");
+	return 0;
+}
+
+struct trace *trace_read(const char *path, char *err, size_t errlen)
+{
+	struct reader r = { .path = path, .err = err, .errlen = errlen };
+	int ret = reader_open(&r);
+
+	if (ret == 0)
+		ret = read_header(&r);
+	while (ret == 0)
+		ret = read_record(&r);
+	if (ret == READ_TRUNCATED)
+		r.t->truncated = 1;
+	if (r.fp)
+		fclose(r.fp);
+	free(r.scratch);
+	if (ret < 0) {
+		trace_free(r.t);
+		return NULL;
+	}
+	return r.t;
+}
+
+void trace_free(struct trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nmod; i++)
+		free(t->mod[i].path);
+	for (size_t i = 0; i < t->nnotes; i++)
+		free(t->notes[i].text);
+	free(t->mod);
+	free(t->notes);
+	free(t->thr);
+	free(t->ev);
+	free(t);
+}
+
+const struct avt_module *trace_module(const struct trace *t, unsigned id)
+{
+	for (size_t i = 0; i < t->nmod; i++)
+		if (t->mod[i].rec.id == id)
+			return &t->mod[i];
+	return NULL;
+}
+
+const struct avt_thread_rec *trace_thread(const struct trace *t, unsigned id)
+{
+	for (size_t i = 0; i < t->nthr; i++)
+		if (t->thr[i].thread == id)
+			return &t->thr[i];
+	return NULL;
+}
+
+unsigned trace_nthreads(const struct trace *t)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < t->nthr; i++)
+		if ((uint64_t)t->thr[i].thread + 1 > n)
+			n = (uint64_t)t->thr[i].thread + 1;
+	for (size_t i = 0; i < t->nev; i++)
+		if ((uint64_t)t->ev[i].thread + 1 > n)
+			n = (uint64_t)t->ev[i].thread + 1;
+	/* A corrupt id of UINT32_MAX must not wrap the count to 0. */
+	return n > UINT_MAX ? UINT_MAX : (unsigned)n;
+}

@@ -1,0 +1,96 @@
+/*
+ * The trace file: a versioned, append-only, buffered log of records.
+ *
+ * Layout (docs/trace-format.md): a 16-byte header (magic "AVTRACE\0",
+ * u32 version, u32 header size) followed by records, each a u16 type, u16
+ * zero, u32 payload length and the payload.  A reader stops cleanly at the
+ * first incomplete record, so a trace cut short by a crash is readable up to
+ * the last whole record.
+ *
+ * Ownership: struct trace_writer owns its FILE and buffer; struct trace
+ * (the reader's result) owns every array and string in it; trace_free()
+ * frees it all.
+ */
+#ifndef AVT_TRACE_TRACE_H
+#define AVT_TRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+
+#define AVT_TRACE_MAGIC "AVTRACE"
+#define AVT_TRACE_VERSION 1u
+
+enum avt_rec_type {
+	AVT_REC_MODULE = 1, /* struct avt_module_rec + path bytes */
+	AVT_REC_THREAD = 2, /* struct avt_thread_rec */
+	AVT_REC_EVENT = 3,  /* struct avt_event */
+	AVT_REC_STACK = 4,  /* struct avt_stack_rec + depth x (u16 mod, u64 off) */
+	AVT_REC_NOTE = 5,   /* free text: a warning or fact the recorder wants kept */
+};
+
+/* A loaded module (executable or shared library) sites are relative to. */
+struct avt_module_rec {
+	uint64_t base;     /* load bias: runtime address = base + offset */
+	uint64_t lo, hi;   /* mapped address range */
+	uint16_t id;
+	uint16_t build_id_len;
+	uint8_t build_id[20];
+	/* followed by the path, not NUL-terminated, to the end of the payload */
+};
+
+struct avt_thread_rec {
+	uint32_t thread;    /* logical id */
+	uint32_t parent;    /* logical id of the creator (UINT32_MAX for T0) */
+	uint32_t nth_child; /* this is the parent's nth_child-th thread (from 0) */
+	uint32_t os_tid;    /* kernel tid in the recorded run (informational) */
+};
+
+struct avt_module {
+	struct avt_module_rec rec;
+	char *path;
+};
+
+struct avt_note {
+	uint64_t after_seq; /* events before it: its position in the log */
+	char *text;
+};
+
+/* A whole trace in memory (what trace_read returns). */
+struct trace {
+	struct avt_event *ev;
+	size_t nev;
+	struct avt_module *mod;
+	size_t nmod;
+	struct avt_thread_rec *thr;
+	size_t nthr;
+	struct avt_note *notes;
+	size_t nnotes;
+	int truncated; /* the file ended inside a record (e.g. a crash) */
+};
+
+/* Reading.  On error returns NULL and writes a message (without the
+ * "avtrace: " prefix) into err. */
+struct trace *trace_read(const char *path, char *err, size_t errlen);
+void trace_free(struct trace *t);
+const struct avt_module *trace_module(const struct trace *t, unsigned id);
+const struct avt_thread_rec *trace_thread(const struct trace *t, unsigned id);
+/* Number of threads (max logical id + 1). */
+unsigned trace_nthreads(const struct trace *t);
+
+/* Writing. */
+struct trace_writer;
+struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen);
+int trace_write_module(struct trace_writer *w, const struct avt_module_rec *m,
+		       const char *path);
+int trace_write_thread(struct trace_writer *w, const struct avt_thread_rec *th);
+int trace_write_event(struct trace_writer *w, const struct avt_event *ev);
+int trace_write_note(struct trace_writer *w, const char *text);
+int trace_writer_flush(struct trace_writer *w);
+/* Flushes and closes; returns -1 if any write failed. */
+int trace_writer_close(struct trace_writer *w);
+uint64_t trace_writer_nevents(const struct trace_writer *w);
+
+#endif

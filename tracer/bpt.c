@@ -1,0 +1,245 @@
+#include "bpt.h"
+
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrace_util.h"
+
+void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch)
+{
+	memset(bt, 0, sizeof *bt);
+	bt->pid = pid;
+	bt->memfd = memfd;
+	bt->scratch = scratch;
+	/* byte 0..15 of the scratch page are reserved for trampolines */
+	bt->scratch_used = 16;
+}
+
+void bpt_release(struct bpt_table *bt)
+{
+	free(bt->slots);
+	bt->slots = NULL;
+	bt->cap = bt->n = 0;
+}
+
+static size_t hash_addr(uint64_t a)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return (size_t)a;
+}
+
+static struct bpt *lookup(struct bpt_table *bt, uint64_t addr, bool for_insert)
+{
+	if (!bt->cap)
+		return NULL;
+	size_t mask = bt->cap - 1;
+	for (size_t i = hash_addr(addr) & mask;; i = (i + 1) & mask) {
+		struct bpt *b = &bt->slots[i];
+		if (!b->used && !b->addr)
+			return for_insert ? b : NULL;
+		if (b->used && b->addr == addr)
+			return b;
+		if (!b->used && for_insert)
+			return b;
+	}
+}
+
+struct bpt *bpt_find(struct bpt_table *bt, uint64_t addr)
+{
+	return lookup(bt, addr, false);
+}
+
+static int grow(struct bpt_table *bt)
+{
+	if ((bt->n + 1) * 2 <= bt->cap)
+		return 0;
+	size_t ncap = bt->cap ? bt->cap * 2 : 64;
+	struct bpt *old = bt->slots;
+	size_t ocap = bt->cap;
+	bt->slots = calloc(ncap, sizeof *bt->slots);
+	if (!bt->slots) {
+		bt->slots = old;
+		return -1;
+	}
+	bt->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].used)
+			*lookup(bt, old[i].addr, true) = old[i];
+	free(old);
+	return 0;
+}
+
+static struct bpt *add(struct bpt_table *bt, uint64_t addr, int kind, int data)
+{
+	if (bpt_find(bt, addr) || grow(bt) < 0)
+		return NULL;
+	struct bpt *b = lookup(bt, addr, true);
+	memset(b, 0, sizeof *b);
+	b->addr = addr;
+	b->kind = kind;
+	b->data = data;
+	b->used = true;
+	if (ptu_read(bt->pid, addr, b->orig, sizeof b->orig) < 0) {
+		b->used = false;
+		b->addr = 0;
+		return NULL;
+	}
+	bt->n++;
+	return b;
+}
+
+static int plant(struct bpt_table *bt, struct bpt *b)
+{
+	static const uint8_t int3 = 0xcc;
+	return ptu_write(bt->memfd, b->addr, &int3, 1);
+}
+
+int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
+		 uint8_t *out, size_t *outlen, char *why, size_t whylen)
+{
+	csh cs;
+	cs_insn *insn;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		snprintf(why, whylen, "cannot start the disassembler");
+		return -1;
+	}
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	size_t n = cs_disasm(cs, code, len, from, 1, &insn);
+	int ilen = -1;
+	if (n != 1) {
+		snprintf(why, whylen, "undecodable instruction");
+		goto out;
+	}
+	cs_detail *d = insn->detail;
+	for (int g = 0; g < d->groups_count; g++) {
+		uint8_t gr = d->groups[g];
+		if (gr == CS_GRP_JUMP || gr == CS_GRP_CALL || gr == CS_GRP_RET ||
+		    gr == CS_GRP_INT || gr == CS_GRP_IRET || gr == CS_GRP_BRANCH_RELATIVE) {
+			snprintf(why, whylen, "first instruction '%s %s' is a branch",
+				 insn->mnemonic, insn->op_str);
+			goto out;
+		}
+	}
+	ilen = insn->size;
+	memcpy(out, code, (size_t)ilen);
+	cs_x86 *x = &d->x86;
+	bool riprel = false;
+	for (int i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			riprel = true;
+	if (riprel) {
+		/* Re-aim the displacement so it names the same absolute address
+		 * from the slot. */
+		int64_t target = (int64_t)(from + (uint64_t)ilen) + x->disp;
+		int64_t ndisp = target - (int64_t)(slot_addr + (uint64_t)ilen);
+		if (ndisp != (int32_t)ndisp || !x->encoding.disp_offset || x->encoding.disp_size != 4) {
+			snprintf(why, whylen, "rip-relative '%s %s' cannot be relocated",
+				 insn->mnemonic, insn->op_str);
+			ilen = -1;
+			goto out;
+		}
+		int32_t d32 = (int32_t)ndisp;
+		memcpy(out + x->encoding.disp_offset, &d32, 4);
+	}
+	/* jmp *0(%rip); .quad from+len */
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+	uint64_t back = from + (uint64_t)ilen;
+	memcpy(out + ilen, jmp, sizeof jmp);
+	memcpy(out + ilen + sizeof jmp, &back, sizeof back);
+	*outlen = (size_t)ilen + sizeof jmp + sizeof back;
+out:
+	if (n)
+		cs_free(insn, n);
+	cs_close(&cs);
+	return ilen;
+}
+
+int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
+	       char *why, size_t whylen)
+{
+	if (bt->scratch_used + BPT_SLOT_SIZE > BPT_SCRATCH_SIZE || !bt->scratch) {
+		snprintf(why, whylen, "no room for an out-of-line slot");
+		return -1;
+	}
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b) {
+		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	uint8_t slot[BPT_SLOT_SIZE];
+	size_t slen;
+	uint64_t saddr = bt->scratch + bt->scratch_used;
+	int ilen = bpt_relocate(b->orig, sizeof b->orig, addr, saddr, slot, &slen, why, whylen);
+	if (ilen < 0 || ptu_write(bt->memfd, saddr, slot, slen) < 0 || plant(bt, b) < 0) {
+		if (ilen >= 0)
+			snprintf(why, whylen, "cannot write to the target");
+		b->used = false;
+		bt->n--;
+		return -1;
+	}
+	b->len = (uint8_t)ilen;
+	b->slot = saddr;
+	bt->scratch_used += BPT_SLOT_SIZE;
+	return 0;
+}
+
+int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data)
+{
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b || b->orig[0] != 0x90 || plant(bt, b) < 0) {
+		if (b) {
+			b->used = false;
+			bt->n--;
+		}
+		return -1;
+	}
+	b->len = 1;
+	return 0;
+}
+
+int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data)
+{
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b || plant(bt, b) < 0)
+		return -1;
+	b->len = 1;
+	return 0;
+}
+
+int bpt_remove(struct bpt_table *bt, uint64_t addr)
+{
+	struct bpt *b = bpt_find(bt, addr);
+	if (!b)
+		return -1;
+	int rc = ptu_write(bt->memfd, addr, b->orig, 1);
+	b->used = false; /* the addr stays as a tombstone for probing */
+	bt->n--;
+	return rc;
+}
+
+int bpt_read_orig(struct bpt_table *bt, uint64_t addr, void *buf, size_t len)
+{
+	if (ptu_read(bt->pid, addr, buf, len) < 0)
+		return -1;
+	for (size_t i = 0; i < bt->cap; i++) {
+		struct bpt *b = &bt->slots[i];
+		if (b->used && b->addr >= addr && b->addr < addr + len)
+			((uint8_t *)buf)[b->addr - addr] = b->orig[0];
+	}
+	return 0;
+}
+
+int bpt_restore_all(struct bpt_table *bt, int child_memfd)
+{
+	int rc = 0;
+	for (size_t i = 0; i < bt->cap; i++) {
+		struct bpt *b = &bt->slots[i];
+		if (b->used && ptu_write(child_memfd, b->addr, b->orig, 1) < 0)
+			rc = -1;
+	}
+	return rc;
+}

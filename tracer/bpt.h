@@ -1,0 +1,82 @@
+/*
+ * Breakpoints of one address space.
+ *
+ * A planted int3 is never removed while the target runs (removing it lets
+ * other threads run past it: PTRACE-NOTES pitfall 1).  Instead, after a
+ * breakpoint stop the thread resumes at an out-of-line slot in a scratch
+ * page the tracer maps into the target: a copy of the displaced instruction
+ * followed by an absolute jump back to the instruction after it.  So a
+ * breakpoint costs exactly one ptrace stop and no single-step.  Probe sites
+ * that are a one-byte nop need no slot: the pc is simply advanced.
+ *
+ * The displaced instruction is decoded (capstone) and refused when it
+ * cannot run elsewhere unchanged: relative branches, calls, returns,
+ * rip-relative operands too far from the scratch page to relocate.
+ *
+ * Ownership: struct bpt_table owns its entries; scratch memory belongs to
+ * the target.
+ */
+#ifndef AVT_TRACER_BPT_H
+#define AVT_TRACER_BPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BPT_SLOT_SIZE 32
+#define BPT_SCRATCH_SIZE 16384
+
+struct bpt {
+	uint64_t addr;
+	uint64_t slot;      /* where to resume after the stop; 0 = addr + 1 (nop) */
+	uint8_t orig[16];   /* original bytes at addr (first len valid) */
+	uint8_t len;        /* length of the displaced instruction */
+	int kind;           /* owner's tag (hook entry, probe, trampoline) */
+	int data;           /* owner's tag (hook index, probe index) */
+	bool used;
+};
+
+struct bpt_table {
+	struct bpt *slots;  /* open addressing, power-of-two capacity */
+	size_t cap, n;
+	pid_t pid;
+	int memfd;
+	uint64_t scratch;   /* scratch page in the target (0 until mapped) */
+	size_t scratch_used;
+};
+
+void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch);
+void bpt_release(struct bpt_table *bt);
+
+/* Plants an int3 at addr with an out-of-line slot for the displaced
+ * instruction.  Returns 0, or -1 with a reason in why. */
+int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
+	       char *why, size_t whylen);
+/* Plants an int3 at a one-byte nop (resume = addr + 1). */
+int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
+/* Plants a bare int3 that is never resumed through (trampolines and the
+ * one-shot entry stop); the caller sets the pc itself. */
+int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data);
+int bpt_remove(struct bpt_table *bt, uint64_t addr);
+
+struct bpt *bpt_find(struct bpt_table *bt, uint64_t addr);
+/* Where a thread stopped at b must resume. */
+static inline uint64_t bpt_resume_pc(const struct bpt *b)
+{
+	return b->slot ? b->slot : b->addr + 1;
+}
+
+/* Copies target memory [addr, addr+len) into buf with planted int3s
+ * replaced by the original bytes. */
+int bpt_read_orig(struct bpt_table *bt, uint64_t addr, void *buf, size_t len);
+/* Writes the original bytes back at every breakpoint of a process that
+ * shares nothing else with us (a forked child) through its memfd. */
+int bpt_restore_all(struct bpt_table *bt, int child_memfd);
+
+/* Checks that the instruction at code[0..len) can run out of line at
+ * slot_addr (exposed for tests).  Returns its length, or -1 with why. */
+int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
+		 uint8_t *out, size_t *outlen, char *why, size_t whylen);
+
+#endif

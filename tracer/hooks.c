@@ -1,0 +1,429 @@
+/*
+ * What each hooked synchronization function means.
+ *
+ * An int3 sits on the first instruction of each function in the loaded libc
+ * (or in a static executable's own symbol table).  At the entry stop the
+ * thread's request is built from its arguments (hooks_request); when the
+ * sink picks the thread, the request is committed (hooks_commit): the model
+ * is updated and the event emitted.  Calls whose outcome matters (try/timed
+ * locks, condition waits, barriers, semaphore waits) get their return
+ * address swapped for a trampoline in the scratch page, and the event is
+ * emitted when they return (hooks_return).
+ *
+ * Calls made by libc itself (the C11 wrappers calling their pthread
+ * versions, the dynamic linker's recursive locks) are filtered out by the
+ * caller's address: they are neither events nor part of the model.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ptrace_util.h"
+#include "trace/log.h"
+#include "tracer_int.h"
+
+const struct hook_def hook_defs[] = {
+	{ "pthread_create", OP_CREATE },
+	{ "pthread_join", OP_JOIN },
+	{ "pthread_mutex_lock", OP_LOCK },
+	{ "pthread_mutex_trylock", OP_TRYLOCK },
+	{ "pthread_mutex_timedlock", OP_TIMEDLOCK },
+	{ "pthread_mutex_clocklock", OP_TIMEDLOCK },
+	{ "pthread_mutex_unlock", OP_UNLOCK },
+	{ "pthread_rwlock_rdlock", OP_RDLOCK },
+	{ "pthread_rwlock_wrlock", OP_WRLOCK },
+	{ "pthread_rwlock_tryrdlock", OP_TRYRDLOCK },
+	{ "pthread_rwlock_trywrlock", OP_TRYWRLOCK },
+	{ "pthread_rwlock_timedrdlock", OP_TIMEDRDLOCK },
+	{ "pthread_rwlock_timedwrlock", OP_TIMEDWRLOCK },
+	{ "pthread_rwlock_clockrdlock", OP_TIMEDRDLOCK },
+	{ "pthread_rwlock_clockwrlock", OP_TIMEDWRLOCK },
+	{ "pthread_rwlock_unlock", OP_RWUNLOCK },
+	{ "pthread_spin_lock", OP_SPINLOCK },
+	{ "pthread_spin_trylock", OP_SPINTRYLOCK },
+	{ "pthread_spin_unlock", OP_SPINUNLOCK },
+	{ "pthread_cond_wait", OP_CONDWAIT },
+	{ "pthread_cond_timedwait", OP_CONDTIMEDWAIT },
+	{ "pthread_cond_clockwait", OP_CONDTIMEDWAIT },
+	{ "pthread_cond_signal", OP_SIGNAL },
+	{ "pthread_cond_broadcast", OP_BROADCAST },
+	{ "pthread_barrier_wait", OP_BARRIER },
+	{ "sem_wait", OP_SEMWAIT },
+	{ "sem_trywait", OP_SEMTRYWAIT },
+	{ "sem_timedwait", OP_SEMTIMEDWAIT },
+	{ "sem_clockwait", OP_SEMTIMEDWAIT },
+	{ "sem_post", OP_SEMPOST },
+	/* C11 <threads.h>: glibc's wrappers call the pthread functions, which
+	 * the caller filter then ignores */
+	{ "thrd_create", OP_CREATE },
+	{ "thrd_join", OP_JOIN },
+	{ "mtx_lock", OP_LOCK },
+	{ "mtx_trylock", OP_TRYLOCK },
+	{ "mtx_timedlock", OP_TIMEDLOCK },
+	{ "mtx_unlock", OP_UNLOCK },
+	{ "cnd_wait", OP_CONDWAIT },
+	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
+	{ "cnd_signal", OP_SIGNAL },
+	{ "cnd_broadcast", OP_BROADCAST },
+};
+const size_t n_hook_defs = sizeof hook_defs / sizeof hook_defs[0];
+
+/* Functions a program must have for us to hook anything at all. */
+static bool hook_required(size_t i)
+{
+	return hook_defs[i].op == OP_LOCK && !strcmp(hook_defs[i].name, "pthread_mutex_lock");
+}
+
+int hooks_plant(struct tracer *tr, char *why, size_t whylen)
+{
+	_Static_assert(sizeof hook_defs / sizeof hook_defs[0] <= 64, "hook_addr is 64 long");
+	struct elfmod *lib = modmap_find_name(&tr->mods, "libc.so");
+	if (!lib)
+		lib = modmap_find_name(&tr->mods, "libc-");
+	struct elfmod *where = lib;
+	if (!lib) {
+		/* statically linked: the pthread functions are in the executable */
+		for (size_t i = 0; i < tr->mods.n; i++)
+			if (!strcmp(tr->mods.m[i].path, tr->exe))
+				where = &tr->mods.m[i];
+	}
+	if (!where) {
+		snprintf(why, whylen, "cannot find libc or the executable in the target's memory map");
+		return -1;
+	}
+	const char *names[64];
+	struct elfsym syms[64];
+	int has_symtab;
+	for (size_t i = 0; i < n_hook_defs; i++)
+		names[i] = hook_defs[i].name;
+	int found = elf_lookup_funcs(where->path, names, n_hook_defs, syms, &has_symtab);
+	if (found < 0) {
+		snprintf(why, whylen, "cannot read symbols of '%s'", where->path);
+		return -1;
+	}
+	if (!lib && !has_symtab) {
+		snprintf(why, whylen, "'%s' is statically linked and stripped: no symbol table to find the pthread functions in", tr->exe);
+		return -1;
+	}
+	for (size_t i = 0; i < n_hook_defs; i++) {
+		tr->hook_addr[i] = 0;
+		if (!syms[i].value) {
+			if (hook_required(i) && !lib)
+				avt_debug("no %s in '%s': program does not use it", names[i], where->path);
+			continue;
+		}
+		uint64_t addr = where->bias + syms[i].value;
+		tr->hook_addr[i] = addr;
+		tr->hook_size[i] = syms[i].size;
+		if (bpt_find(&tr->bpts, addr))
+			continue; /* an alias of a hooked function */
+		char w[160];
+		if (bpt_insert(&tr->bpts, addr, BK_HOOK, (int)i, w, sizeof w) < 0) {
+			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Is the call coming from libc/the dynamic linker, or from inside another
+ * hooked function (a static binary's C11 wrappers)? */
+static bool internal_caller(struct tracer *tr, uint64_t ret)
+{
+	struct elfmod *m = modmap_find(&tr->mods, ret);
+	if (m && strcmp(m->path, tr->exe)) {
+		const char *b = strrchr(m->path, '/');
+		b = b ? b + 1 : m->path;
+		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
+		    !strncmp(b, "libpthread", 10))
+			return true;
+	}
+	for (size_t i = 0; i < n_hook_defs; i++)
+		if (tr->hook_addr[i] && ret > tr->hook_addr[i] &&
+		    ret < tr->hook_addr[i] + tr->hook_size[i])
+			return true;
+	return false;
+}
+
+/* glibc's pthread_mutex_t: __data.__kind at offset 16, type in its low bits. */
+static int mutex_type(struct tracer *tr, uint64_t m)
+{
+	int32_t kind = 0;
+	if (ptu_read(tr->pid, m + 16, &kind, sizeof kind) < 0)
+		return 0;
+	return kind & 3;
+}
+#define MUTEX_RECURSIVE 1
+#define MUTEX_ERRORCHECK 2
+
+bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
+{
+	uint64_t ret;
+	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
+		return false;
+	struct treq *q = &t->req;
+	memset(q, 0, sizeof *q);
+	q->hook = h;
+	q->site = ret;
+	q->obj = r->rdi;
+	switch (hook_defs[h].op) {
+	case OP_CONDWAIT:
+	case OP_CONDTIMEDWAIT:
+		q->obj2 = r->rsi;
+		q->kind = AVT_EV_WAIT;
+		break;
+	case OP_LOCK:
+	case OP_SPINLOCK: {
+		struct mlock *l = model_find(&tr->model, q->obj);
+		q->kind = AVT_EV_ACQUIRE;
+		if (l && l->owner == t->lid) {
+			int type = hook_defs[h].op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
+			if (type == MUTEX_ERRORCHECK)
+				q->kind = AVT_EV_NONE; /* returns EDEADLK */
+			else if (type != MUTEX_RECURSIVE)
+				q->never = true;       /* the thread deadlocks on itself */
+		}
+		break;
+	}
+	case OP_UNLOCK:
+	case OP_SPINUNLOCK:
+	case OP_RWUNLOCK:
+		q->kind = AVT_EV_RELEASE;
+		break;
+	case OP_RDLOCK:
+		q->kind = AVT_EV_RD_ACQUIRE;
+		break;
+	case OP_WRLOCK:
+		q->kind = AVT_EV_WR_ACQUIRE;
+		break;
+	case OP_SIGNAL:
+		q->kind = AVT_EV_SIGNAL;
+		break;
+	case OP_BROADCAST:
+		q->kind = AVT_EV_BROADCAST;
+		break;
+	case OP_SEMPOST:
+		q->kind = AVT_EV_SEM_POST;
+		break;
+	case OP_JOIN:
+		q->kind = AVT_EV_JOIN;
+		break;
+	default:
+		/* create, try/timed locks, barrier, sem waits: emitted later */
+		q->kind = AVT_EV_NONE;
+		break;
+	}
+	return true;
+}
+
+static int push_ret(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+{
+	struct tracer_priv_thread *p = t->priv;
+	if (p->nrets == MAX_RETFRAMES)
+		return -1;
+	struct retframe *f = &p->rets[p->nrets];
+	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
+	    ptu_write(tr->memfd, r->rsp, &tr->tramp, sizeof tr->tramp) < 0)
+		return -1;
+	f->sp = r->rsp;
+	f->hook = t->req.hook;
+	f->obj = t->req.obj;
+	f->obj2 = t->req.obj2;
+	f->site = t->req.site;
+	p->nrets++;
+	return 0;
+}
+
+static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
+{
+	for (size_t i = 0; i < tr->nthr; i++)
+		if (tr->thr[i] && tr->thr[i]->fs_base == fs)
+			return tr->thr[i];
+	return NULL;
+}
+
+static void wake_waiters(struct tracer *tr, enum twait w, uint64_t obj, bool all)
+{
+	struct tthread *best = NULL;
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *o = tr->thr[i];
+		if (!o || o->state == TS_DEAD || o->wait_obj != obj || o->woken)
+			continue;
+		if (o->wait != w && !(w == TW_COND && o->wait == TW_TIMED))
+			continue;
+		if (all)
+			o->woken = true;
+		else if (!best || o->wait_seq < best->wait_seq)
+			best = o;
+	}
+	if (best)
+		best->woken = true;
+}
+
+static void begin_wait(struct tracer *tr, struct tthread *t, enum twait w, uint64_t obj)
+{
+	t->wait = w;
+	t->wait_obj = obj;
+	t->woken = false;
+	t->wait_seq = ++tr->wait_seq;
+	t->priv->expect_block = true;
+}
+
+static void acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		    uint64_t obj2, uint64_t site, uint16_t flags)
+{
+	struct mlock *l = model_lock(&tr->model, obj);
+	if (kind == AVT_EV_RD_ACQUIRE) {
+		l->readers++;
+	} else if (l->owner == t->lid) {
+		l->count++;
+		flags |= AVT_F_RECURSIVE;
+	} else {
+		if (!l->acquired) {
+			l->acquired = true;
+			tr->stats.mutexes++;
+		}
+		l->owner = t->lid;
+		l->count = 1;
+	}
+	tr_emit(tr, t, kind, obj, obj2, site, flags, 0);
+}
+
+static void release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
+{
+	struct mlock *l = model_find(&tr->model, obj);
+	if (!l)
+		return; /* unlocking what was never locked: not an event */
+	uint16_t flags = 0;
+	if (l->owner == t->lid) {
+		if (--l->count)
+			flags = AVT_F_RECURSIVE;
+		else
+			l->owner = NO_THREAD;
+	} else if (l->readers) {
+		l->readers--;
+	} else {
+		return;
+	}
+	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, flags, 0);
+}
+
+int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+{
+	struct treq *q = &t->req;
+	switch (hook_defs[q->hook].op) {
+	case OP_CREATE:
+		t->priv->create_site = q->site;
+		return 0;
+	case OP_JOIN: {
+		struct tthread *c = thread_by_fs(tr, q->obj);
+		tr_emit(tr, t, AVT_EV_JOIN, c ? c->lid : UINT32_MAX, 0, q->site, 0, 0);
+		return 0;
+	}
+	case OP_LOCK:
+	case OP_SPINLOCK:
+	case OP_WRLOCK:
+	case OP_RDLOCK:
+		if (q->kind != AVT_EV_NONE)
+			acquire(tr, t, q->obj, q->kind, 0, q->site, 0);
+		return 0;
+	case OP_UNLOCK:
+	case OP_SPINUNLOCK:
+	case OP_RWUNLOCK:
+		release(tr, t, q->obj, q->site);
+		return 0;
+	case OP_CONDWAIT:
+	case OP_CONDTIMEDWAIT: {
+		struct mlock *l = model_find(&tr->model, q->obj2);
+		tr_emit(tr, t, AVT_EV_WAIT, q->obj, q->obj2, q->site, 0, 0);
+		if (l && l->owner == t->lid) {
+			l->owner = NO_THREAD;
+			l->count = 0;
+		}
+		struct mlock *c = model_lock(&tr->model, q->obj);
+		if (!c->is_cond) {
+			c->is_cond = true;
+			tr->stats.condvars++;
+		}
+		begin_wait(tr, t, hook_defs[q->hook].op == OP_CONDWAIT ? TW_COND : TW_TIMED, q->obj);
+		return push_ret(tr, t, r);
+	}
+	case OP_SIGNAL:
+	case OP_BROADCAST: {
+		struct mlock *c = model_lock(&tr->model, q->obj);
+		if (!c->is_cond) {
+			c->is_cond = true;
+			tr->stats.condvars++;
+		}
+		tr_emit(tr, t, q->kind, q->obj, 0, q->site, 0, 0);
+		wake_waiters(tr, TW_COND, q->obj, q->kind == AVT_EV_BROADCAST);
+		return 0;
+	}
+	case OP_SEMPOST:
+		tr_emit(tr, t, AVT_EV_SEM_POST, q->obj, 0, q->site, 0, 0);
+		wake_waiters(tr, TW_SEM, q->obj, true);
+		return 0;
+	case OP_BARRIER:
+		begin_wait(tr, t, TW_BARRIER, q->obj);
+		return push_ret(tr, t, r);
+	case OP_SEMWAIT:
+	case OP_SEMTIMEDWAIT:
+		begin_wait(tr, t, hook_defs[q->hook].op == OP_SEMWAIT ? TW_SEM : TW_TIMED, q->obj);
+		return push_ret(tr, t, r);
+	default: /* try and timed locks, sem_trywait */
+		return push_ret(tr, t, r);
+	}
+}
+
+int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+{
+	struct tracer_priv_thread *p = t->priv;
+	if (!p->nrets)
+		return -1;
+	struct retframe f = p->rets[--p->nrets];
+	r->rip = f.ret;
+	int64_t rv = (int64_t)r->rax;
+	uint16_t tflag = 0;
+	enum hop op = hook_defs[f.hook].op;
+	t->wait = TW_NONE;
+	p->expect_block = false;
+	switch (op) {
+	case OP_TRYLOCK:
+	case OP_TIMEDLOCK:
+	case OP_SPINTRYLOCK:
+	case OP_TRYWRLOCK:
+	case OP_TIMEDWRLOCK:
+	case OP_TRYRDLOCK:
+	case OP_TIMEDRDLOCK: {
+		bool rd = op == OP_TRYRDLOCK || op == OP_TIMEDRDLOCK;
+		bool wr = op == OP_TRYWRLOCK || op == OP_TIMEDWRLOCK;
+		if (rv == 0)
+			acquire(tr, t, f.obj, rd ? AVT_EV_RD_ACQUIRE : wr ? AVT_EV_WR_ACQUIRE : AVT_EV_ACQUIRE,
+				0, f.site, 0);
+		else
+			tr_emit(tr, t, AVT_EV_TRYLOCK_FAIL, f.obj, 0, f.site,
+				op == OP_TIMEDLOCK || op == OP_TIMEDWRLOCK || op == OP_TIMEDRDLOCK ?
+				AVT_F_TIMED_OUT : 0, 0);
+		return 0;
+	}
+	case OP_CONDWAIT:
+	case OP_CONDTIMEDWAIT:
+		/* glibc returns ETIMEDOUT; C11's cnd_timedwait thrd_timedout (4) */
+		if (op == OP_CONDTIMEDWAIT && (rv == ETIMEDOUT || rv == 4))
+			tflag = AVT_F_TIMED_OUT;
+		acquire(tr, t, f.obj2, AVT_EV_ACQUIRE, f.obj, f.site, AVT_F_COND_WAKE | tflag);
+		return 0;
+	case OP_BARRIER:
+		tr_emit(tr, t, AVT_EV_BARRIER, f.obj, 0, f.site, 0, 0);
+		wake_waiters(tr, TW_BARRIER, f.obj, true);
+		return 0;
+	case OP_SEMWAIT:
+	case OP_SEMTIMEDWAIT:
+	case OP_SEMTRYWAIT:
+		if (rv == 0)
+			tr_emit(tr, t, AVT_EV_SEM_WAIT, f.obj, 0, f.site, 0, 0);
+		return 0;
+	default:
+		return 0;
+	}
+}

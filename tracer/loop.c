@@ -1,0 +1,569 @@
+/*
+ * The event loop: while (dispatch(next_event())).
+ *
+ * tracer_step() picks a thread (through the sink), commits its request and
+ * runs it; run_until_stop() waits for that thread's next scheduling point,
+ * handling on the way every stop of every thread (new threads, forks,
+ * execs, exits, signals).  A thread reaches a scheduling point when it stops
+ * at a hook entry (a request), after a return trampoline (an event emitted),
+ * when it dies, or when it is preempted or set aside as blocked.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrace_util.h"
+#include "trace/log.h"
+#include "tracer_int.h"
+
+enum wr {
+	WR_WAIT,      /* keep waiting for the running thread */
+	WR_POINT,     /* the running thread reached a scheduling point */
+	WR_EXITED,    /* the whole target is gone */
+	WR_ERROR,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void set_regs(struct tthread *t, struct user_regs_struct *r)
+{
+	if (ptu_setregs(t->tid, r) < 0 && errno != ESRCH)
+		avt_debug("setregs T%u: %s", t->lid, strerror(errno));
+}
+
+static void resume(struct tthread *t)
+{
+	int sig = t->priv->pending_sig;
+	t->priv->pending_sig = 0;
+	if (ptu_resume(t->tid, sig) < 0 && errno != ESRCH)
+		avt_debug("resume T%u: %s", t->lid, strerror(errno));
+}
+
+/* ---- signals */
+
+static uint64_t status_mask(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	uint64_t mask = 0;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			mask = strtoull(line + n + 1, NULL, 16);
+	fclose(f);
+	return mask;
+}
+
+/* Will delivering sig kill the process (default action, neither caught
+ * nor ignored)? */
+static bool sig_is_fatal(pid_t pid, int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return false;
+	default:
+		break;
+	}
+	if (sig >= SIGRTMIN)
+		return false;
+	uint64_t bit = 1ull << (sig - 1);
+	return !(status_mask(pid, "SigCgt") & bit) && !(status_mask(pid, "SigIgn") & bit);
+}
+
+static void on_signal(struct tracer *tr, struct tthread *t, int sig)
+{
+	if (sig_is_fatal(tr->pid, sig)) {
+		siginfo_t si;
+		struct user_regs_struct r;
+		memset(&si, 0, sizeof si);
+		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
+		ptu_getregs(t->tid, &r);
+		tr->fatal_pc = r.rip;
+		tr->fatal_tid = t->tid;
+		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, (uint64_t)(uintptr_t)si.si_addr, 0, r.rip,
+			AVT_F_SITE_EXACT, (uint16_t)sig);
+		tr->fatal_sig = sig;
+	}
+	t->priv->pending_sig = sig;
+	resume(t);
+}
+
+/* ---- thread creation, fork, exec */
+
+static bool is_thread_of(pid_t pid, pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	pid_t tgid = -1;
+	if (!f)
+		return true; /* gone already; treat as ours */
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid == pid;
+}
+
+static bool take_orphan(struct tracer *tr, pid_t tid)
+{
+	for (int i = 0; i < tr->norphans; i++)
+		if (tr->orphans[i] == tid) {
+			tr->orphans[i] = tr->orphans[--tr->norphans];
+			return true;
+		}
+	return false;
+}
+
+/* Waits for a new task's first stop (unless it already came, pitfall 5). */
+static void wait_first_stop(struct tracer *tr, pid_t tid)
+{
+	if (take_orphan(tr, tid))
+		return;
+	int st;
+	while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
+		;
+}
+
+static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
+{
+	wait_first_stop(tr, child);
+	if (!shares_memory) {
+		/* it inherited our int3s: give it its original code back */
+		int fd = ptu_open_mem(child);
+		if (fd >= 0) {
+			bpt_restore_all(&tr->bpts, fd);
+			close(fd);
+		}
+	}
+	ptrace(PTRACE_DETACH, child, 0L, 0L);
+	tr->stats.forks_untraced++;
+}
+
+static void on_clone(struct tracer *tr, struct tthread *t)
+{
+	unsigned long msg = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg);
+	pid_t tid = (pid_t)msg;
+	if (!is_thread_of(tr->pid, tid)) {
+		untrace_child(tr, tid, false);
+		return;
+	}
+	uint64_t site = t->priv->create_site;
+	struct tthread *c = thread_add(tr, tid, t->lid);
+	wait_first_stop(tr, tid);
+	c->state = TS_READY;
+	struct user_regs_struct r;
+	if (ptu_getregs(tid, &r) == 0)
+		c->fs_base = r.fs_base;
+	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
+}
+
+static int on_exec(struct tracer *tr, struct tthread *t)
+{
+	unsigned long former = 0;
+	ptrace(PTRACE_GETEVENTMSG, tr->pid, 0L, &former);
+	/* the execing thread now has the leader's tid; every other one is gone */
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *o = tr->thr[i];
+		if (o && o->state != TS_DEAD && o->tid != (pid_t)former && o != t)
+			o->state = TS_DEAD;
+	}
+	t->tid = tr->pid;
+	t->priv->nrets = 0;
+	tr->stats.execs++;
+	char exe[4096], note[4200];
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)tr->pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	free(tr->exe);
+	tr->exe = strdup(exe);
+	snprintf(note, sizeof note, "exec '%s' by T%u", exe, t->lid);
+	if (tr->sink.note)
+		tr->sink.note(tr->sink.ctx, tr, note);
+	model_release(&tr->model);
+	model_init(&tr->model);
+	return exec_begin(tr);
+}
+
+/* ---- stops */
+
+static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run)
+{
+	struct user_regs_struct r;
+	if (ptu_getregs(t->tid, &r) < 0)
+		return WR_WAIT;
+	struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+	if (!b) {
+		on_signal(tr, t, SIGTRAP); /* the program's own */
+		return WR_WAIT;
+	}
+	r.rip = b->addr;
+	switch (b->kind) {
+	case BK_ENTRY:
+		if (exec_at_entry(tr, t, b, &r) < 0)
+			return WR_ERROR;
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
+	case BK_TRAMP:
+		if (hooks_return(tr, t, &r) < 0) {
+			avt_error("T%u returned through the trampoline with no call pending", t->lid);
+			return WR_ERROR;
+		}
+		set_regs(t, &r);
+		t->state = TS_READY;
+		return t == run ? WR_POINT : WR_WAIT;
+	case BK_HOOK:
+		if (hooks_request(tr, t, b->data, &r)) {
+			t->priv->resume_pc = bpt_resume_pc(b);
+			t->state = TS_REQ;
+			return t == run ? WR_POINT : WR_WAIT;
+		}
+		r.rip = bpt_resume_pc(b);
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
+	default:
+		return WR_ERROR;
+	}
+}
+
+static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthread *run)
+{
+	if (t == run && !t->priv->exit_seen) {
+		unsigned long code = 0;
+		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &code);
+		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
+	}
+	t->priv->exit_seen = true;
+	resume(t);
+	return WR_WAIT;
+}
+
+static enum wr on_gone(struct tracer *tr, pid_t pid, struct ptu_status *s, struct tthread *run)
+{
+	struct tthread *t = tr_by_tid(tr, pid);
+	if (pid == tr->pid) {
+		for (size_t i = 0; i < tr->nthr; i++)
+			if (tr->thr[i])
+				tr->thr[i]->state = TS_DEAD;
+		tr->alive = false;
+		tr->exit_signal = s->stop == PTU_KILLED ? s->sig : 0;
+		tr->exit_status = s->stop == PTU_KILLED ? 128 + s->sig : s->code;
+		return WR_EXITED;
+	}
+	if (!t)
+		return WR_WAIT;
+	t->state = TS_DEAD;
+	return t == run ? WR_POINT : WR_WAIT;
+}
+
+static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
+{
+	if (t->state == TS_NEW) {
+		t->state = TS_READY;
+		return WR_WAIT;
+	}
+	if (t != run || !t->priv->interrupt_pending) {
+		/* a group-stop or a late interrupt: not a decision point */
+		if (t == run)
+			resume(t);
+		return WR_WAIT;
+	}
+	t->priv->interrupt_pending = false;
+	char kstate = ptu_thread_state(tr->pid, t->tid);
+	(void)kstate;
+	if (t->priv->expect_block) {
+		t->priv->expect_block = false;
+		t->state = TS_KWAIT;
+		tr->stats.kernel_waits++;
+	} else if (tr->interrupt_blocked) {
+		t->wait = TW_UNKNOWN;
+		t->state = TS_KWAIT;
+		tr->stats.kernel_waits++;
+	} else {
+		t->state = TS_READY;
+		t->preempted = true;
+		tr->stats.preemptions++;
+	}
+	return WR_POINT;
+}
+
+static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *run)
+{
+	struct ptu_status s;
+	ptu_decode(st, &s);
+	if (s.stop == PTU_EXITED || s.stop == PTU_KILLED)
+		return on_gone(tr, pid, &s, run);
+	struct tthread *t = tr_by_tid(tr, pid);
+	if (!t) {
+		/* a new task whose clone/fork event has not come yet */
+		if (tr->norphans < (int)(sizeof tr->orphans / sizeof tr->orphans[0]))
+			tr->orphans[tr->norphans++] = pid;
+		return WR_WAIT;
+	}
+	switch (s.stop) {
+	case PTU_SIGNAL:
+		if (s.sig == SIGTRAP)
+			return on_trap(tr, t, run);
+		if (t->state == TS_NEW && s.sig == SIGSTOP) {
+			t->state = TS_READY;
+			return WR_WAIT;
+		}
+		on_signal(tr, t, s.sig);
+		return WR_WAIT;
+	case PTU_EV_CLONE:
+		on_clone(tr, t);
+		resume(t);
+		return WR_WAIT;
+	case PTU_EV_FORK: {
+		unsigned long child = 0;
+		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child);
+		untrace_child(tr, (pid_t)child, (st >> 16) == PTRACE_EVENT_VFORK);
+		resume(t);
+		return WR_WAIT;
+	}
+	case PTU_EV_EXEC:
+		if (on_exec(tr, t) < 0)
+			return WR_ERROR;
+		resume(t);
+		return WR_WAIT;
+	case PTU_EV_EXIT:
+		return on_exit_event(tr, t, run);
+	case PTU_EV_STOP:
+		return on_event_stop(tr, t, run);
+	default:
+		resume(t);
+		return WR_WAIT;
+	}
+}
+
+/* Are there threads other than t that could run if t were set aside? */
+static bool others_could_run(struct tracer *tr, struct tthread *t)
+{
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *o = tr->thr[i];
+		if (!o || o == t || o->state == TS_DEAD || o->state == TS_NEW)
+			continue;
+		if (o->state == TS_READY || (o->state == TS_REQ && model_can_commit(tr, o) == 1) ||
+		    (o->state == TS_KWAIT && model_can_wake(tr, o) == 1))
+			return true;
+	}
+	return false;
+}
+
+/* Called on every tick while t runs: preempt a spinner, set aside a
+ * thread asleep in the kernel. */
+static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
+			  int *sleeping_ticks)
+{
+	if (t->priv->interrupt_pending || t->state != TS_RUNNING)
+		return;
+	char ks = ptu_thread_state(tr->pid, t->tid);
+	*sleeping_ticks = (ks == 'S' || ks == 'D') ? *sleeping_ticks + 1 : 0;
+	uint64_t ran = now_ns() - started;
+	bool asleep = *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
+	bool slice_over = ran >= (uint64_t)tr->opts.slice_ms * 1000000ull;
+	if (!asleep && !slice_over)
+		return;
+	if (asleep && !t->priv->expect_block && !others_could_run(tr, t) && !slice_over)
+		return; /* nobody else to run: let it sleep */
+	tr->interrupt_blocked = asleep;
+	t->priv->interrupt_pending = true;
+	ptu_interrupt(t->tid);
+}
+
+/* In a commit into a wait the thread is polled closely (a condition wait
+ * should cost microseconds, not a tick). */
+static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
+{
+	if (!t->priv->expect_block || t->priv->interrupt_pending)
+		return waitpid(-1, st, __WALL);
+	for (int spins = 0;; spins++) {
+		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
+		if (p != 0)
+			return p;
+		char ks = ptu_thread_state(tr->pid, t->tid);
+		if (ks == 'S' || ks == 'D') {
+			tr->interrupt_blocked = true;
+			t->priv->interrupt_pending = true;
+			ptu_interrupt(t->tid);
+			return waitpid(-1, st, __WALL);
+		}
+		struct timespec ts = { 0, spins < 10 ? 10000 : 200000 };
+		nanosleep(&ts, NULL);
+		if (spins > 100)
+			return waitpid(-1, st, __WALL);
+	}
+}
+
+static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
+{
+	uint64_t started = now_ns();
+	int sleeping = 0;
+	for (;;) {
+		int st;
+		pid_t p = wait_any(tr, t, &st);
+		if (p < 0) {
+			if (errno == EINTR) {
+				watch_running(tr, t, started, &sleeping);
+				continue;
+			}
+			if (errno == ECHILD) {
+				tr->alive = false;
+				return WR_EXITED;
+			}
+			return WR_ERROR;
+		}
+		enum wr w = dispatch(tr, p, st, t);
+		if (w != WR_WAIT) {
+			t->idle_ns += now_ns() - started;
+			return w;
+		}
+		/* the leader called pthread_exit while others live: it stays a
+		 * zombie, never reported; treat it as gone */
+		if (t->priv->exit_seen && t->state != TS_DEAD && t->tid == tr->pid &&
+		    ptu_thread_state(tr->pid, t->tid) == 'Z') {
+			t->state = TS_DEAD;
+			return WR_POINT;
+		}
+	}
+}
+
+static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
+		    struct tthread **last, size_t *nlast)
+{
+	*nrun = *nlast = 0;
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *t = tr->thr[i];
+		int c = 0;
+		if (!t || t->state == TS_DEAD || t->state == TS_NEW)
+			continue;
+		if (t->state == TS_READY)
+			c = 1;
+		else if (t->state == TS_REQ)
+			c = model_can_commit(tr, t);
+		else if (t->state == TS_KWAIT)
+			c = model_can_wake(tr, t);
+		if (c == 1)
+			run[(*nrun)++] = t;
+		else if (c == 2)
+			last[(*nlast)++] = t;
+	}
+}
+
+static void commit(struct tracer *tr, struct tthread *t)
+{
+	struct user_regs_struct r;
+	if (!t->started) {
+		t->started = true;
+		tr_emit(tr, t, AVT_EV_START, t->parent, 0, 0, 0, 0);
+	}
+	t->preempted = false;
+	if (t->state != TS_REQ)
+		return;
+	if (ptu_getregs(t->tid, &r) < 0)
+		return;
+	if (t->req.hook >= 0 && hooks_commit(tr, t, &r) < 0)
+		avt_warn("T%u: cannot intercept the return of %s", t->lid, hook_defs[t->req.hook].name);
+	r.rip = t->priv->resume_pc;
+	set_regs(t, &r);
+}
+
+enum tstep tracer_step(struct tracer *tr)
+{
+	if (!tr->alive)
+		return TSTEP_EXITED;
+	if (tr->sink_stop)
+		return TSTEP_STOPPED;
+	size_t cap = tr->nthr ? tr->nthr : 1;
+	struct tthread **run = malloc(cap * sizeof *run), **last = malloc(cap * sizeof *last);
+	size_t nrun, nlast;
+	bool use_last = false;
+	collect(tr, run, &nrun, last, &nlast);
+	if (!nrun && !nlast) {
+		free(run);
+		free(last);
+		return TSTEP_DEADLOCK;
+	}
+	int i = tr->sink.pick(tr->sink.ctx, tr, run, nrun, last, nlast, &use_last);
+	struct tthread *t = i < 0 ? NULL : use_last ? last[i] : run[i];
+	free(run);
+	free(last);
+	if (!t)
+		return TSTEP_STOPPED;
+	commit(tr, t);
+	if (tr->sink_stop)
+		return TSTEP_STOPPED;
+	tr->current = t->lid;
+	t->state = TS_RUNNING;
+	if (t->wait != TW_NONE && !t->priv->expect_block) {
+		/* resuming a kernel waiter: it either returns (trampoline) or
+		 * falls asleep again, which we want to notice quickly */
+		t->priv->expect_block = true;
+	}
+	tr->interrupt_blocked = false;
+	resume(t);
+	enum wr w = run_until_stop(tr, t);
+	if (t->state == TS_RUNNING)
+		t->state = TS_READY;
+	if (w == WR_EXITED)
+		return TSTEP_EXITED;
+	if (w == WR_ERROR)
+		return TSTEP_ERROR;
+	return tr->sink_stop ? TSTEP_STOPPED : TSTEP_CONTINUE;
+}
+
+const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
+			      uint64_t *obj, uint32_t *holder)
+{
+	*obj = 0;
+	*holder = NO_THREAD;
+	if (t->state == TS_REQ && model_can_commit(tr, t) != 1) {
+		*obj = t->req.obj;
+		struct mlock *l = model_find(&tr->model, t->req.obj);
+		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN)
+			return "join";
+		if (l)
+			*holder = l->owner;
+		return "lock";
+	}
+	if (t->state == TS_KWAIT && model_can_wake(tr, t) != 1) {
+		*obj = t->wait_obj;
+		switch (t->wait) {
+		case TW_COND: return "cond";
+		case TW_BARRIER: return "barrier";
+		case TW_SEM: return "sem";
+		default: return "kernel";
+		}
+	}
+	return NULL;
+}
+
+pid_t tracer_detach_stopped(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *t = tr->thr[i];
+		if (t && t->state != TS_DEAD)
+			ptrace(PTRACE_DETACH, t->tid, 0L, (long)SIGSTOP);
+	}
+	tr->alive = false;
+	return tr->pid;
+}

@@ -1,0 +1,160 @@
+/*
+ * The synchronization model: who holds which lock, who waits for what.
+ *
+ * Serialized execution hangs if it resumes a thread that will block in the
+ * kernel on something only a stopped thread can release.  So the tracer
+ * never commits an acquire of a lock another thread holds, nor a join of a
+ * live thread; cond/barrier/semaphore waiters are let run into the kernel,
+ * then held stopped until an event on the same object may have released
+ * them.  Everything here is updated at commit time, in event order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracer_int.h"
+
+void model_init(struct model *m)
+{
+	memset(m, 0, sizeof *m);
+}
+
+void model_release(struct model *m)
+{
+	free(m->tab);
+	memset(m, 0, sizeof *m);
+}
+
+static size_t mhash(uint64_t a)
+{
+	a ^= a >> 31;
+	a *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(a ^ (a >> 29));
+}
+
+struct mlock *model_find(struct model *m, uint64_t addr)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = mhash(addr) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->tab[i].used)
+			return NULL;
+		if (m->tab[i].addr == addr)
+			return &m->tab[i];
+	}
+}
+
+static void model_grow(struct model *m)
+{
+	size_t ocap = m->cap;
+	struct mlock *old = m->tab;
+	m->cap = ocap ? ocap * 2 : 256;
+	m->tab = calloc(m->cap, sizeof *m->tab);
+	BUG_ON(!m->tab);
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].used)
+			continue;
+		size_t j = mhash(old[i].addr) & (m->cap - 1);
+		while (m->tab[j].used)
+			j = (j + 1) & (m->cap - 1);
+		m->tab[j] = old[i];
+	}
+	free(old);
+}
+
+struct mlock *model_lock(struct model *m, uint64_t addr)
+{
+	struct mlock *l = model_find(m, addr);
+	if (l)
+		return l;
+	if ((m->n + 1) * 2 > m->cap)
+		model_grow(m);
+	size_t i = mhash(addr) & (m->cap - 1);
+	while (m->tab[i].used)
+		i = (i + 1) & (m->cap - 1);
+	l = &m->tab[i];
+	l->used = true;
+	l->addr = addr;
+	l->owner = NO_THREAD;
+	m->n++;
+	return l;
+}
+
+static bool lock_free_for(struct model *m, uint64_t addr, uint32_t lid, bool write)
+{
+	struct mlock *l = model_find(m, addr);
+	if (!l)
+		return true;
+	if (l->owner != NO_THREAD && l->owner != lid)
+		return false;
+	if (write && l->readers)
+		return false;
+	/* relocking a lock one owns: recursive mutexes proceed, anything
+	 * else would deadlock (hooks.c reads the mutex kind) */
+	return true;
+}
+
+static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
+{
+	for (size_t i = 0; i < tr->nthr; i++)
+		if (tr->thr[i] && tr->thr[i]->fs_base == fs)
+			return tr->thr[i];
+	return NULL;
+}
+
+int model_can_commit(struct tracer *tr, const struct tthread *t)
+{
+	const struct treq *q = &t->req;
+	if (q->hook < 0)
+		return 1;
+	if (q->never)
+		return 0;
+	switch (hook_defs[q->hook].op) {
+	case OP_LOCK:
+	case OP_SPINLOCK:
+	case OP_WRLOCK:
+		return lock_free_for(&tr->model, q->obj, t->lid, true);
+	case OP_RDLOCK: {
+		struct mlock *l = model_find(&tr->model, q->obj);
+		return !l || l->owner == NO_THREAD || l->owner == t->lid;
+	}
+	case OP_TIMEDLOCK:
+	case OP_TIMEDWRLOCK:
+		/* held: it can only time out, so run it when nothing else can */
+		return lock_free_for(&tr->model, q->obj, t->lid, true) ? 1 : 2;
+	case OP_TIMEDRDLOCK: {
+		struct mlock *l = model_find(&tr->model, q->obj);
+		return !l || l->owner == NO_THREAD || l->owner == t->lid ? 1 : 2;
+	}
+	case OP_JOIN: {
+		struct tthread *c = thread_by_fs(tr, q->obj);
+		return !c || c->state == TS_DEAD;
+	}
+	default:
+		return 1;
+	}
+}
+
+int model_can_wake(struct tracer *tr, const struct tthread *t)
+{
+	const struct tracer_priv_thread *p = t->priv;
+	uint64_t mutex = 0;
+	switch (t->wait) {
+	case TW_COND:
+	case TW_TIMED:
+		/* a condition waiter re-acquires its mutex before returning */
+		if (p->nrets)
+			mutex = p->rets[p->nrets - 1].obj2;
+		if (mutex && !lock_free_for(&tr->model, mutex, t->lid, true))
+			return 0;
+		if (t->woken)
+			return 1;
+		return t->wait == TW_TIMED ? 2 : 0;
+	case TW_BARRIER:
+	case TW_SEM:
+		return t->woken ? 1 : 0;
+	case TW_UNKNOWN:
+		return 2;
+	default:
+		return 1;
+	}
+}

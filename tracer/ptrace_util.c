@@ -1,0 +1,137 @@
+#include "ptrace_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void ptu_decode(int st, struct ptu_status *out)
+{
+	memset(out, 0, sizeof *out);
+	if (WIFEXITED(st)) {
+		out->stop = PTU_EXITED;
+		out->code = WEXITSTATUS(st);
+		return;
+	}
+	if (WIFSIGNALED(st)) {
+		out->stop = PTU_KILLED;
+		out->sig = WTERMSIG(st);
+		return;
+	}
+	if (!WIFSTOPPED(st)) {
+		out->stop = PTU_OTHER;
+		return;
+	}
+	out->sig = WSTOPSIG(st);
+	switch (st >> 16) {
+	case 0:
+		out->stop = PTU_SIGNAL;
+		return;
+	case PTRACE_EVENT_CLONE:
+		out->stop = PTU_EV_CLONE;
+		return;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		out->stop = PTU_EV_FORK;
+		return;
+	case PTRACE_EVENT_EXEC:
+		out->stop = PTU_EV_EXEC;
+		return;
+	case PTRACE_EVENT_EXIT:
+		out->stop = PTU_EV_EXIT;
+		return;
+	case PTRACE_EVENT_STOP:
+		out->stop = PTU_EV_STOP;
+		return;
+	default:
+		out->stop = PTU_OTHER;
+		return;
+	}
+}
+
+const char *ptu_stop_name(enum ptu_stop s)
+{
+	static const char *const names[] = {
+		"exited", "killed", "signal", "clone", "fork", "exec", "exit", "stop", "other",
+	};
+	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int ptu_resume(pid_t tid, int sig)
+{
+	return ptrace(PTRACE_CONT, tid, 0L, (long)sig) < 0 ? -1 : 0;
+}
+
+int ptu_interrupt(pid_t tid)
+{
+	return ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0 ? -1 : 0;
+}
+
+int ptu_getregs(pid_t tid, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, 0L, r) < 0 ? -1 : 0;
+}
+
+int ptu_setregs(pid_t tid, const struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, 0L, r) < 0 ? -1 : 0;
+}
+
+int ptu_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	/* process_vm_readv refuses pages without read permission; ptrace's
+	 * forced access does not. */
+	for (size_t i = 0; i < len; i += sizeof(long)) {
+		errno = 0;
+		long w = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)(addr + i), 0L);
+		if (errno)
+			return -1;
+		memcpy((char *)buf + i, &w, len - i < sizeof w ? len - i : sizeof w);
+	}
+	return 0;
+}
+
+int ptu_read_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return ptu_read(pid, addr, out, sizeof *out);
+}
+
+int ptu_open_mem(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+int ptu_write(int memfd, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n = pwrite(memfd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+char ptu_thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may contain spaces and parentheses: the state follows the last ')' */
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}

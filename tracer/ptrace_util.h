@@ -1,0 +1,58 @@
+/*
+ * The thin layer over ptrace(2) and waitpid(2): every wait status is
+ * decoded in one place (ptu_decode), every resume goes through one function
+ * (ptu_resume), which turns ESRCH into "thread gone" instead of an error.
+ */
+#ifndef AVT_TRACER_PTRACE_UTIL_H
+#define AVT_TRACER_PTRACE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+/* What a waitpid status means, and how that stop must be resumed. */
+enum ptu_stop {
+	PTU_EXITED,      /* gone (exit code); nothing to resume */
+	PTU_KILLED,      /* gone (signal); nothing to resume */
+	PTU_SIGNAL,      /* signal-delivery-stop: resume with the signal to deliver it */
+	PTU_EV_CLONE,    /* PTRACE_EVENT_CLONE: new thread in msg; resume with 0 */
+	PTU_EV_FORK,     /* PTRACE_EVENT_FORK / VFORK: new process in msg; resume with 0 */
+	PTU_EV_EXEC,     /* PTRACE_EVENT_EXEC: former tid in msg; resume with 0 */
+	PTU_EV_EXIT,     /* PTRACE_EVENT_EXIT: about to exit; resume with 0 */
+	PTU_EV_STOP,     /* PTRACE_EVENT_STOP: interrupt, group-stop or new seized
+	                    thread; resume with 0 */
+	PTU_OTHER,       /* anything else: resume with 0 */
+};
+
+struct ptu_status {
+	enum ptu_stop stop;
+	int sig;         /* signal (PTU_SIGNAL, PTU_KILLED, PTU_EV_STOP's stop sig) */
+	int code;        /* exit code (PTU_EXITED) */
+};
+
+void ptu_decode(int wstatus, struct ptu_status *out);
+const char *ptu_stop_name(enum ptu_stop s);
+
+/* Continue tid, delivering sig (0 for none).  Returns 0, or -1 with
+ * errno == ESRCH when the thread is already gone (not an error to callers). */
+int ptu_resume(pid_t tid, int sig);
+int ptu_interrupt(pid_t tid);
+
+int ptu_getregs(pid_t tid, struct user_regs_struct *r);
+int ptu_setregs(pid_t tid, const struct user_regs_struct *r);
+
+/* Memory of a traced process.  Reads use process_vm_readv (fast); writes
+ * go through /proc/PID/mem so that read-only text can be patched
+ * (copy-on-write, private to the target). */
+int ptu_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int ptu_write(int memfd, uint64_t addr, const void *buf, size_t len);
+int ptu_read_u64(pid_t pid, uint64_t addr, uint64_t *out);
+int ptu_open_mem(pid_t pid);
+
+/* Kernel scheduling state of a thread from /proc/PID/task/TID/stat
+ * ('R', 'S', 'D', 't', ...), or 0 when it cannot be read. */
+char ptu_thread_state(pid_t pid, pid_t tid);
+
+#endif

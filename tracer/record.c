@@ -1,0 +1,366 @@
+#include "record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elfmod.h"
+#include "trace/log.h"
+#include "trace/schedule.h"
+#include "trace/trace.h"
+#include "trace/version.h"
+
+struct recorder {
+	struct record_opts opts;
+	struct tracer *tr;
+	struct trace_writer *w;
+	char *dir;
+	struct timespec t0;
+	uint64_t last_flush_ns;
+};
+
+const char *fmt_thousands(unsigned long long v, char *buf, size_t len)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%llu", v), j = 0;
+	for (int i = 0; i < n && (size_t)j + 1 < len; i++) {
+		if (i && (n - i) % 3 == 0 && (size_t)j + 2 < len)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = 0;
+	return buf;
+}
+
+/* ---- output directory */
+
+/* Files and folders avtrace writes into an output directory: --force may
+ * replace these and nothing else. */
+static const char *const our_entries[] = {
+	"trace.avt", "meta.json", "predictions.json", "schedules", "replays", "reports",
+	"explore", NULL,
+};
+
+static bool is_ours(const char *name)
+{
+	for (int i = 0; our_entries[i]; i++)
+		if (!strcmp(name, our_entries[i]) || !strncmp(name, "trace.avt.", 10) ||
+		    !strncmp(name, "meta.json.", 10))
+			return true;
+	return false;
+}
+
+static int rm_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	char sub[4096];
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+		rm_tree(sub);
+	}
+	closedir(d);
+	return rmdir(path);
+}
+
+int outdir_prepare(const char *dir, bool force)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			avt_error("output directory '%s' is not a directory", dir);
+			return -1;
+		}
+		DIR *d = opendir(dir);
+		if (!d) {
+			avt_error("cannot open output directory '%s': %s", dir, strerror(errno));
+			return -1;
+		}
+		struct dirent *e;
+		bool empty = true, foreign = false;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			empty = false;
+			if (!is_ours(e->d_name))
+				foreign = true;
+		}
+		closedir(d);
+		if (!empty && !force) {
+			avt_error("output directory '%s' already exists (use --force to replace it, or -o DIR)", dir);
+			return -1;
+		}
+		if (!empty && foreign) {
+			avt_error("output directory '%s' holds files avtrace did not write: refusing to replace it", dir);
+			return -1;
+		}
+		char sub[4096];
+		for (int i = 0; our_entries[i]; i++) {
+			snprintf(sub, sizeof sub, "%s/%s", dir, our_entries[i]);
+			rm_tree(sub);
+		}
+	} else if (mkdir(dir, 0777) < 0) {
+		avt_error("cannot create output directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (access(dir, W_OK) < 0) {
+		avt_error("cannot write to output directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the sink */
+
+static int rec_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
+{
+	struct recorder *rec = ctx;
+	if (trace_write_event(rec->w, ev) < 0)
+		return -1;
+	/* a crash of the target must leave every event before it on disk */
+	if (ev->kind == AVT_EV_FATAL_SIGNAL)
+		trace_writer_flush(rec->w);
+	return 0;
+}
+
+static void rec_thread(void *ctx, struct tracer *tr, const struct avt_thread_rec *th)
+{
+	struct recorder *rec = ctx;
+	trace_write_thread(rec->w, th);
+}
+
+static void rec_module(void *ctx, struct tracer *tr, const struct avt_module_rec *m,
+		       const char *path)
+{
+	struct recorder *rec = ctx;
+	trace_write_module(rec->w, m, path);
+}
+
+static void rec_note(void *ctx, struct tracer *tr, const char *text)
+{
+	struct recorder *rec = ctx;
+	trace_write_note(rec->w, text);
+}
+
+/* Run the current thread while it can; otherwise the next one after it in
+ * logical-id order (round robin); timed/unknown waiters only when nobody
+ * else can run. */
+static int rec_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
+		    struct tthread **last, size_t nlast, bool *use_last)
+{
+	struct tthread **set = nrun ? run : last;
+	size_t n = nrun ? nrun : nlast;
+	*use_last = !nrun;
+	uint32_t cur = tracer_current(tr);
+	size_t best = 0;
+	uint32_t bestkey = UINT32_MAX;
+	size_t nthr = tracer_nthreads(tr) + 1;
+	for (size_t i = 0; i < n; i++) {
+		if (set[i]->lid == cur && !set[i]->preempted)
+			return (int)i;
+		/* distance after the current thread, wrapping around */
+		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
+		if (key < bestkey) {
+			bestkey = key;
+			best = i;
+		}
+	}
+	return (int)best;
+}
+
+struct recorder *record_start(const struct record_opts *opts)
+{
+	struct recorder *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return NULL;
+	rec->opts = *opts;
+	rec->dir = strdup(opts->dir);
+	struct tracer_opts to = {
+		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
+		.quiet_target = opts->quiet_target, .stdout_fd = -1,
+	};
+	struct tracer_sink sink = {
+		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
+		.module = rec_module, .note = rec_note,
+	};
+	rec->tr = tracer_new(&to, &sink);
+	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0) {
+		record_free(rec);
+		return NULL;
+	}
+	char path[4096], err[512];
+	snprintf(path, sizeof path, "%s/trace.avt", opts->dir);
+	rec->w = trace_writer_open(path, err, sizeof err);
+	if (!rec->w) {
+		avt_error("%s", err);
+		record_free(rec);
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &rec->t0);
+	if (tracer_launch(rec->tr) < 0) {
+		trace_writer_close(rec->w);
+		rec->w = NULL;
+		unlink(path); /* nothing half-written that dump would take for a trace */
+		record_free(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+enum tstep record_step(struct recorder *rec)
+{
+	return tracer_step(rec->tr);
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void describe_deadlock(struct tracer *tr, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < tracer_nthreads(tr) && off < len; i++) {
+		struct tthread *t = tracer_thread(tr, (uint32_t)i);
+		uint64_t obj;
+		uint32_t holder;
+		const char *what = t && t->state != TS_DEAD ? tracer_blocked_on(tr, t, &obj, &holder) : NULL;
+		if (!what)
+			continue;
+		int n;
+		if (holder != UINT32_MAX)
+			n = snprintf(buf + off, len - off, "%sT%u waits for %s 0x%llx held by T%u",
+				     off ? "; " : "", t->lid, what, (unsigned long long)obj, holder);
+		else
+			n = snprintf(buf + off, len - off, "%sT%u waits for %s 0x%llx",
+				     off ? "; " : "", t->lid, what, (unsigned long long)obj);
+		if (n > 0)
+			off += (size_t)n;
+	}
+}
+
+static char *hex(const uint8_t *b, size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", b[i]);
+	buf[2 * n] = 0;
+	return buf;
+}
+
+static int write_meta(struct recorder *rec, const struct record_result *res)
+{
+	json_t *m = json_object(), *argv = json_array();
+	for (char *const *a = rec->opts.argv; *a; a++)
+		json_array_append_new(argv, json_string(*a));
+	char cwd[4096], bid[64] = "", path[4200], tmp[4300];
+	if (!getcwd(cwd, sizeof cwd))
+		cwd[0] = 0;
+	const char *exe = tracer_exe(rec->tr);
+	uint8_t id[20];
+	int n = elf_build_id(exe, id, sizeof id);
+	if (n > 0)
+		hex(id, (size_t)n, bid);
+	const struct tracer_stats *st = &res->stats;
+	json_object_set_new(m, "avtrace_version", json_string(AVT_VERSION));
+	json_object_set_new(m, "argv", argv);
+	json_object_set_new(m, "cwd", json_string(cwd));
+	json_object_set_new(m, "executable", json_string(exe));
+	json_object_set_new(m, "build_id", json_string(bid));
+	json_object_set_new(m, "exit_status", res->deadlock ? json_null() : json_integer(res->exit_status));
+	json_object_set_new(m, "signal", json_integer(tracer_exit_signal(rec->tr)));
+	json_object_set_new(m, "deadlock", json_boolean(res->deadlock));
+	json_object_set_new(m, "events", json_integer((json_int_t)st->events));
+	json_object_set_new(m, "threads", json_integer(st->threads));
+	json_object_set_new(m, "mutexes", json_integer(st->mutexes));
+	json_object_set_new(m, "condvars", json_integer(st->condvars));
+	json_object_set_new(m, "forks_untraced", json_integer(st->forks_untraced));
+	json_object_set_new(m, "execs", json_integer(st->execs));
+	json_object_set_new(m, "preemptions", json_integer(st->preemptions));
+	json_object_set_new(m, "seconds", json_real(res->seconds));
+	snprintf(path, sizeof path, "%s/meta.json", rec->dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	int rc = json_dump_file(m, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(m);
+	if (rc < 0 || rename(tmp, path) < 0) {
+		avt_error("cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_observed_schedule(struct recorder *rec)
+{
+	char path[4200], err[512];
+	snprintf(path, sizeof path, "%s/trace.avt", rec->dir);
+	struct trace *t = trace_read(path, err, sizeof err);
+	if (!t) {
+		avt_error("%s", err);
+		return -1;
+	}
+	struct schedule *s = schedule_from_events(t->ev, t->nev);
+	trace_free(t);
+	if (!s)
+		return -1;
+	schedule_add_comment(s, "0: the recorded order");
+	snprintf(path, sizeof path, "%s/schedules", rec->dir);
+	mkdir(path, 0777);
+	snprintf(path, sizeof path, "%s/schedules/0000.sched", rec->dir);
+	int rc = schedule_write(s, path);
+	schedule_free(s);
+	if (rc < 0)
+		avt_error("cannot write '%s'", path);
+	return rc;
+}
+
+int record_finish(struct recorder *rec, enum tstep last, struct record_result *res)
+{
+	memset(res, 0, sizeof *res);
+	if (last == TSTEP_DEADLOCK) {
+		res->deadlock = true;
+		describe_deadlock(rec->tr, res->deadlock_desc, sizeof res->deadlock_desc);
+		trace_write_note(rec->w, "deadlock");
+	}
+	if (last != TSTEP_EXITED)
+		tracer_kill(rec->tr);
+	res->exit_status = last == TSTEP_EXITED ? tracer_exit_status(rec->tr) : -1;
+	res->seconds = elapsed(&rec->t0);
+	res->stats = *tracer_stats(rec->tr);
+	int rc = trace_writer_close(rec->w);
+	rec->w = NULL;
+	if (rc < 0) {
+		avt_error("cannot write '%s/trace.avt': %s", rec->dir, strerror(errno));
+		return -1;
+	}
+	if (write_observed_schedule(rec) < 0 || write_meta(rec, res) < 0)
+		return -1;
+	return 0;
+}
+
+void record_free(struct recorder *rec)
+{
+	if (!rec)
+		return;
+	if (rec->w)
+		trace_writer_close(rec->w);
+	tracer_free(rec->tr);
+	free(rec->dir);
+	free(rec);
+}

@@ -1,0 +1,52 @@
+/*
+ * Recording: the tracer with the recorder sink.  The recorder appends every
+ * event to DIR/trace.avt as it takes effect and picks threads with the
+ * policy "keep running the current thread until it blocks or its slice
+ * ends, then the next one in logical-id order", so the recorded order is
+ * itself a valid schedule (written as DIR/schedules/0000.sched).
+ *
+ * Ownership: struct recorder owns its tracer and writer; opts strings stay
+ * the caller's.
+ */
+#ifndef AVT_TRACER_RECORD_H
+#define AVT_TRACER_RECORD_H
+
+#include <stdbool.h>
+
+#include "tracer.h"
+
+struct record_opts {
+	const char *dir;      /* output directory */
+	bool force;           /* replace an existing avtrace output directory */
+	char *const *argv;
+	int cpu;              /* -1: do not pin */
+	unsigned slice_ms;
+	bool quiet_target;
+};
+
+struct record_result {
+	int exit_status;      /* shell style: code or 128+signal; -1 on deadlock */
+	bool deadlock;
+	char deadlock_desc[512];
+	double seconds;
+	struct tracer_stats stats;
+};
+
+struct recorder;
+
+/* Checks the program and the output directory, creates the directory and
+ * launches the program.  NULL after one clear error (nothing left behind). */
+struct recorder *record_start(const struct record_opts *opts);
+/* One scheduling step (see tracer_step). */
+enum tstep record_step(struct recorder *rec);
+/* Ends the recording (kills the target if still alive), writes meta.json
+ * and schedules/0000.sched.  Returns 0, or -1 if the output is incomplete. */
+int record_finish(struct recorder *rec, enum tstep last, struct record_result *res);
+void record_free(struct recorder *rec);
+
+/* Shared by record and replay: the directory helpers. */
+int outdir_prepare(const char *dir, bool force);
+/* "1,204" */
+const char *fmt_thousands(unsigned long long v, char *buf, size_t len);
+
+#endif

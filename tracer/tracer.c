@@ -1,0 +1,524 @@
+/*
+ * Launching the target and the serialized event loop (see tracer.h for the
+ * model of requests, commits and steps).
+ *
+ * Timing: a 1 ms interval timer interrupts the supervisor's waitpid() so it
+ * can notice a running thread that spins (preempted after the slice) or
+ * sleeps in the kernel on something the model does not know (set aside as
+ * an unknown kernel wait).  Nothing else in the fast path costs a syscall
+ * beyond the ptrace stop itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "ptrace_util.h"
+#include "trace/log.h"
+#include "tracer_int.h"
+
+#define TICK_US 1000
+
+static volatile sig_atomic_t ticks;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
+
+static void timer_start(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_tick; /* no SA_RESTART: the tick must interrupt waitpid */
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, TICK_US }, { 0, TICK_US } };
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void timer_stop(void)
+{
+	struct itimerval it;
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink)
+{
+	struct tracer *tr = calloc(1, sizeof *tr);
+	if (!tr)
+		return NULL;
+	tr->opts = *opts;
+	if (!tr->opts.slice_ms)
+		tr->opts.slice_ms = 10;
+	tr->sink = *sink;
+	tr->memfd = -1;
+	tr->current = NO_THREAD;
+	model_init(&tr->model);
+	return tr;
+}
+
+static void free_threads(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->nthr; i++) {
+		if (tr->thr[i])
+			free(tr->thr[i]->priv);
+		free(tr->thr[i]);
+	}
+	free(tr->thr);
+	tr->thr = NULL;
+	tr->nthr = tr->capthr = 0;
+}
+
+void tracer_free(struct tracer *tr)
+{
+	if (!tr)
+		return;
+	if (tr->alive)
+		tracer_kill(tr);
+	timer_stop();
+	free_threads(tr);
+	bpt_release(&tr->bpts);
+	modmap_release(&tr->mods);
+	model_release(&tr->model);
+	if (tr->memfd >= 0)
+		close(tr->memfd);
+	free(tr->exe);
+	free(tr);
+}
+
+/* ---- threads */
+
+struct tthread *tr_by_tid(struct tracer *tr, pid_t tid)
+{
+	for (size_t i = tr->nthr; i-- > 0;)
+		if (tr->thr[i] && tr->thr[i]->tid == tid && tr->thr[i]->state != TS_DEAD)
+			return tr->thr[i];
+	return NULL;
+}
+
+struct tthread *tracer_thread(struct tracer *tr, uint32_t lid)
+{
+	return lid < tr->nthr ? tr->thr[lid] : NULL;
+}
+
+size_t tracer_nthreads(const struct tracer *tr)
+{
+	return tr->nthr;
+}
+
+struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
+{
+	if (tr->nthr == tr->capthr) {
+		size_t ncap = tr->capthr ? tr->capthr * 2 : 16;
+		struct tthread **n = realloc(tr->thr, ncap * sizeof *n);
+		BUG_ON(!n);
+		tr->thr = n;
+		tr->capthr = ncap;
+	}
+	struct tthread *t = calloc(1, sizeof *t);
+	BUG_ON(!t);
+	t->priv = calloc(1, sizeof *t->priv);
+	BUG_ON(!t->priv);
+	t->tid = tid;
+	t->lid = (uint32_t)tr->nthr;
+	t->parent = parent;
+	t->state = TS_NEW;
+	tr->thr[tr->nthr++] = t;
+	tr->stats.threads++;
+	if (parent != NO_THREAD) {
+		struct tthread *p = tr->thr[parent];
+		t->nth_child = p->nchildren++;
+	}
+	struct avt_thread_rec rec = { t->lid, parent, t->nth_child, (uint32_t)tid };
+	if (tr->sink.thread)
+		tr->sink.thread(tr->sink.ctx, tr, &rec);
+	return t;
+}
+
+void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
+{
+	struct elfmod *m = modmap_find(&tr->mods, addr);
+	if (m && m->id >= 0) {
+		*mod = (uint16_t)m->id;
+		*off = addr - m->bias;
+	} else {
+		*mod = AVT_MOD_NONE;
+		*off = addr;
+	}
+}
+
+void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
+	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size)
+{
+	struct avt_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.seq = tr->seq++;
+	ev.thread = t->lid;
+	ev.tindex = t->nevents++;
+	ev.kind = (uint16_t)kind;
+	ev.flags = flags;
+	ev.obj = obj;
+	ev.obj2 = obj2;
+	ev.size = size;
+	tracer_site(tr, site, &ev.site_mod, &ev.site_off);
+	t->idle_ns = 0;
+	tr->stats.events++;
+	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
+		tr->sink_stop = true;
+}
+
+/* ---- launch */
+
+static int resolve_exe(struct tracer *tr)
+{
+	const char *prog = tr->opts.argv[0];
+	if (strchr(prog, '/')) {
+		tr->exe = realpath(prog, NULL);
+		if (!tr->exe) {
+			avt_error("cannot run '%s': %s", prog, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	char buf[4096];
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *e = strchrnul(p, ':');
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)(e - p), p, prog);
+		if (access(buf, X_OK) == 0) {
+			tr->exe = realpath(buf, NULL);
+			return tr->exe ? 0 : -1;
+		}
+		p = *e ? e + 1 : e;
+	}
+	avt_error("cannot run '%s': not found in PATH", prog);
+	return -1;
+}
+
+static int check_exe(struct tracer *tr)
+{
+	struct stat st;
+	char why[128];
+	int is_static;
+	if (stat(tr->exe, &st) < 0) {
+		avt_error("cannot run '%s': %s", tr->exe, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		avt_error("cannot run '%s': not a regular file", tr->exe);
+		return -1;
+	}
+	if (access(tr->exe, X_OK) < 0) {
+		avt_error("cannot run '%s': not executable", tr->exe);
+		return -1;
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		avt_error("refusing to trace '%s': it is set-user/group-ID (ptrace would drop its privileges and must not be used on it)", tr->exe);
+		return -1;
+	}
+	if (elf_check_exec(tr->exe, &is_static, why, sizeof why) < 0) {
+		avt_error("cannot trace '%s': %s", tr->exe, why);
+		return -1;
+	}
+	return 0;
+}
+
+static void pin_cpu(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) < 0)
+		avt_warn("cannot pin to CPU %d: %s", cpu, strerror(errno));
+}
+
+static void child_exec(struct tracer *tr, int errfd)
+{
+	if (tr->opts.cwd && chdir(tr->opts.cwd) < 0)
+		goto fail;
+	personality(ADDR_NO_RANDOMIZE);
+	if (tr->opts.stdout_fd >= 0)
+		dup2(tr->opts.stdout_fd, 1);
+	if (tr->opts.quiet_target) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	raise(SIGSTOP);
+	execv(tr->exe, tr->opts.argv);
+fail:;
+	int e = errno;
+	if (write(errfd, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static const char *ptrace_hint(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope == 3)
+		return " (kernel.yama.ptrace_scope is 3: ptrace is disabled until reboot)";
+	if (scope >= 1)
+		return " (kernel.yama.ptrace_scope restricts ptrace; try 'sysctl kernel.yama.ptrace_scope=0' or run as root)";
+	return " (is avtrace running inside a container or sandbox that forbids ptrace?)";
+}
+
+static int wait_exec(struct tracer *tr, int errfd)
+{
+	for (;;) {
+		int st;
+		if (waitpid(tr->pid, &st, __WALL) < 0)
+			return -1;
+		struct ptu_status s;
+		ptu_decode(st, &s);
+		if (s.stop == PTU_EXITED || s.stop == PTU_KILLED) {
+			int e = 0;
+			if (read(errfd, &e, sizeof e) == sizeof e)
+				avt_error("cannot run '%s': %s", tr->exe, strerror(e));
+			else
+				avt_error("'%s' exited before it started", tr->exe);
+			tr->alive = false;
+			return -1;
+		}
+		if (s.stop == PTU_EV_EXEC)
+			return 0;
+		/* the SIGSTOP group-stop and the SIGCONT that ends it: swallow */
+		ptu_resume(tr->pid, 0);
+	}
+}
+
+/* Maps the scratch page by making the target call mmap(2): `syscall; int3`
+ * written over its entry point, run, then the bytes and registers put back. */
+static int inject_mmap(struct tracer *tr, uint64_t entry, struct user_regs_struct *saved)
+{
+	uint8_t orig[3], code[3] = { 0x0f, 0x05, 0xcc };
+	struct user_regs_struct r = *saved;
+	if (ptu_read(tr->pid, entry, orig, 3) < 0 || ptu_write(tr->memfd, entry, code, 3) < 0)
+		return -1;
+	r.rip = entry;
+	r.rax = 9; /* mmap */
+	r.orig_rax = (uint64_t)-1;
+	r.rdi = 0;
+	r.rsi = BPT_SCRATCH_SIZE;
+	r.rdx = PROT_READ | PROT_EXEC;
+	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS;
+	r.r8 = (uint64_t)-1;
+	r.r9 = 0;
+	int st;
+	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) < 0 ||
+	    waitpid(tr->pid, &st, __WALL) < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+		return -1;
+	ptu_getregs(tr->pid, &r);
+	if (ptu_write(tr->memfd, entry, orig, 3) < 0 || ptu_setregs(tr->pid, saved) < 0)
+		return -1;
+	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
+		return -1;
+	tr->scratch = r.rax;
+	return 0;
+}
+
+static uint64_t auxv_entry(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf64_auxv_t a;
+	uint64_t entry = 0;
+	while (read(fd, &a, sizeof a) == sizeof a && a.a_type != AT_NULL)
+		if (a.a_type == AT_ENTRY)
+			entry = a.a_un.a_val;
+	close(fd);
+	return entry;
+}
+
+static void announce_modules(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->mods.n; i++) {
+		struct elfmod *m = &tr->mods.m[i];
+		m->id = tr->next_mod_id++;
+		struct avt_module_rec rec;
+		memset(&rec, 0, sizeof rec);
+		rec.base = m->bias;
+		rec.lo = m->lo;
+		rec.hi = m->hi;
+		rec.id = (uint16_t)m->id;
+		rec.build_id_len = m->build_id_len;
+		memcpy(rec.build_id, m->build_id, sizeof rec.build_id);
+		if (tr->sink.module)
+			tr->sink.module(tr->sink.ctx, tr, &rec, m->path);
+	}
+}
+
+/* The new image is at its first instruction: stop it at AT_ENTRY, where
+ * the dynamic linker has mapped libc, to plant the hooks. */
+int exec_begin(struct tracer *tr)
+{
+	uint64_t entry = auxv_entry(tr->pid);
+	if (tr->memfd >= 0)
+		close(tr->memfd);
+	tr->memfd = ptu_open_mem(tr->pid);
+	bpt_release(&tr->bpts);
+	bpt_init(&tr->bpts, tr->pid, tr->memfd, 0);
+	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->bpts, entry, BK_ENTRY, 0) < 0) {
+		avt_error("cannot stop '%s' at its entry point", tr->exe);
+		return -1;
+	}
+	return 0;
+}
+
+int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
+			 struct user_regs_struct *r)
+{
+	uint64_t entry = b->addr;
+	if (bpt_remove(&tr->bpts, entry) < 0)
+		return -1;
+	r->rip = entry;
+	if (inject_mmap(tr, entry, r) < 0) {
+		avt_error("cannot map the scratch page into '%s'", tr->exe);
+		return -1;
+	}
+	bpt_release(&tr->bpts);
+	bpt_init(&tr->bpts, tr->pid, tr->memfd, tr->scratch);
+	tr->tramp = tr->scratch;
+	if (bpt_insert_raw(&tr->bpts, tr->tramp, BK_TRAMP, 0) < 0)
+		return -1;
+	modmap_release(&tr->mods);
+	if (modmap_load(&tr->mods, tr->pid) < 0)
+		return -1;
+	announce_modules(tr);
+	char why[512];
+	if (hooks_plant(tr, why, sizeof why) < 0) {
+		avt_error("%s", why);
+		return -1;
+	}
+	t->fs_base = r->fs_base;
+	return 0;
+}
+
+int tracer_check(struct tracer *tr)
+{
+	if (tr->exe)
+		return 0;
+	if (resolve_exe(tr) < 0 || check_exe(tr) < 0) {
+		free(tr->exe);
+		tr->exe = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+const char *tracer_exe(const struct tracer *tr)
+{
+	return tr->exe;
+}
+
+uint32_t tracer_current(const struct tracer *tr)
+{
+	return tr->current;
+}
+
+int tracer_launch(struct tracer *tr)
+{
+	if (tracer_check(tr) < 0)
+		return -1;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pin_cpu(tr->opts.cpu);
+	fflush(NULL);
+	tr->pid = fork();
+	if (tr->pid < 0) {
+		avt_error("cannot fork: %s", strerror(errno));
+		return -1;
+	}
+	if (tr->pid == 0)
+		child_exec(tr, pfd[1]);
+	close(pfd[1]);
+	tr->alive = true;
+	int st;
+	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
+		avt_error("cannot start '%s'", tr->exe);
+		close(pfd[0]);
+		tr->alive = false;
+		return -1;
+	}
+	long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	if (ptrace(PTRACE_SEIZE, tr->pid, 0L, opts) < 0) {
+		int e = errno;
+		kill(tr->pid, SIGKILL);
+		waitpid(tr->pid, &st, 0);
+		tr->alive = false;
+		close(pfd[0]);
+		avt_error("cannot trace '%s': ptrace: %s%s", tr->exe, strerror(e),
+			  e == EPERM ? ptrace_hint() : "");
+		return -1;
+	}
+	kill(tr->pid, SIGCONT);
+	int rc = wait_exec(tr, pfd[0]);
+	close(pfd[0]);
+	if (rc < 0)
+		return -1;
+	struct tthread *t0 = thread_add(tr, tr->pid, NO_THREAD);
+	t0->state = TS_READY;
+	if (exec_begin(tr) < 0)
+		return -1;
+	tr->launched = true;
+	timer_start();
+	return 0;
+}
+
+void tracer_kill(struct tracer *tr)
+{
+	if (!tr->alive)
+		return;
+	kill(tr->pid, SIGKILL);
+	int st;
+	while (waitpid(-1, &st, __WALL) > 0)
+		;
+	tr->alive = false;
+}
+
+pid_t tracer_pid(const struct tracer *tr)
+{
+	return tr->pid;
+}
+
+int tracer_exit_status(const struct tracer *tr)
+{
+	return tr->exit_status;
+}
+
+int tracer_exit_signal(const struct tracer *tr)
+{
+	return tr->exit_signal;
+}
+
+const struct tracer_stats *tracer_stats(const struct tracer *tr)
+{
+	return &tr->stats;
+}

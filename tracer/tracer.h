@@ -1,0 +1,179 @@
+/*
+ * The tracer: runs a target under ptrace, serialized (exactly one thread
+ * runs at a time), and turns its pthread calls into events.
+ *
+ * How a session advances (docs/INTERNALS.md has the long version):
+ *
+ *   - Every thread is stopped except the one the sink picked.
+ *   - A thread stops at a *request*: the entry of a hooked function, a probe,
+ *     its own exit.  The request is what the thread is about to do
+ *     (acquire m, signal c, ...).  The lock model (model.c) says whether it
+ *     could proceed now.
+ *   - tracer_step() asks the sink to pick one runnable thread, *commits* its
+ *     request (updates the model, emits the event through the sink) and
+ *     runs it to its next request.  Events whose outcome is known only when
+ *     the call returns (trylock, cond wait wake-up, sem wait, barrier) are
+ *     emitted at the return trampoline, inside the same step.
+ *   - A thread that runs too long without a request (a spin loop) is
+ *     preempted after a time slice; one that sleeps in the kernel on
+ *     something the model does not know (glibc-internal locks, I/O) is
+ *     interrupted and set aside, so a serialized run never hangs on it.
+ *
+ * The sink is either the recorder (appends to a trace file, picks "the
+ * current thread until it blocks") or the replay scheduler (picks what the
+ * schedule says and checks each event against the expected one).
+ *
+ * Ownership: struct tracer owns its threads, breakpoint table and module
+ * map; the sink and the argv stay the caller's.
+ */
+#ifndef AVT_TRACER_TRACER_H
+#define AVT_TRACER_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/event.h"
+#include "trace/trace.h"
+
+struct tracer;
+struct tthread;
+
+enum tthread_state {
+	TS_NEW,      /* known tid, first stop not seen yet */
+	TS_READY,    /* stopped, nothing pending: may run */
+	TS_REQ,      /* stopped at a request; the model decides */
+	TS_KWAIT,    /* asleep in the kernel (cond, barrier, sem, unknown), held stopped */
+	TS_RUNNING,
+	TS_DEAD,
+};
+
+/* What a waiting thread waits for. */
+enum twait {
+	TW_NONE,
+	TW_COND,     /* pthread_cond_wait: needs a signal, then the mutex */
+	TW_BARRIER,
+	TW_SEM,
+	TW_JOIN,
+	TW_TIMED,    /* a timed wait: may always proceed, by timing out */
+	TW_UNKNOWN,  /* blocked in the kernel on something unmodelled */
+};
+
+/* A pending request (what the thread does when next committed). */
+struct treq {
+	int hook;        /* index into the hook table, or a HK_* pseudo hook */
+	enum avt_kind kind; /* the event it will emit at commit (AVT_EV_NONE: none) */
+	uint64_t obj, obj2;
+	uint64_t site;   /* absolute return address (or pc for probes) */
+	uint16_t size;
+	bool never;      /* can never proceed (relocking a normal mutex one holds) */
+};
+
+/* The public view of a thread, for sinks and policies. */
+struct tthread {
+	pid_t tid;
+	uint32_t lid;          /* logical id */
+	uint32_t parent;
+	uint32_t nth_child;
+	uint32_t nchildren;
+	enum tthread_state state;
+	struct treq req;       /* valid in TS_REQ */
+	enum twait wait;       /* valid in TS_KWAIT */
+	uint64_t wait_obj;
+	bool woken;            /* a signal/post/barrier release reached it */
+	bool started;          /* its start event was emitted */
+	bool preempted;        /* its last run ended by time slice, not a request */
+	uint32_t nevents;      /* events emitted so far (next tindex) */
+	uint64_t fs_base;      /* its pthread_t */
+	uint64_t idle_ns;      /* time run since its last event (stuck detection) */
+	uint64_t wait_seq;     /* order of entering a cond wait (fairness) */
+	struct tracer_priv_thread *priv;
+};
+
+/* Why a step ended the session or could not go on. */
+enum tstep {
+	TSTEP_CONTINUE,
+	TSTEP_EXITED,    /* the target exited; see tracer_exit_status() */
+	TSTEP_DEADLOCK,  /* every live thread is blocked in the model */
+	TSTEP_STOPPED,   /* the sink asked to stop */
+	TSTEP_ERROR,
+};
+
+struct tracer_sink {
+	void *ctx;
+	/* An event took effect.  Return -1 to stop the session (divergence). */
+	int (*event)(void *ctx, struct tracer *tr, const struct avt_event *ev);
+	/* Choose which thread runs next: index into run[0..nrun), or -1 to stop.
+	 * run[] are threads that can proceed now; last[] are threads that can
+	 * only proceed by timing out or on a guess (unmodelled kernel waits),
+	 * worth running only when run[] is empty.  *use_last set to pick from last. */
+	int (*pick)(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
+		    struct tthread **last, size_t nlast, bool *use_last);
+	/* Optional: a thread record / module record / note to keep. */
+	void (*thread)(void *ctx, struct tracer *tr, const struct avt_thread_rec *th);
+	void (*module)(void *ctx, struct tracer *tr, const struct avt_module_rec *m,
+		       const char *path);
+	void (*note)(void *ctx, struct tracer *tr, const char *text);
+};
+
+struct tracer_opts {
+	char *const *argv;     /* program and arguments (argv[0] resolved via PATH) */
+	const char *cwd;       /* NULL: inherit */
+	int cpu;               /* pin supervisor + target to this CPU; -1: do not pin */
+	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
+	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
+	int stdout_fd;         /* >= 0: the target's stdout goes there */
+};
+
+struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
+void tracer_free(struct tracer *tr);
+
+/* Resolves and checks the program (exists, executable, ELF, not setuid)
+ * without running it; tracer_launch does it too.  -1 after one error. */
+int tracer_check(struct tracer *tr);
+const char *tracer_exe(const struct tracer *tr);
+/* Logical id of the thread run last (UINT32_MAX before the first step). */
+uint32_t tracer_current(const struct tracer *tr);
+
+/* Checks the program (exists, executable, ELF, not setuid), forks it under
+ * ptrace with ASLR off, stops it at its entry point and plants the hooks.
+ * Returns 0, or -1 after printing one clear error. */
+int tracer_launch(struct tracer *tr);
+
+/* One scheduling decision: commit + run one thread to its next request. */
+enum tstep tracer_step(struct tracer *tr);
+
+/* Kills the target (if alive) and reaps it. */
+void tracer_kill(struct tracer *tr);
+/* Leaves the target stopped and detached (for gdb): returns its pid. */
+pid_t tracer_detach_stopped(struct tracer *tr);
+
+/* After TSTEP_EXITED: shell-style status (code, or 128+signal). */
+int tracer_exit_status(const struct tracer *tr);
+int tracer_exit_signal(const struct tracer *tr);
+pid_t tracer_pid(const struct tracer *tr);
+
+struct tthread *tracer_thread(struct tracer *tr, uint32_t lid);
+size_t tracer_nthreads(const struct tracer *tr);
+/* Why t cannot proceed now (for reports): fills holder/obj, returns a word
+ * like "lock", "join", "cond", or NULL when it can. */
+const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
+			      uint64_t *obj, uint32_t *holder);
+
+/* Facts for summaries. */
+struct tracer_stats {
+	uint64_t events;
+	unsigned threads;
+	unsigned forks_untraced;
+	unsigned execs;
+	unsigned preemptions;
+	unsigned kernel_waits;
+	unsigned mutexes, condvars;
+};
+const struct tracer_stats *tracer_stats(const struct tracer *tr);
+
+/* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
+void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);
+
+#endif

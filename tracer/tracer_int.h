@@ -1,0 +1,162 @@
+/*
+ * Private state of the tracer, shared by its files (tracer.c: launch and
+ * the event loop; hooks.c: what each hooked function means; model.c: the
+ * lock / condition / join model).  Three levels, each with one owner:
+ * thread (tthread + tracer_priv_thread), address space (bpt_table, modmap,
+ * scratch page), session (struct tracer).
+ */
+#ifndef AVT_TRACER_INT_H
+#define AVT_TRACER_INT_H
+
+#include <sys/user.h>
+
+#include "bpt.h"
+#include "elfmod.h"
+#include "tracer.h"
+#include "trace/log.h"
+
+/* Breakpoint owners (struct bpt.kind). */
+enum {
+	BK_HOOK = 1,   /* data = hook index */
+	BK_TRAMP,      /* the return trampoline */
+	BK_ENTRY,      /* one-shot stop at the program entry */
+};
+
+/* Pseudo hooks for requests that are not function entries. */
+enum {
+	HK_EXIT = -2,  /* the thread's own exit */
+	HK_START = -3, /* a fresh thread's first run */
+};
+
+/* What a hooked function does to the model, at entry and at return. */
+enum hop {
+	OP_CREATE, OP_JOIN,
+	OP_LOCK, OP_TRYLOCK, OP_TIMEDLOCK, OP_UNLOCK,
+	OP_RDLOCK, OP_WRLOCK, OP_TRYRDLOCK, OP_TRYWRLOCK, OP_TIMEDRDLOCK, OP_TIMEDWRLOCK,
+	OP_RWUNLOCK,
+	OP_SPINLOCK, OP_SPINTRYLOCK, OP_SPINUNLOCK,
+	OP_CONDWAIT, OP_CONDTIMEDWAIT, OP_SIGNAL, OP_BROADCAST,
+	OP_BARRIER,
+	OP_SEMWAIT, OP_SEMTRYWAIT, OP_SEMTIMEDWAIT, OP_SEMPOST,
+};
+
+struct hook_def {
+	const char *name;
+	enum hop op;
+};
+
+extern const struct hook_def hook_defs[];
+extern const size_t n_hook_defs;
+
+/* A call in progress whose return we intercept (uretprobe style: the
+ * return address on the stack is swapped for the trampoline). */
+struct retframe {
+	uint64_t ret;      /* real return address */
+	uint64_t sp;       /* stack pointer at entry (points at the return address) */
+	int hook;
+	uint64_t obj, obj2;
+	uint64_t site;
+};
+
+#define MAX_RETFRAMES 16
+
+struct tracer_priv_thread {
+	struct retframe rets[MAX_RETFRAMES];
+	int nrets;
+	bool interrupt_pending;
+	bool expect_block;     /* committed into a wait: watch for it falling asleep */
+	bool exit_seen;
+	int pending_sig;       /* signal to deliver on next resume */
+	uint64_t resume_pc;    /* nonzero: set pc before resuming */
+	uint64_t create_site;  /* site of the pthread_create in progress */
+};
+
+/* Lock model entry. */
+struct mlock {
+	uint64_t addr;
+	uint32_t owner;    /* logical id of the writer/owner, or NO_THREAD */
+	uint32_t count;    /* recursion depth of the owner */
+	uint32_t readers;  /* rwlock read holders */
+	bool used;
+	bool is_cond;      /* a condition variable seen (for stats) */
+	bool acquired;     /* acquired at least once (for stats) */
+};
+#define NO_THREAD UINT32_MAX
+
+struct model {
+	struct mlock *tab;
+	size_t cap, n;
+};
+
+struct tracer {
+	struct tracer_opts opts;
+	struct tracer_sink sink;
+	char *exe;            /* resolved program path */
+	pid_t pid;
+	int memfd;
+	bool alive;
+	bool launched;
+	int exit_status;      /* shell style */
+	int exit_signal;
+
+	struct tthread **thr; /* by logical id */
+	size_t nthr, capthr;
+	uint32_t current;     /* last thread run, NO_THREAD at start */
+
+	struct bpt_table bpts;
+	struct modmap mods;
+	uint16_t next_mod_id;
+	uint64_t scratch;
+	uint64_t tramp;       /* address of the return trampoline int3 */
+	uint64_t hook_addr[64];
+	uint64_t hook_size[64];
+	struct model model;
+
+	uint64_t seq;
+	uint64_t wait_seq;
+	struct tracer_stats stats;
+
+	bool sink_stop;         /* the sink asked to stop the session */
+	bool interrupt_blocked; /* the pending interrupt sets a sleeper aside */
+	int fatal_sig;          /* a fatal signal was delivered (0: none) */
+	pid_t fatal_tid;
+	uint64_t fatal_pc;
+
+	/* tids seen before the clone event that announces them */
+	pid_t orphans[64];
+	int norphans;
+};
+
+/* tracer.c */
+struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);
+struct tthread *tr_by_tid(struct tracer *tr, pid_t tid);
+void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
+	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size);
+
+int exec_begin(struct tracer *tr);
+int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
+		  struct user_regs_struct *r);
+
+/* hooks.c */
+int hooks_plant(struct tracer *tr, char *why, size_t whylen);
+/* A thread stopped at hook h's entry: fill its request (false: internal
+ * call, resume it transparently). */
+bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
+/* Commit t's request: update the model, emit, arrange the return frame. */
+int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
+/* t stopped at the trampoline: handle the return of its innermost frame. */
+int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
+
+/* model.c */
+void model_init(struct model *m);
+void model_release(struct model *m);
+struct mlock *model_lock(struct model *m, uint64_t addr);
+struct mlock *model_find(struct model *m, uint64_t addr);
+/* Can t commit its request now?  1 yes, 0 no, 2 only as a last resort
+ * (a timed lock of a held lock: it can only time out). */
+int model_can_commit(struct tracer *tr, const struct tthread *t);
+/* Can a kernel-waiting thread be resumed with a chance of progress? 1 yes,
+ * 0 no, 2 only as a last resort. */
+int model_can_wake(struct tracer *tr, const struct tthread *t);
+
+#endif
