@@ -34,7 +34,43 @@ static void flag_names(uint16_t f, json_t *arr)
 			json_array_append_new(arr, json_string(names[i].name));
 }
 
-static void print_json(struct names *n, const struct avt_event *ev)
+static json_t *stack_json(struct names *n, const struct avt_stack *st)
+{
+	json_t *arr = json_array();
+	char site[512];
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const char *func = NULL;
+		json_t *f = json_object();
+		const struct avt_frame *fr = &st->frames[i];
+		if (n)
+			names_frame(n, fr->mod, fr->off, i > 0, site, sizeof site, &func);
+		else
+			snprintf(site, sizeof site, "%u+0x%llx", fr->mod, (unsigned long long)fr->off);
+		json_object_set_new(f, "site", json_string(site));
+		if (func)
+			json_object_set_new(f, "func", json_string(func));
+		json_array_append_new(arr, f);
+	}
+	return arr;
+}
+
+static void print_stack_text(struct names *n, const struct avt_stack *st)
+{
+	char site[512];
+	printf("         backtrace:");
+	for (uint32_t i = 0; i < st->depth; i++) {
+		const char *func = NULL;
+		const struct avt_frame *fr = &st->frames[i];
+		if (n)
+			names_frame(n, fr->mod, fr->off, i > 0, site, sizeof site, &func);
+		else
+			snprintf(site, sizeof site, "%u+0x%llx", fr->mod, (unsigned long long)fr->off);
+		printf("%s %s %s", i ? " <-" : "", func ? func : "??", site);
+	}
+	putchar('\n');
+}
+
+static void print_json(struct names *n, const struct avt_event *ev, const struct avt_stack *st)
 {
 	char site[512], obj[256], tmp[64];
 	const char *func = NULL;
@@ -89,12 +125,14 @@ static void print_json(struct names *n, const struct avt_event *ev)
 		else
 			json_decref(fl);
 	}
+	if (st)
+		json_object_set_new(o, "backtrace", stack_json(n, st));
 	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(o);
 }
 
-static void print_text(struct names *n, const struct avt_event *ev)
+static void print_text(struct names *n, const struct avt_event *ev, const struct avt_stack *st)
 {
 	char site[512] = "", obj[256] = "", extra[300] = "";
 	const char *func = NULL;
@@ -118,6 +156,8 @@ static void print_text(struct names *n, const struct avt_event *ev)
 	printf("%6llu T%-3u %-13s %s%s%s%s%s%s\n", (unsigned long long)ev->seq, ev->thread,
 	       avt_kind_name(ev->kind), obj, extra, *site ? "  " : "", site, func ? " " : "",
 	       func ? func : "");
+	if (st)
+		print_stack_text(n, st);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -148,10 +188,11 @@ int cmd_dump(int argc, char **argv)
 	if (!raw && names_open(&nm, t) == 0)
 		n = &nm;
 	for (size_t i = 0; i < t->nev; i++) {
+		const struct avt_stack *st = t->nstacks ? trace_stack(t, t->ev[i].seq) : NULL;
 		if (json)
-			print_json(n, &t->ev[i]);
+			print_json(n, &t->ev[i], st);
 		else
-			print_text(n, &t->ev[i]);
+			print_text(n, &t->ev[i], st);
 	}
 	if (t->truncated)
 		avt_warn("trace '%s/trace.avt' ends inside a record (the recording was cut short)", dir);

@@ -200,6 +200,13 @@ int trace_write_note(struct trace_writer *w, const char *text)
 			    text, strlen(text));
 }
 
+int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
+		      uint32_t depth)
+{
+	struct avt_stack_rec h = { seq, depth, 0 };
+	return write_record(w, AVT_REC_STACK, &h, sizeof h, f, depth * sizeof *f);
+}
+
 int trace_writer_flush(struct trace_writer *w)
 {
 	if (writer_drain(w) < 0)
@@ -248,7 +255,7 @@ struct reader {
 	unsigned char *scratch; /* owned; payloads of variable-length records */
 	size_t scratchcap;
 	struct trace *t;
-	size_t evcap, modcap, thrcap, notecap;
+	size_t evcap, modcap, thrcap, notecap, stackcap;
 };
 
 
@@ -370,6 +377,7 @@ static const struct {
 	  sizeof(struct avt_thread_rec) },
 	{ AVT_REC_EVENT, "event", sizeof(struct avt_event), sizeof(struct avt_event) },
 	{ AVT_REC_NOTE, "note", NOTE_HDR_SIZE, UINT32_MAX },
+	{ AVT_REC_STACK, "stack", sizeof(struct avt_stack_rec), UINT32_MAX },
 };
 
 static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t at)
@@ -458,6 +466,31 @@ static int read_note(struct reader *r, uint32_t len)
 	return 0;
 }
 
+static int read_stack(struct reader *r, uint32_t len, uint64_t at)
+{
+	struct trace *t = r->t;
+	struct avt_stack_rec h;
+	int ret = read_payload(r, len);
+
+	if (ret)
+		return ret;
+	memcpy(&h, r->scratch, sizeof h);
+	if ((uint64_t)h.depth * sizeof(struct avt_frame) != len - sizeof h)
+		return read_fail(r, "stack record at offset %llu has length %u for %u frames",
+				 (unsigned long long)at, len, h.depth);
+	if (grow(r, (void **)&t->stacks, &r->stackcap, t->nstacks, sizeof(*t->stacks)) < 0)
+		return -1;
+	struct avt_stack *s = &t->stacks[t->nstacks];
+	s->seq = h.seq;
+	s->depth = h.depth;
+	s->frames = malloc(h.depth ? h.depth * sizeof *s->frames : 1);
+	if (!s->frames)
+		return read_fail(r, "out of memory");
+	memcpy(s->frames, r->scratch + sizeof h, h.depth * sizeof *s->frames);
+	t->nstacks++;
+	return 0;
+}
+
 static int read_record(struct reader *r)
 {
 	unsigned char hdr[REC_HDR_SIZE];
@@ -488,9 +521,10 @@ static int read_record(struct reader *r)
 		return read_module(r, len, at);
 	case AVT_REC_NOTE:
 		return read_note(r, len);
+	case AVT_REC_STACK:
+		return read_stack(r, len, at);
 	default:
-		/* Unknown types, and stack records, which struct trace does not
-		 * hold yet: skipping them is what the version contract allows. */
+		/* Unknown types: skipping them is what the version contract allows. */
 		return read_payload(r, len);
 	}
 }
@@ -543,11 +577,27 @@ void trace_free(struct trace *t)
 		free(t->mod[i].path);
 	for (size_t i = 0; i < t->nnotes; i++)
 		free(t->notes[i].text);
+	for (size_t i = 0; i < t->nstacks; i++)
+		free(t->stacks[i].frames);
+	free(t->stacks);
 	free(t->mod);
 	free(t->notes);
 	free(t->thr);
 	free(t->ev);
 	free(t);
+}
+
+const struct avt_stack *trace_stack(const struct trace *t, uint64_t seq)
+{
+	size_t lo = 0, hi = t->nstacks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->stacks[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nstacks && t->stacks[lo].seq == seq ? &t->stacks[lo] : NULL;
 }
 
 const struct avt_module *trace_module(const struct trace *t, unsigned id)

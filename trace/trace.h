@@ -48,6 +48,27 @@ struct avt_thread_rec {
 	uint32_t os_tid;    /* kernel tid in the recorded run (informational) */
 };
 
+/* A call stack attached to an event (fatal signals, --stacks). */
+struct avt_frame {
+	uint64_t off;      /* offset in module mod; frames past the first are
+	                      return addresses */
+	uint16_t mod;      /* module id or AVT_MOD_NONE (off is absolute) */
+	uint16_t pad[3];
+};
+
+struct avt_stack_rec {
+	uint64_t seq;      /* the event it belongs to */
+	uint32_t depth;
+	uint32_t pad;
+	/* followed by depth x struct avt_frame */
+};
+
+struct avt_stack {
+	uint64_t seq;
+	uint32_t depth;
+	struct avt_frame *frames;
+};
+
 struct avt_module {
 	struct avt_module_rec rec;
 	char *path;
@@ -68,6 +89,8 @@ struct trace {
 	size_t nthr;
 	struct avt_note *notes;
 	size_t nnotes;
+	struct avt_stack *stacks; /* in seq order */
+	size_t nstacks;
 	int truncated; /* the file ended inside a record (e.g. a crash) */
 };
 
@@ -88,6 +111,10 @@ int trace_write_module(struct trace_writer *w, const struct avt_module_rec *m,
 int trace_write_thread(struct trace_writer *w, const struct avt_thread_rec *th);
 int trace_write_event(struct trace_writer *w, const struct avt_event *ev);
 int trace_write_note(struct trace_writer *w, const char *text);
+int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
+		      uint32_t depth);
+/* The stack recorded for event seq, or NULL. */
+const struct avt_stack *trace_stack(const struct trace *t, uint64_t seq);
 int trace_writer_flush(struct trace_writer *w);
 /* Flushes and closes; returns -1 if any write failed. */
 int trace_writer_close(struct trace_writer *w);

@@ -95,8 +95,10 @@ static void on_signal(struct tracer *tr, struct tthread *t, int sig)
 		ptu_getregs(t->tid, &r);
 		tr->fatal_pc = r.rip;
 		tr->fatal_tid = t->tid;
+		uint64_t seq = tr->seq;
 		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, (uint64_t)(uintptr_t)si.si_addr, 0, r.rip,
 			AVT_F_SITE_EXACT, (uint16_t)sig);
+		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
 	t->priv->pending_sig = sig;
@@ -136,8 +138,7 @@ static void wait_first_stop(struct tracer *tr, pid_t tid)
 	if (take_orphan(tr, tid))
 		return;
 	int st;
-	while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
-		;
+	ptu_wait(tid, &st, __WALL);
 }
 
 static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
@@ -247,7 +248,9 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 
 static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthread *run)
 {
-	if (t == run && !t->priv->exit_seen) {
+	/* a thread killed by a fatal signal does not "exit": the signal is its
+	 * last event */
+	if (t == run && !t->priv->exit_seen && !tr->fatal_sig) {
 		unsigned long code = 0;
 		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &code);
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
@@ -405,12 +408,12 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 			tr->interrupt_blocked = true;
 			t->priv->interrupt_pending = true;
 			ptu_interrupt(t->tid);
-			return waitpid(-1, st, __WALL);
+			return ptu_wait(-1, st, __WALL);
 		}
 		struct timespec ts = { 0, spins < 10 ? 10000 : 200000 };
 		nanosleep(&ts, NULL);
 		if (spins > 100)
-			return waitpid(-1, st, __WALL);
+			return ptu_wait(-1, st, __WALL);
 	}
 }
 
@@ -469,6 +472,33 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 	}
 }
 
+static bool all_dead(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->nthr; i++)
+		if (tr->thr[i] && tr->thr[i]->state != TS_DEAD)
+			return false;
+	return true;
+}
+
+/* Every thread has exited but the process's own exit is not reported yet
+ * (the leader lingers as a zombie for a moment): wait for it. */
+static enum tstep drain_exit(struct tracer *tr)
+{
+	for (;;) {
+		int st;
+		pid_t p = ptu_wait(-1, &st, __WALL);
+		if (p < 0) {
+			tr->alive = false;
+			return errno == ECHILD ? TSTEP_EXITED : TSTEP_ERROR;
+		}
+		enum wr w = dispatch(tr, p, st, NULL);
+		if (w == WR_EXITED)
+			return TSTEP_EXITED;
+		if (w == WR_ERROR)
+			return TSTEP_ERROR;
+	}
+}
+
 static void commit(struct tracer *tr, struct tthread *t)
 {
 	struct user_regs_struct r;
@@ -501,7 +531,7 @@ enum tstep tracer_step(struct tracer *tr)
 	if (!nrun && !nlast) {
 		free(run);
 		free(last);
-		return TSTEP_DEADLOCK;
+		return all_dead(tr) ? drain_exit(tr) : TSTEP_DEADLOCK;
 	}
 	int i = tr->sink.pick(tr->sink.ctx, tr, run, nrun, last, nlast, &use_last);
 	struct tthread *t = i < 0 ? NULL : use_last ? last[i] : run[i];

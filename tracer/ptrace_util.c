@@ -72,6 +72,14 @@ int ptu_interrupt(pid_t tid)
 	return ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0 ? -1 : 0;
 }
 
+pid_t ptu_wait(pid_t pid, int *status, int flags)
+{
+	pid_t p;
+	while ((p = waitpid(pid, status, flags)) < 0 && errno == EINTR)
+		;
+	return p;
+}
+
 int ptu_getregs(pid_t tid, struct user_regs_struct *r)
 {
 	return ptrace(PTRACE_GETREGS, tid, 0L, r) < 0 ? -1 : 0;

@@ -39,6 +39,8 @@ const char *ptu_stop_name(enum ptu_stop s);
  * errno == ESRCH when the thread is already gone (not an error to callers). */
 int ptu_resume(pid_t tid, int sig);
 int ptu_interrupt(pid_t tid);
+/* waitpid() that retries when the supervisor's tick interrupts it. */
+pid_t ptu_wait(pid_t pid, int *status, int flags);
 
 int ptu_getregs(pid_t tid, struct user_regs_struct *r);
 int ptu_setregs(pid_t tid, const struct user_regs_struct *r);

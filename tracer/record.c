@@ -151,6 +151,14 @@ static void rec_module(void *ctx, struct tracer *tr, const struct avt_module_rec
 	trace_write_module(rec->w, m, path);
 }
 
+static void rec_stack(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
+		      uint32_t depth)
+{
+	struct recorder *rec = ctx;
+	trace_write_stack(rec->w, seq, f, depth);
+	trace_writer_flush(rec->w);
+}
+
 static void rec_note(void *ctx, struct tracer *tr, const char *text)
 {
 	struct recorder *rec = ctx;
@@ -196,7 +204,7 @@ struct recorder *record_start(const struct record_opts *opts)
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
-		.module = rec_module, .note = rec_note,
+		.module = rec_module, .note = rec_note, .stack = rec_stack,
 	};
 	rec->tr = tracer_new(&to, &sink);
 	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0) {

@@ -26,6 +26,7 @@
 #include <elf.h>
 
 #include "ptrace_util.h"
+#include "symbolizer/sym.h"
 #include "trace/log.h"
 #include "tracer_int.h"
 
@@ -91,6 +92,7 @@ void tracer_free(struct tracer *tr)
 		tracer_kill(tr);
 	timer_stop();
 	free_threads(tr);
+	sym_free(tr->sym);
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);
 	model_release(&tr->model);
@@ -179,6 +181,28 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	tr->stats.events++;
 	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
 		tr->sink_stop = true;
+}
+
+#define MAX_STACK 64
+
+void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
+{
+	if (!tr->sink.stack)
+		return;
+	if (!tr->sym) {
+		tr->sym = sym_new();
+		if (!tr->sym || sym_add_process(tr->sym, tr->pid) < 0)
+			return;
+	}
+	uint64_t pcs[MAX_STACK];
+	struct avt_frame f[MAX_STACK];
+	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
+	if (n <= 0)
+		return;
+	memset(f, 0, sizeof f);
+	for (int i = 0; i < n; i++)
+		tracer_site(tr, pcs[i], &f[i].mod, &f[i].off);
+	tr->sink.stack(tr->sink.ctx, tr, seq, f, (uint32_t)n);
 }
 
 /* ---- launch */
@@ -289,7 +313,7 @@ static int wait_exec(struct tracer *tr, int errfd)
 {
 	for (;;) {
 		int st;
-		if (waitpid(tr->pid, &st, __WALL) < 0)
+		if (ptu_wait(tr->pid, &st, __WALL) < 0)
 			return -1;
 		struct ptu_status s;
 		ptu_decode(st, &s);
@@ -328,7 +352,7 @@ static int inject_mmap(struct tracer *tr, uint64_t entry, struct user_regs_struc
 	r.r9 = 0;
 	int st;
 	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) < 0 ||
-	    waitpid(tr->pid, &st, __WALL) < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+	    ptu_wait(tr->pid, &st, __WALL) < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
 		return -1;
 	ptu_getregs(tr->pid, &r);
 	if (ptu_write(tr->memfd, entry, orig, 3) < 0 || ptu_setregs(tr->pid, saved) < 0)
@@ -498,7 +522,8 @@ void tracer_kill(struct tracer *tr)
 		return;
 	kill(tr->pid, SIGKILL);
 	int st;
-	while (waitpid(-1, &st, __WALL) > 0)
+	timer_stop();
+	while (ptu_wait(-1, &st, __WALL) > 0)
 		;
 	tr->alive = false;
 }

@@ -115,6 +115,9 @@ struct tracer_sink {
 	void (*module)(void *ctx, struct tracer *tr, const struct avt_module_rec *m,
 		       const char *path);
 	void (*note)(void *ctx, struct tracer *tr, const char *text);
+	/* Optional: the call stack of the thread at event seq. */
+	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
+		      uint32_t depth);
 };
 
 struct tracer_opts {

@@ -122,6 +122,8 @@ struct tracer {
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
+	struct sym *sym;        /* live-process symbolizer, made on first use */
+
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
 	int norphans;
@@ -136,6 +138,9 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 int exec_begin(struct tracer *tr);
 int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		  struct user_regs_struct *r);
+
+/* Captures t's call stack and hands it to the sink for event seq. */
+void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);

@@ -10,9 +10,10 @@
 # (a bare exit passes the status on).  The first recorded reason is the one
 # the runner prints.
 
-TARGETS=$REPO/tests/targets/bin
-EXAMPLES=$REPO/examples/bin
-SRC=$REPO/tests/targets
+# Built targets, built examples, target sources (for line markers).
+export TARGETS=$REPO/tests/targets/bin
+export EXAMPLES=$REPO/examples/bin
+export SRC=$REPO/tests/targets
 
 # The test's log (the runner's $dir.log) stays reachable on fd 3 even when
 # a helper's caller redirects stderr.

@@ -36,7 +36,7 @@ if [ "${1:-}" = "--run-one" ]; then
 	[ $# -eq 4 ] || exit 2
 	cd "$4" || exit 2
 	export E2E_REASON_FILE="$4.reason"
-	# shellcheck source=tests/e2e/lib.sh
+	# shellcheck source-path=SCRIPTDIR source=lib.sh
 	. "$E2E_DIR/lib.sh"
 	# shellcheck disable=SC1090
 	. "$2"
