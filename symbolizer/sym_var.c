@@ -183,6 +183,8 @@ static int collect_elf(struct varvec *vv, Dwfl_Module *dm)
 /* Sort and keep one entry per address. */
 static void finish_table(struct varvec *vv)
 {
+	if (!vv->n)
+		return;
 	qsort(vv->v, vv->n, sizeof(*vv->v), by_lo);
 	size_t out = 0;
 	for (size_t i = 0; i < vv->n; i++)

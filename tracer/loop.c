@@ -234,6 +234,8 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 	case BK_HOOK:
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
+			t->priv->regs = r;
+			t->priv->regs_valid = true;
 			t->state = TS_REQ;
 			return t == run ? WR_POINT : WR_WAIT;
 		}
@@ -509,8 +511,11 @@ static void commit(struct tracer *tr, struct tthread *t)
 	t->preempted = false;
 	if (t->state != TS_REQ)
 		return;
-	if (ptu_getregs(t->tid, &r) < 0)
+	if (t->priv->regs_valid)
+		r = t->priv->regs;
+	else if (ptu_getregs(t->tid, &r) < 0)
 		return;
+	t->priv->regs_valid = false;
 	if (t->req.hook >= 0 && hooks_commit(tr, t, &r) < 0)
 		avt_warn("T%u: cannot intercept the return of %s", t->lid, hook_defs[t->req.hook].name);
 	r.rip = t->priv->resume_pc;
@@ -523,20 +528,20 @@ enum tstep tracer_step(struct tracer *tr)
 		return TSTEP_EXITED;
 	if (tr->sink_stop)
 		return TSTEP_STOPPED;
-	size_t cap = tr->nthr ? tr->nthr : 1;
-	struct tthread **run = malloc(cap * sizeof *run), **last = malloc(cap * sizeof *last);
+	if (tr->candcap < tr->nthr) {
+		tr->candcap = tr->nthr * 2;
+		tr->run = realloc(tr->run, tr->candcap * sizeof *tr->run);
+		tr->last = realloc(tr->last, tr->candcap * sizeof *tr->last);
+		BUG_ON(!tr->run || !tr->last);
+	}
+	struct tthread **run = tr->run, **last = tr->last;
 	size_t nrun, nlast;
 	bool use_last = false;
 	collect(tr, run, &nrun, last, &nlast);
-	if (!nrun && !nlast) {
-		free(run);
-		free(last);
+	if (!nrun && !nlast)
 		return all_dead(tr) ? drain_exit(tr) : TSTEP_DEADLOCK;
-	}
 	int i = tr->sink.pick(tr->sink.ctx, tr, run, nrun, last, nlast, &use_last);
 	struct tthread *t = i < 0 ? NULL : use_last ? last[i] : run[i];
-	free(run);
-	free(last);
 	if (!t)
 		return TSTEP_STOPPED;
 	commit(tr, t);

@@ -92,6 +92,8 @@ void tracer_free(struct tracer *tr)
 		tracer_kill(tr);
 	timer_stop();
 	free_threads(tr);
+	free(tr->run);
+	free(tr->last);
 	sym_free(tr->sym);
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);

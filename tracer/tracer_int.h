@@ -69,6 +69,8 @@ struct tracer_priv_thread {
 	int pending_sig;       /* signal to deliver on next resume */
 	uint64_t resume_pc;    /* nonzero: set pc before resuming */
 	uint64_t create_site;  /* site of the pthread_create in progress */
+	struct user_regs_struct regs; /* registers at the request stop */
+	bool regs_valid;
 };
 
 /* Lock model entry. */
@@ -123,6 +125,8 @@ struct tracer {
 	uint64_t fatal_pc;
 
 	struct sym *sym;        /* live-process symbolizer, made on first use */
+	struct tthread **run, **last; /* tracer_step's candidate arrays */
+	size_t candcap;
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
