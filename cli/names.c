@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "symbolizer/sym.h"
 #include "trace/log.h"
@@ -63,7 +64,12 @@ const char *names_obj_or_addr(struct names *n, uint64_t addr, char *buf, size_t 
 struct trace *load_trace(const char *dir)
 {
 	char path[4096], err[512];
-	snprintf(path, sizeof path, "%s/trace.avt", dir);
+	struct stat st;
+	/* a directory holds trace.avt; a file is a trace itself (replays/NNNN.avt) */
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+		snprintf(path, sizeof path, "%s", dir);
+	else
+		snprintf(path, sizeof path, "%s/trace.avt", dir);
 	struct trace *t = trace_read(path, err, sizeof err);
 	if (!t)
 		avt_error("%s", err);

@@ -102,7 +102,8 @@ struct sym_loc {
  */
 int sym_site(struct sym *s, unsigned mod, uint64_t off, int is_return,
 	     struct sym_loc *out);
-/* The same for an absolute address: finds the module by mapped range. */
+/* The same for an absolute address: finds the module by mapped range;
+ * out->modoff is then addr - base. */
 int sym_addr(struct sym *s, uint64_t addr, int is_return, struct sym_loc *out);
 
 /* "file.c:LINE" (file's basename) when the line is known, else
@@ -114,8 +115,9 @@ const char *sym_site_str(struct sym *s, unsigned mod, uint64_t off, int is_retur
  * Name of the global or static variable at data address addr, walking its
  * struct members and array elements: "srv.m", "q[3]", "grid[1][2]",
  * "cfg.a.b[1]"; "+N" when addr is N bytes into the innermost named part.
- * Unions and types declared in system headers (pthread_mutex_t, ...) are not
- * entered.  Without DWARF, ELF object symbols give "name" / "name+N".
+ * Unions (every pthread type is one) and members with reserved names (C
+ * library internals) are not entered.  Without DWARF, ELF object symbols
+ * give "name" / "name+N".
  * Returns buf, or NULL when no variable holds addr (heap, stack, unknown).
  */
 const char *sym_var_name(struct sym *s, uint64_t addr, char *buf, size_t len);

@@ -100,7 +100,7 @@ static void lookup_loc(struct sym_mod *m, uint64_t off, int is_return, struct sy
 	loc->modoff = off;
 	if (!sym_mod_ready(m))
 		return;
-	Dwarf_Addr pc = m->base + off - 0;
+	Dwarf_Addr pc = m->base + off - (is_return && off ? 1 : 0);
 	Dwfl_Line *line = dwfl_module_getsrc(m->dm, pc);
 	if (line) {
 		loc->file = dwfl_lineinfo(line, NULL, &loc->line, NULL, NULL, NULL);

@@ -3,9 +3,10 @@
  * variable (describe, for sym_var_name), and which offset a path of
  * ".member" / "[N]" components names (walk, for sym_var_lookup).
  *
- * describe() stops at unions (which member is meant is a guess) and at
- * types declared in system headers: a lock is "srv.m", not
- * "srv.m.__data.__lock".  walk() enters anything the user spells out.
+ * describe() stops at unions (which member is meant is a guess; every
+ * pthread type is one) and before members with reserved names (C library
+ * internals): a lock is "srv.m", not "srv.m.__data.__lock".  walk() enters
+ * anything the user spells out.
  */
 #include "sym_int.h"
 
@@ -47,49 +48,11 @@ static int type_size(Dwarf_Die *type, uint64_t *size)
 	return 0;
 }
 
-static int is_alias_tag(int tag)
+/* "__x" and "_X" are the C library's own names: its internals
+ * (sigset_t.__val, FILE._IO_read_ptr) mean nothing to the user. */
+static int reserved_name(const char *name)
 {
-	switch (tag) {
-	case DW_TAG_typedef:
-	case DW_TAG_const_type:
-	case DW_TAG_volatile_type:
-	case DW_TAG_restrict_type:
-	case DW_TAG_atomic_type:
-	case DW_TAG_immutable_type:
-	case DW_TAG_packed_type:
-		return 1;
-	}
-	return 0;
-}
-
-static int from_system_header(Dwarf_Die *die)
-{
-	const char *f = dwarf_decl_file(die);
-	return f && (strncmp(f, "/usr/include/", 13) == 0 ||
-		     strncmp(f, "/usr/lib/gcc/", 13) == 0);
-}
-
-/* Peel typedefs and qualifiers into *out.  Returns 1 when the type is not
- * to be entered (union, or named in a system header), 0 if it may be, -1
- * for void or broken DWARF. */
-static int peel_for_describe(Dwarf_Die *type, Dwarf_Die *out)
-{
-	*out = *type;
-	for (int i = 0; i < MAX_DEPTH; i++) {
-		int tag = dwarf_tag(out);
-		if (tag == DW_TAG_typedef && from_system_header(out))
-			return 1;
-		if (!is_alias_tag(tag)) {
-			if (tag == DW_TAG_union_type)
-				return 1;
-			if (tag == DW_TAG_structure_type || tag == DW_TAG_class_type)
-				return from_system_header(out);
-			return 0;
-		}
-		if (type_of(out, out) < 0)
-			return -1;
-	}
-	return -1;
+	return name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'));
 }
 
 /* Byte offset of a member in its struct; union members have none (0). */
@@ -203,6 +166,8 @@ static int describe_struct(Dwarf_Die *st, uint64_t off, struct sym_strbuf *b, in
 	if (member_at(st, off, &mem, &moff) < 0 || type_of(&mem, &mtype) < 0)
 		return -1;
 	const char *name = dwarf_diename(&mem);
+	if (name && reserved_name(name))
+		return -1;
 	if (name) /* an anonymous struct/union member adds no name */
 		sym_strbuf_add(b, ".%s", name);
 	describe(&mtype, off - moff, b, depth + 1);
@@ -231,7 +196,8 @@ static void describe(Dwarf_Die *type, uint64_t off, struct sym_strbuf *b, int de
 {
 	Dwarf_Die t;
 	int done = -1;
-	if (depth < MAX_DEPTH && peel_for_describe(type, &t) == 0) {
+	/* Unions are not entered: which member is meant would be a guess. */
+	if (depth < MAX_DEPTH && dwarf_peel_type(type, &t) == 0) {
 		switch (dwarf_tag(&t)) {
 		case DW_TAG_structure_type:
 		case DW_TAG_class_type:

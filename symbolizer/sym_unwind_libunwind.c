@@ -1,41 +1,25 @@
 /*
- * The libunwind-ptrace backend.  One remote address space is kept across
- * calls so libunwind's unwind-table cache pays off; it is flushed when the
- * process changes, since the cache is keyed by address alone.
+ * The libunwind-ptrace backend.  The remote address space is created once;
+ * its caches are flushed before every backtrace, because they are keyed by
+ * address alone and the process may have exec'd or loaded libraries since
+ * the last one (backtraces are rare: fatal signals, failures).
  */
 #include "sym_int.h"
 
 #include <libunwind-ptrace.h>
-#include <stdlib.h>
 
 #include "trace/log.h"
 
-struct lu_state {
-	unw_addr_space_t as;
-	pid_t pid;
-};
-
-static struct lu_state *lu_state_get(void **state, pid_t pid)
+static unw_addr_space_t lu_space(void **state)
 {
-	struct lu_state *st = *state;
-	if (!st) {
-		st = calloc(1, sizeof(*st));
-		if (!st)
+	if (!*state) {
+		unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
+		if (!as)
 			return NULL;
-		st->as = unw_create_addr_space(&_UPT_accessors, 0);
-		if (!st->as) {
-			free(st);
-			return NULL;
-		}
-		unw_set_caching_policy(st->as, UNW_CACHE_GLOBAL);
-		st->pid = pid;
-		*state = st;
+		*state = as;
 	}
-	if (st->pid != pid) {
-		unw_flush_cache(st->as, 0, 0);
-		st->pid = pid;
-	}
-	return st;
+	unw_flush_cache(*state, 0, 0);
+	return *state;
 }
 
 static int walk(unw_addr_space_t as, void *upt, pid_t tid, uint64_t *pcs, int max)
@@ -65,8 +49,9 @@ static int walk(unw_addr_space_t as, void *upt, pid_t tid, uint64_t *pcs, int ma
 
 static int lu_backtrace(void **state, pid_t pid, pid_t tid, uint64_t *pcs, int max)
 {
-	struct lu_state *st = lu_state_get(state, pid);
-	if (!st) {
+	(void)pid; /* _UPT reads the thread's own registers and memory */
+	unw_addr_space_t as = lu_space(state);
+	if (!as) {
 		avt_error("cannot unwind thread %d: libunwind setup failed", (int)tid);
 		return -1;
 	}
@@ -75,16 +60,14 @@ static int lu_backtrace(void **state, pid_t pid, pid_t tid, uint64_t *pcs, int m
 		avt_error("cannot unwind thread %d: out of memory", (int)tid);
 		return -1;
 	}
-	int n = walk(st->as, upt, tid, pcs, max);
+	int n = walk(as, upt, tid, pcs, max);
 	_UPT_destroy(upt);
 	return n;
 }
 
 static void lu_release(void *state)
 {
-	struct lu_state *st = state;
-	unw_destroy_addr_space(st->as);
-	free(st);
+	unw_destroy_addr_space(state);
 }
 
 const struct sym_unwinder sym_unwinder_libunwind = {

@@ -265,7 +265,10 @@ const char *sym_var_name(struct sym *s, uint64_t addr, char *buf, size_t len)
 	}
 	if (!name || !len)
 		return NULL;
-	snprintf(buf, len, "%s", name);
+	size_t n = strlen(name);
+	n = n < len ? n : len - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
 	return buf;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,7 +255,19 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 	 * last event */
 	if (t == run && !t->priv->exit_seen && !tr->fatal_sig) {
 		unsigned long code = 0;
+		struct user_regs_struct r;
 		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &code);
+		if (ptu_getregs(t->tid, &r) == 0 && r.orig_rax == SYS_exit) {
+			/* one thread's own exit: a request, so a schedule can place it */
+			memset(&t->req, 0, sizeof t->req);
+			t->req.hook = HK_EXIT;
+			t->req.kind = AVT_EV_EXIT;
+			t->req.obj = code >> 8;
+			t->priv->exit_seen = true;
+			t->state = TS_REQ;
+			return WR_POINT;
+		}
+		/* exit_group: the process ends here, the other threads are gone */
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
 	}
 	t->priv->exit_seen = true;
@@ -486,6 +499,14 @@ static bool all_dead(struct tracer *tr)
  * (the leader lingers as a zombie for a moment): wait for it. */
 static enum tstep drain_exit(struct tracer *tr)
 {
+	/* threads parked at a request would hold the dying process up */
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *t = tr->thr[i];
+		if (t && t->state != TS_DEAD && t->state != TS_RUNNING && t->state != TS_NEW) {
+			t->state = TS_RUNNING;
+			ptu_resume(t->tid, 0);
+		}
+	}
 	for (;;) {
 		int st;
 		pid_t p = ptu_wait(-1, &st, __WALL);
@@ -511,6 +532,10 @@ static void commit(struct tracer *tr, struct tthread *t)
 	t->preempted = false;
 	if (t->state != TS_REQ)
 		return;
+	if (t->req.hook == HK_EXIT) {
+		tr_emit(tr, t, AVT_EV_EXIT, t->req.obj, 0, 0, 0, 0);
+		return;
+	}
 	if (t->priv->regs_valid)
 		r = t->priv->regs;
 	else if (ptu_getregs(t->tid, &r) < 0)
@@ -528,6 +553,8 @@ enum tstep tracer_step(struct tracer *tr)
 		return TSTEP_EXITED;
 	if (tr->sink_stop)
 		return TSTEP_STOPPED;
+	if (tr->fatal_sig)
+		return drain_exit(tr); /* the process is dying: nothing more happens */
 	if (tr->candcap < tr->nthr) {
 		tr->candcap = tr->nthr * 2;
 		tr->run = realloc(tr->run, tr->candcap * sizeof *tr->run);

@@ -289,6 +289,12 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	const struct tracer_stats *st = &res->stats;
 	json_object_set_new(m, "avtrace_version", json_string(AVT_VERSION));
 	json_object_set_new(m, "argv", argv);
+	/* replay must pass the same environment: stack addresses move with it */
+	json_t *env = json_array();
+	extern char **environ;
+	for (char **e = environ; e && *e; e++)
+		json_array_append_new(env, json_string(*e));
+	json_object_set_new(m, "env", env);
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));

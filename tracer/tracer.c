@@ -287,7 +287,10 @@ static void child_exec(struct tracer *tr, int errfd)
 		dup2(fd, 2);
 	}
 	raise(SIGSTOP);
-	execv(tr->exe, tr->opts.argv);
+	if (tr->opts.envp)
+		execve(tr->exe, tr->opts.argv, tr->opts.envp);
+	else
+		execv(tr->exe, tr->opts.argv);
 fail:;
 	int e = errno;
 	if (write(errfd, &e, sizeof e) < 0)
@@ -524,9 +527,12 @@ void tracer_kill(struct tracer *tr)
 		return;
 	kill(tr->pid, SIGKILL);
 	int st;
+	pid_t p;
 	timer_stop();
-	while (ptu_wait(-1, &st, __WALL) > 0)
-		;
+	/* killed tracees still stop at PTRACE_EVENT_EXIT: let each go */
+	while ((p = ptu_wait(-1, &st, __WALL)) > 0)
+		if (WIFSTOPPED(st))
+			ptu_resume(p, 0);
 	tr->alive = false;
 }
 

@@ -123,6 +123,7 @@ struct tracer_sink {
 struct tracer_opts {
 	char *const *argv;     /* program and arguments (argv[0] resolved via PATH) */
 	const char *cwd;       /* NULL: inherit */
+	char *const *envp;     /* NULL: inherit */
 	int cpu;               /* pin supervisor + target to this CPU; -1: do not pin */
 	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */

@@ -39,6 +39,18 @@ avt() {
 	"$AVTRACE" "$@"
 }
 
+# avt_timed SECONDS ARGS...: avt under timeout(1); a hang fails the test
+# with a clear reason instead of running into the runner's timeout.
+avt_timed() {
+	local secs=$1 st
+	shift
+	echo "+ avtrace $* (timeout ${secs} s)" >&3
+	timeout "$secs" "$AVTRACE" "$@"
+	st=$?
+	[ $st -ne 124 ] || fail "avtrace $1 hung (killed after $secs s)"
+	return $st
+}
+
 # expect_eq ACTUAL EXPECTED [WHAT]
 expect_eq() {
 	[ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"

@@ -27,6 +27,12 @@ set -u
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$E2E_DIR/../.." && pwd)
 AVTRACE=${AVTRACE:-$REPO/avtrace}
+# Tests run in their own directories: make the binary's path absolute.
+case $AVTRACE in
+/*) ;;
+*/*) AVTRACE=$PWD/$AVTRACE ;;
+*) AVTRACE=$(command -v "$AVTRACE" || echo "$AVTRACE") ;;
+esac
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 E2E_OUT=${E2E_OUT:-$E2E_DIR/out}
 export E2E_DIR REPO AVTRACE E2E_TIMEOUT E2E_OUT

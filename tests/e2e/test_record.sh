@@ -151,8 +151,9 @@ t_stripped_dynamic() {
 }
 
 t_static_stripped() {
-	record out mutex_counter_static_stripped 2 2
-	expect_eq "$REC_STATUS" 2 "exit status of avtrace record"
+	prog=$(target mutex_counter_static_stripped) || exit
+	avt_timed 20 record -o out -- "$prog" 2 2 >out.stderr 2>&1
+	expect_eq "$?" 2 "exit status of avtrace record"
 	expect_one_line_error out.stderr
 	expect_match "$(cat out.stderr)" '[Ss]tripped|[Ss]ymbol' "error message"
 	expect_no_file out/trace.avt
@@ -403,7 +404,7 @@ t_natural_runs_are_benign() {
 # ---- bad input: exit 2, one line on stderr, no trace left behind
 
 bad_input_test() {
-	avt record -o out -- "$@" >stdout 2>stderr
+	avt_timed 20 record -o out -- "$@" >stdout 2>stderr
 	st=$?
 	expect_eq "$st" 2 "exit status of avtrace record $* ($(head -n 1 stderr))"
 	expect_one_line_error stderr
@@ -443,7 +444,7 @@ t_unwritable_outdir() {
 		mkdir ro && chmod 555 ro
 		outdir=ro/out
 	fi
-	avt record -o "$outdir" -- /bin/sh -c 'touch ran' >stdout 2>stderr
+	avt_timed 20 record -o "$outdir" -- /bin/sh -c 'touch ran' >stdout 2>stderr
 	st=$?
 	expect_eq "$st" 2 "exit status of avtrace record -o $outdir ($(head -n 1 stderr))"
 	expect_one_line_error stderr
@@ -464,7 +465,7 @@ t_existing_outdir() {
 	expect_recorded out 0
 	before=$(cat out/trace.avt out/meta.json | cksum)
 	prog=$(target mutex_counter) || exit
-	avt record -o out -- "$prog" 3 5 >stdout 2>stderr
+	avt_timed 20 record -o out -- "$prog" 3 5 >stdout 2>stderr
 	st=$?
 	expect_eq "$st" 2 "exit status of avtrace record into an existing trace ($(head -n 1 stderr))"
 	expect_one_line_error stderr

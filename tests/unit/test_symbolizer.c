@@ -328,6 +328,10 @@ START_TEST(test_var_names)
 		{ "srv", offsetof(struct server, m) + 8, "srv.m+8" },
 		{ "srv", offsetof(struct server, hits[2]), "srv.hits[2]" },
 		{ "srv", offsetof(struct server, hits[2]) + 1, "srv.hits[2]+1" },
+		{ "srv", offsetof(struct server, started.tv_nsec), "srv.started.tv_nsec" },
+		{ "srv", offsetof(struct server, sigs) + 8, "srv.sigs+8" },
+		{ "srv", offsetof(struct server, u.f), "srv.u" },
+		{ "srv", offsetof(struct server, u) + 2, "srv.u+2" },
 		{ "q", 3 * sizeof(int), "q[3]" },
 		{ "table", offsetof(struct table, buckets[2]), "table.buckets[2]" },
 		{ "table", 0, "table.size" },
@@ -378,6 +382,8 @@ START_TEST(test_var_lookup)
 		{ "cfg.a.b[1]", "cfg", offsetof(struct cfg, a.b[1]), sizeof(int) },
 		{ "cfg.a", "cfg", offsetof(struct cfg, a), sizeof(cfg.a) },
 		{ "counter", "counter", 0, sizeof(int) },
+		{ "srv.u.f", "srv", offsetof(struct server, u.f), sizeof(float) },
+		{ "srv.sigs.__val[1]", "srv", offsetof(struct server, sigs) + sizeof(long), sizeof(long) },
 	};
 	const char *bad[] = { "nosuch", "srv.nosuch", "q[8]", "grid[1][4]", "srv[1]",
 			      "q.x", "grid[1].x", "srv.", "q[", "" };
@@ -628,22 +634,27 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One line of a dump, with or without names: the budget for symbolizing
- * is the cost of the plain line again (a symbolized dump <= 2x plain). */
+/* One line of a dump (shaped like avtrace dump's), with or without the
+ * names added: the budget for symbolizing is the cost of the plain line
+ * again (a symbolized dump <= 2x a plain one). */
 static double dump_time(struct sym *s, FILE *out, const uint64_t *sites, const uint64_t *objs,
 			int n)
 {
-	char site[128], var[128];
+	char site[64], obj[64], sname[128], oname[128];
 	double t0 = cpu_now();
 	for (int i = 0; i < n; i++) {
-		uint64_t off = sites[i % 7], obj = objs[i % 5];
-		if (s)
-			fprintf(out, "%d T%d acquire obj=0x%" PRIx64 " %s site=%s\n", i, i % 4, obj,
-				sym_var_name(s, obj, var, sizeof(var)) ? var : "?",
-				sym_site_str(s, 0, off, 1, site, sizeof(site)));
-		else
-			fprintf(out, "%d T%d acquire obj=0x%" PRIx64 " site=0:0x%" PRIx64 "\n", i, i % 4,
-				obj, off);
+		uint64_t off = sites[i % 7], addr = objs[i % 5];
+		snprintf(obj, sizeof(obj), "0x%" PRIx64, addr);
+		snprintf(site, sizeof(site), "%u+0x%" PRIx64, 0u, off);
+		if (!s) {
+			fprintf(out, "%6d T%-3d %-13s %s %s\n", i, i % 4, "acquire", obj, site);
+			continue;
+		}
+		if (!sym_var_name(s, addr, oname, sizeof(oname)))
+			strcpy(oname, "?");
+		sym_site_str(s, 0, off, 1, sname, sizeof(sname));
+		fprintf(out, "%6d T%-3d %-13s %s (%s) %s (%s)\n", i, i % 4, "acquire", obj, oname,
+			site, sname);
 	}
 	return cpu_now() - t0;
 }
@@ -728,11 +739,52 @@ static void child_start(const char *bin, struct child *c)
 	ck_assert_msg(wait_stop(c->pid, SIGSTOP) == 0, "'%s' did not stop itself", bin);
 }
 
+/* Like child_start, with the "thread" mode: follows the clone and returns
+ * the second thread's tid once it has stopped itself in fix_inner. */
+static pid_t child_start_thread(const char *bin, struct child *c)
+{
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(126);
+		execl(bin, bin, "thread", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	c->out = fdopen(pfd[0], "r");
+	ck_assert_msg(wait_stop(c->pid, SIGTRAP) == 0, "'%s' did not stop at exec", bin);
+	ck_assert_int_eq(ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)PTRACE_O_TRACECLONE), 0);
+	ck_assert_int_eq(ptrace(PTRACE_CONT, c->pid, NULL, NULL), 0);
+	/* A new thread stops once when attached, once in its raise(). */
+	for (int stops = 0;;) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+		ck_assert_msg(tid > 0 && WIFSTOPPED(st), "fixture thread died (status %#x)", st);
+		if (tid != c->pid && WSTOPSIG(st) == SIGSTOP && ++stops == 2)
+			return tid;
+		ck_assert_int_eq(ptrace(PTRACE_CONT, tid, NULL, NULL), 0);
+	}
+}
+
+/* Kill the fixture and reap every one of its traced threads, so that no
+ * exit notification is left for a later test (CK_FORK=no). */
 static void child_end(struct child *c)
 {
-	int st;
 	kill(c->pid, SIGKILL);
-	wait_timeout(c->pid, &st);
+	for (int ms = 0; ms < PTRACE_TIMEOUT_MS; ms++) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
+		if (r < 0 && errno == ECHILD)
+			break;
+		if (r <= 0)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
 	fclose(c->out);
 }
 
@@ -825,10 +877,15 @@ START_TEST(test_backtrace)
 	ck_assert_ptr_nonnull(realpath(bin, real));
 	ck_assert_str_eq(mi.path, real);
 	ck_assert_uint_gt(mi.build_id_len, 0);
+	ck_assert_uint_eq(mi.base, inner - symval(bin, "fix_inner"));
+	ck_assert_uint_le(mi.lo, inner);
+	ck_assert_uint_gt(mi.hi, srv_m);
 	struct sym_loc loc;
 	ck_assert_int_eq(sym_addr(s, inner, 0, &loc), 0);
 	ck_assert_pstr_eq(loc.func, "fix_inner");
 	ck_assert_str_eq(sym_var_name(s, srv_m, buf, sizeof(buf)), "srv.m");
+	ck_assert_str_eq(sym_var_name(s, mi.base + symval(bin, "big_bss") + sizeof(big_bss) - 1, buf,
+				      sizeof(buf)), "big_bss[65535]");
 	if (shlib)
 		ck_assert_str_eq(sym_var_name(s, lock, buf, sizeof(buf)), "symlib_state.lock");
 	/* Nothing new the second time. */
@@ -838,6 +895,31 @@ START_TEST(test_backtrace)
 	ck_assert_int_eq(sym_backtrace(s, c.pid, c.pid, again, 64), n);
 	ck_assert_mem_eq(again, pcs, (size_t)n * sizeof(pcs[0]));
 	ck_assert_int_eq(sym_backtrace(s, c.pid, c.pid, again, 2), 2);
+	sym_free(s);
+	child_end(&c);
+}
+END_TEST
+
+/* A thread other than the main one, with each backend. */
+START_TEST(test_backtrace_thread)
+{
+	const char *bin = bin_path("sym_O0_pie");
+	struct child c;
+	alarm(PTRACE_TIMEOUT_MS / 1000); /* waitpid(-1) has no deadline of its own */
+	pid_t tid = child_start_thread(bin, &c);
+	alarm(0);
+	struct sym *s = sym_new();
+	ck_assert_int_eq(sym_set_unwinder(s, bt_cases[_i].unwinder), 0);
+	ck_assert_int_gt(sym_add_process(s, c.pid), 1);
+	uint64_t pcs[64];
+	int n = sym_backtrace(s, c.pid, tid, pcs, 64);
+	const struct want_frame want[] = {
+		{ "fix_inner", "sym_a.c", "SYM-MARK:stop" },
+		{ "fix_middle", "sym_main.c", "SYM-MARK:call_inner" },
+		{ "fix_outer", "sym_a.c", "SYM-MARK:call_middle" },
+		{ "fix_thread_main", "sym_main.c", "SYM-MARK:thread_body" },
+	};
+	check_frames(s, pcs, n, want, 4);
 	sym_free(s);
 	child_end(&c);
 }
@@ -966,6 +1048,7 @@ static Suite *symbolizer_suite(int with_ptrace)
 	if (with_ptrace) {
 		int nbt = (int)(sizeof(bt_cases) / sizeof(bt_cases[0]));
 		tcase_add_loop_test(tc, test_backtrace, 0, nbt);
+		tcase_add_loop_test(tc, test_backtrace_thread, 0, 2);
 		tcase_add_loop_test(tc, test_backtrace_not_traced, 0, 2);
 	}
 	suite_add_tcase(su, tc);

@@ -1,0 +1,319 @@
+/* avtrace replay, avtrace schedule */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "names.h"
+#include "replay/replay.h"
+#include "trace/log.h"
+
+int first_allowed_cpu(void);
+
+static const char replay_help[] =
+	"usage: avtrace replay [-d DIR] --schedule N [options]\n"
+	"       avtrace replay [-d DIR] --file SCHED [options]\n"
+	"\n"
+	"Re-runs the recorded program (same argv, cwd, environment, ASLR off) with\n"
+	"exactly one thread running at a time, forcing schedule N\n"
+	"(DIR/schedules/NNNN.sched): each step's thread runs its next events, each\n"
+	"compared with the recording.  Outcomes and exit status:\n"
+	"  PASS        0  the program ended normally\n"
+	"  BUG         1  fatal signal, nonzero exit, or --oracle failed\n"
+	"  DEADLOCK    1  every live thread blocked (the wait-for cycle is shown)\n"
+	"  INFEASIBLE  3  the schedule could not be followed (divergence, a thread\n"
+	"                 blocked or stuck before 'free')\n"
+	"  error       2  usage or tool error; nothing was run\n"
+	"Writes DIR/replays/NNNN.json (outcome) and DIR/replays/NNNN.avt (what\n"
+	"ran; inspect with 'avtrace dump -d DIR/replays/NNNN.avt').\n"
+	"\n"
+	"options:\n"
+	"  -d, --dir DIR        recording directory (default ./avtrace-out)\n"
+	"  -s, --schedule N     schedule number (0 is the recorded order)\n"
+	"      --file SCHED     a schedule file of your own\n"
+	"  -t, --timeout S      a scheduled thread missing its event for S seconds\n"
+	"                       is stuck (default 2)\n"
+	"      --oracle CMD     shell command given the run's stdout on stdin; a\n"
+	"                       nonzero status counts as a BUG\n"
+	"      --stdout         let the program's stdout through (else captured)\n"
+	"      --gdb            at the failure (or the end of the schedule), leave\n"
+	"                       the program stopped and detached for 'gdb -p PID'\n"
+	"      --json           print the outcome as JSON instead of the report\n"
+	"      --cpu N          CPU to pin to (default: the first allowed)\n";
+
+static const char *sig_name(int sig, char *buf, size_t len)
+{
+	snprintf(buf, len, "SIG%s", sigabbrev_np(sig) ?: "?");
+	return buf;
+}
+
+static void event_words(struct names *n, const struct avt_event *e, char *buf, size_t len)
+{
+	char obj[256], site[256];
+	const char *func = NULL;
+	if (e->kind == AVT_EV_FATAL_SIGNAL) {
+		snprintf(buf, len, "*** %s ***", sig_name(e->size, obj, sizeof obj));
+		return;
+	}
+	if (avt_kind_obj_is_thread(e->kind))
+		snprintf(obj, sizeof obj, e->kind == AVT_EV_START ? "" : "T%llu", (unsigned long long)e->obj);
+	else if (e->kind == AVT_EV_EXIT)
+		obj[0] = 0;
+	else
+		names_obj_or_addr(n, e->obj, obj, sizeof obj);
+	names_site(n, e, site, sizeof site, &func);
+	snprintf(buf, len, "%s %s%s%s", avt_kind_name(e->kind), obj, *site ? "  " : "", site);
+}
+
+#define COLW 38
+#define SHOWN 40
+
+static void print_interleaving(struct names *n, const struct replay_result *res)
+{
+	uint32_t nthr = 0;
+	for (size_t i = 0; i < res->nev; i++)
+		if (res->ev[i].thread + 1 > nthr)
+			nthr = res->ev[i].thread + 1;
+	if (nthr > 6)
+		nthr = 6;
+	printf("  ");
+	for (uint32_t k = 0; k < nthr; k++) {
+		char h[16];
+		snprintf(h, sizeof h, "T%u", k);
+		printf("%-*s", COLW, h);
+	}
+	putchar('\n');
+	size_t from = res->nev > SHOWN ? res->nev - SHOWN : 0;
+	if (from)
+		printf("  ... %zu earlier events (avtrace dump shows them all)\n", from);
+	for (size_t i = from; i < res->nev; i++) {
+		const struct avt_event *e = &res->ev[i];
+		char w[COLW * 2];
+		event_words(n, e, w, sizeof w);
+		if (e->thread >= nthr) {
+			printf("  [T%u] %s\n", e->thread, w);
+			continue;
+		}
+		printf("  %*s%.*s\n", (int)(e->thread * COLW), "", COLW * 2, w);
+	}
+}
+
+static void print_backtrace(struct names *n, const struct replay_result *res)
+{
+	char site[256];
+	if (!res->nbt)
+		return;
+	printf("  backtrace:");
+	for (uint32_t i = 0; i < res->nbt; i++) {
+		const char *func = NULL;
+		names_frame(n, res->bt[i].mod, res->bt[i].off, i > 0, site, sizeof site, &func);
+		printf("%s %s %s", i ? " <-" : "", func ?: "??", site);
+	}
+	putchar('\n');
+}
+
+static void print_predicted(const struct replay *rp)
+{
+	const struct schedule *s = replay_schedule(rp);
+	for (size_t i = 0; i < s->ncomments; i++)
+		printf("  predicted: %s\n", s->comments[i]);
+}
+
+static void print_report(struct names *n, const struct replay *rp, const struct replay_result *res,
+			 unsigned sched)
+{
+	char a[512], b[512], sig[32];
+	switch (res->outcome) {
+	case RO_PASS:
+		printf("PASS: schedule %u, %zu events, %.2f s\n", sched, res->nev, res->seconds);
+		return;
+	case RO_BUG: {
+		const struct avt_event *last = NULL;
+		for (size_t i = res->nev; i-- > 0;)
+			if (res->ev[i].kind == AVT_EV_FATAL_SIGNAL) {
+				last = &res->ev[i];
+				break;
+			}
+		const char *func = NULL;
+		if (res->signal && last) {
+			names_site(n, last, a, sizeof a, &func);
+			printf("BUG reproduced: %s in T%u at %s%s%s%s\n", sig_name(res->signal, sig, sizeof sig),
+			       res->fail_thread, a, func ? " (" : "", func ?: "", func ? ")" : "");
+		} else {
+			printf("BUG reproduced: %s\n", res->reason);
+		}
+		print_predicted(rp);
+		print_interleaving(n, res);
+		print_backtrace(n, res);
+		return;
+	}
+	case RO_DEADLOCK:
+		printf("DEADLOCK reproduced: every live thread is blocked\n");
+		print_predicted(rp);
+		for (size_t i = 0; i < res->nwaits; i++) {
+			const struct replay_wait *w = &res->waits[i];
+			const char *func = NULL;
+			names_obj_or_addr(n, w->obj, a, sizeof a);
+			b[0] = 0;
+			if (w->has_last)
+				names_site(n, &w->last, b, sizeof b, &func);
+			if (w->holder != UINT32_MAX)
+				printf("  T%u waits for %s %s at %s (held by T%u)\n", w->thread, w->what, a, b, w->holder);
+			else
+				printf("  T%u waits for %s %s at %s\n", w->thread, w->what, a, b);
+		}
+		print_interleaving(n, res);
+		return;
+	case RO_INFEASIBLE:
+		printf("INFEASIBLE: %s\n", res->reason);
+		if (res->has_divergence) {
+			if (res->expected.kind) {
+				event_words(n, &res->expected, a, sizeof a);
+				printf("  expected: T%u %s\n", res->expected.thread, a);
+			}
+			if (!res->actual_missing) {
+				event_words(n, &res->actual, b, sizeof b);
+				printf("  actual:   T%u %s\n", res->actual.thread, b);
+			}
+		}
+		return;
+	case RO_ERROR:
+		printf("ERROR: %s\n", res->reason);
+		return;
+	}
+}
+
+static int outcome_status(enum replay_outcome o)
+{
+	switch (o) {
+	case RO_PASS: return 0;
+	case RO_BUG:
+	case RO_DEADLOCK: return 1;
+	case RO_INFEASIBLE: return 3;
+	default: return EXIT_USAGE;
+	}
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dir", required_argument, 0, 'd' }, { "schedule", required_argument, 0, 's' },
+		{ "file", required_argument, 0, 'F' }, { "timeout", required_argument, 0, 't' },
+		{ "oracle", required_argument, 0, 'O' }, { "stdout", no_argument, 0, 'S' },
+		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'j' },
+		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = first_allowed_cpu() };
+	bool json = false, have = false;
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:s:t:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o.dir = optarg; break;
+		case 's':
+			o.schedule = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-')
+				return usage_error("replay", "bad schedule number '%s'", optarg);
+			have = true;
+			break;
+		case 'F': o.sched_path = optarg; have = true; break;
+		case 't':
+			o.timeout_s = strtod(optarg, &end);
+			if (*end || o.timeout_s <= 0)
+				return usage_error("replay", "bad --timeout '%s' (seconds, > 0)", optarg);
+			break;
+		case 'O': o.oracle = optarg; break;
+		case 'S': o.keep_stdout = true; break;
+		case 'g': o.gdb = true; break;
+		case 'j': json = true; break;
+		case 'c': o.cpu = (int)strtol(optarg, &end, 10); break;
+		case 'v': avt_verbose++; break;
+		case 'h': fputs(replay_help, stdout); return 0;
+		default: return usage_error("replay", "bad option");
+		}
+	}
+	if (!have)
+		return usage_error("replay", "which schedule? give --schedule N");
+	if (optind < argc)
+		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
+	struct replay *rp = replay_open(&o);
+	if (!rp)
+		return EXIT_USAGE;
+	if (replay_launch(rp) < 0) {
+		replay_free(rp);
+		return EXIT_USAGE;
+	}
+	while (replay_step(rp))
+		;
+	struct replay_result res;
+	replay_finish(rp, &res);
+	char dir[4200], tpath[4300], jpath[4300];
+	snprintf(dir, sizeof dir, "%s/replays", o.dir);
+	mkdir(dir, 0777);
+	snprintf(tpath, sizeof tpath, "%s/%04u.avt", dir, o.schedule);
+	snprintf(jpath, sizeof jpath, "%s/%04u.json", dir, o.schedule);
+	if (o.sched_path) {
+		snprintf(tpath, sizeof tpath, "%s/custom.avt", dir);
+		snprintf(jpath, sizeof jpath, "%s/custom.json", dir);
+	}
+	if (replay_write(rp, &res, tpath, jpath, NULL) < 0)
+		avt_warn("cannot write the replay's files in '%s'", dir);
+	struct names n;
+	names_open(&n, replay_trace(rp));
+	if (json) {
+		FILE *f = fopen(jpath, "r");
+		int ch;
+		while (f && (ch = fgetc(f)) != EOF)
+			putchar(ch);
+		if (f)
+			fclose(f);
+		putchar('\n');
+	} else {
+		print_report(&n, rp, &res, o.schedule);
+	}
+	if (res.gdb_pid)
+		printf("the program is stopped and detached: gdb -p %d  (then 'signal 0' or 'continue')\n",
+		       (int)res.gdb_pid);
+	names_close(&n);
+	int status = res.outcome == RO_ERROR ? EXIT_USAGE : outcome_status(res.outcome);
+	replay_result_release(&res);
+	replay_free(rp);
+	return status;
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+	const char *dir = "avtrace-out";
+	bool observed = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--observed"))
+			observed = true;
+		else if ((!strcmp(argv[i], "-d") || !strcmp(argv[i], "--dir")) && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--help")) {
+			puts("usage: avtrace schedule --observed [-d DIR]\n\n"
+			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).");
+			return 0;
+		} else
+			return usage_error("schedule", "unexpected argument '%s'", argv[i]);
+	}
+	if (!observed)
+		return usage_error("schedule", "only --observed is supported");
+	char path[4200];
+	snprintf(path, sizeof path, "%s/schedules/0000.sched", dir);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		avt_error("no observed schedule in '%s' (record first)", dir);
+		return EXIT_USAGE;
+	}
+	int ch;
+	while ((ch = fgetc(f)) != EOF)
+		putchar(ch);
+	fclose(f);
+	return 0;
+}

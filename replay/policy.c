@@ -1,0 +1,192 @@
+/*
+ * The replay scheduling policy.
+ *
+ * A schedule is a list of steps "run T n" followed, optionally, by "free".
+ * While steps remain, the thread a step names is the only one picked, for
+ * exactly n events; every event it emits is compared with the event the
+ * recording has at the same per-thread index (kind, site, object).  The
+ * first mismatch is a divergence: the schedule is INFEASIBLE.  So is a
+ * step whose thread cannot run at all (it waits for a lock another thread
+ * holds, a condition nobody signalled, a thread that does not exist yet)
+ * and a thread that runs past the timeout without reaching its event
+ * (it spins on a flag that only another thread sets, or sleeps in the
+ * kernel on something we do not model).
+ *
+ * After "free" (or when the steps end), every thread may run: the current
+ * one keeps running until it blocks or its time slice ends, then the next
+ * in logical-id order, exactly like recording.  Events are no longer
+ * compared; the run is judged by how it ends.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_int.h"
+#include "trace/log.h"
+
+void policy_infeasible(struct replay *rp, const char *fmt, ...)
+{
+	va_list ap;
+	if (rp->stop)
+		return;
+	rp->stop = true;
+	rp->outcome = RO_INFEASIBLE;
+	va_start(ap, fmt);
+	vsnprintf(rp->reason, sizeof rp->reason, fmt, ap);
+	va_end(ap);
+}
+
+/* Skips finished steps; false when none is left. */
+static bool current_step(struct replay *rp)
+{
+	while (rp->step < rp->sched->nsteps && rp->left == 0) {
+		rp->step++;
+		if (rp->step < rp->sched->nsteps)
+			rp->left = rp->sched->steps[rp->step].count;
+	}
+	if (rp->step >= rp->sched->nsteps)
+		rp->in_free = true;
+	return !rp->in_free;
+}
+
+static bool same_event(const struct avt_event *a, const struct avt_event *b)
+{
+	if (a->kind != b->kind || a->thread != b->thread)
+		return false;
+	if (a->kind == AVT_EV_START || a->kind == AVT_EV_EXIT)
+		return true; /* no site; an exit code is behaviour, not order */
+	if (a->site_mod != b->site_mod || a->site_off != b->site_off)
+		return false;
+	if (a->obj != b->obj)
+		return false;
+	return a->kind != AVT_EV_WAIT || a->obj2 == b->obj2;
+}
+
+int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
+{
+	struct replay *rp = ctx;
+	if (rp->nev == rp->evcap) {
+		size_t ncap = rp->evcap ? rp->evcap * 2 : 1024;
+		struct avt_event *n = realloc(rp->ev, ncap * sizeof *n);
+		if (!n)
+			return -1;
+		rp->ev = n;
+		rp->evcap = ncap;
+	}
+	rp->ev[rp->nev++] = *ev;
+	if (ev->kind == AVT_EV_FATAL_SIGNAL) {
+		rp->fatal_sig = ev->size;
+		rp->fatal_thread = ev->thread;
+		/* with --gdb, stop before the signal is delivered */
+		return rp->opts.gdb ? -1 : 0;
+	}
+	if (rp->in_free || !current_step(rp))
+		return 0;
+	const struct sched_step *st = &rp->sched->steps[rp->step];
+	const struct avt_event *exp = ev->thread < rp->nthreads && ev->tindex < rp->ntexp[ev->thread] ?
+		rp->texp[ev->thread][ev->tindex] : NULL;
+	if (ev->thread != st->thread || !exp || !same_event(exp, ev)) {
+		rp->has_div = true;
+		rp->actual = *ev;
+		if (exp)
+			rp->expected = *exp;
+		else
+			memset(&rp->expected, 0, sizeof rp->expected);
+		policy_infeasible(rp, "step %zu (run T%u %u): T%u's event %u differs from the recording",
+				  rp->step + 1, st->thread, st->count, ev->thread, ev->tindex);
+		return -1;
+	}
+	rp->left--;
+	return 0;
+}
+
+static void no_event(struct replay *rp, uint32_t lid, const char *why)
+{
+	rp->has_div = true;
+	rp->actual_missing = true;
+	struct tthread *t = tracer_thread(rp->tr, lid);
+	uint32_t idx = t ? t->nevents : 0;
+	if (lid < rp->nthreads && idx < rp->ntexp[lid])
+		rp->expected = *rp->texp[lid][idx];
+	policy_infeasible(rp, "step %zu (run T%u %u): T%u %s", rp->step + 1,
+			  rp->sched->steps[rp->step].thread, rp->sched->steps[rp->step].count, lid, why);
+}
+
+static int find(struct tthread **set, size_t n, uint32_t lid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i]->lid == lid)
+			return (int)i;
+	return -1;
+}
+
+/* Same as recording: keep the current thread, else round robin. */
+static int pick_free(struct tracer *tr, struct tthread **run, size_t nrun,
+		     struct tthread **last, size_t nlast, bool *use_last)
+{
+	struct tthread **set = nrun ? run : last;
+	size_t n = nrun ? nrun : nlast;
+	*use_last = !nrun;
+	uint32_t cur = tracer_current(tr);
+	size_t nthr = tracer_nthreads(tr) + 1, best = 0;
+	uint32_t bestkey = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (set[i]->lid == cur && !set[i]->preempted)
+			return (int)i;
+		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
+		if (key < bestkey) {
+			bestkey = key;
+			best = i;
+		}
+	}
+	return (int)best;
+}
+
+int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
+		struct tthread **last, size_t nlast, bool *use_last)
+{
+	struct replay *rp = ctx;
+	if (rp->stop)
+		return -1;
+	if (!current_step(rp))
+		return pick_free(tr, run, nrun, last, nlast, use_last);
+	uint32_t lid = rp->sched->steps[rp->step].thread;
+	struct tthread *t = tracer_thread(tr, lid);
+	if (!t || t->state == TS_DEAD) {
+		no_event(rp, lid, t ? "has exited" : "does not exist (not created yet)");
+		return -1;
+	}
+	uint64_t timeout_ns = (uint64_t)(rp->opts.timeout_s * 1e9);
+	if (t->idle_ns > timeout_ns) {
+		char why[128];
+		snprintf(why, sizeof why, "did not reach its next event within %.1f s (stuck: spinning or waiting on something unrecorded)",
+			 rp->opts.timeout_s);
+		no_event(rp, lid, why);
+		return -1;
+	}
+	int i = find(run, nrun, lid);
+	if (i >= 0) {
+		*use_last = false;
+		return i;
+	}
+	i = find(last, nlast, lid);
+	if (i >= 0) {
+		*use_last = true;
+		return i;
+	}
+	uint64_t obj;
+	uint32_t holder;
+	const char *what = tracer_blocked_on(tr, t, &obj, &holder);
+	char why[256];
+	if (what && holder != UINT32_MAX)
+		snprintf(why, sizeof why, "cannot proceed: it waits for %s 0x%llx held by T%u", what,
+			 (unsigned long long)obj, holder);
+	else if (what)
+		snprintf(why, sizeof why, "cannot proceed: it waits for %s 0x%llx", what,
+			 (unsigned long long)obj);
+	else
+		snprintf(why, sizeof why, "cannot proceed");
+	no_event(rp, lid, why);
+	return -1;
+}

@@ -1,0 +1,442 @@
+#include "replay_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace/log.h"
+#include "tracer/elfmod.h"
+
+const char *replay_outcome_name(enum replay_outcome o)
+{
+	static const char *const n[] = { "PASS", "BUG", "INFEASIBLE", "DEADLOCK", "ERROR" };
+	return (unsigned)o < sizeof n / sizeof n[0] ? n[o] : "?";
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char **json_strv(json_t *arr)
+{
+	size_t n = json_array_size(arr);
+	char **v = calloc(n + 1, sizeof *v);
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = strdup(json_string_value(json_array_get(arr, i)) ?: "");
+	return v;
+}
+
+static void free_strv(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+static int load_meta(struct replay *rp)
+{
+	char path[4200];
+	json_error_t je;
+	snprintf(path, sizeof path, "%s/meta.json", rp->opts.dir);
+	json_t *m = json_load_file(path, 0, &je);
+	if (!m) {
+		if (access(path, F_OK) < 0)
+			avt_error("no recording in '%s' (no meta.json; run 'avtrace record -o %s -- PROG' first)",
+				  rp->opts.dir, rp->opts.dir);
+		else
+			avt_error("cannot read '%s': line %d: %s", path, je.line, je.text);
+		return -1;
+	}
+	json_t *argv = json_object_get(m, "argv");
+	const char *exe = json_string_value(json_object_get(m, "executable"));
+	const char *cwd = json_string_value(json_object_get(m, "cwd"));
+	const char *bid = json_string_value(json_object_get(m, "build_id"));
+	if (!json_is_array(argv) || !json_array_size(argv) || !exe || !cwd) {
+		avt_error("'%s' lacks argv, executable or cwd", path);
+		json_decref(m);
+		return -1;
+	}
+	rp->argv = json_strv(argv);
+	json_t *env = json_object_get(m, "env");
+	rp->envp = json_is_array(env) ? json_strv(env) : NULL;
+	rp->exe = strdup(exe);
+	rp->cwd = strdup(cwd);
+	int rc = 0;
+	if (bid && *bid) {
+		uint8_t id[20];
+		char hex[41] = "";
+		int n = elf_build_id(exe, id, sizeof id);
+		for (int i = 0; i < n; i++)
+			sprintf(hex + 2 * i, "%02x", id[i]);
+		if (n < 0) {
+			avt_error("cannot replay: the recorded executable '%s' is gone", exe);
+			rc = -1;
+		} else if (strcmp(hex, bid)) {
+			avt_error("cannot replay: '%s' changed since it was recorded (build-id %s, recorded %s); record again",
+				  exe, n ? hex : "none", bid);
+			rc = -1;
+		}
+	}
+	json_decref(m);
+	return rc;
+}
+
+static int index_expected(struct replay *rp)
+{
+	const struct trace *t = rp->trace;
+	rp->nthreads = trace_nthreads(t);
+	rp->texp = calloc(rp->nthreads ? rp->nthreads : 1, sizeof *rp->texp);
+	rp->ntexp = calloc(rp->nthreads ? rp->nthreads : 1, sizeof *rp->ntexp);
+	if (!rp->texp || !rp->ntexp)
+		return -1;
+	for (size_t i = 0; i < t->nev; i++)
+		rp->ntexp[t->ev[i].thread]++;
+	for (size_t k = 0; k < rp->nthreads; k++) {
+		rp->texp[k] = calloc(rp->ntexp[k] + 1, sizeof **rp->texp);
+		if (!rp->texp[k])
+			return -1;
+		rp->ntexp[k] = 0;
+	}
+	for (size_t i = 0; i < t->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		rp->texp[e->thread][rp->ntexp[e->thread]++] = e;
+	}
+	return 0;
+}
+
+static int check_schedule(struct replay *rp)
+{
+	for (size_t i = 0; i < rp->sched->nsteps; i++) {
+		uint32_t th = rp->sched->steps[i].thread;
+		if (th >= rp->nthreads) {
+			avt_error("%s: step %zu names T%u, but the recording has only T0..T%zu",
+				  rp->sched_path, i + 1, th, rp->nthreads ? rp->nthreads - 1 : 0);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct replay *replay_open(const struct replay_opts *opts)
+{
+	struct replay *rp = calloc(1, sizeof *rp);
+	char err[512];
+	if (!rp)
+		return NULL;
+	rp->opts = *opts;
+	rp->stdout_fd = -1;
+	if (opts->sched_path)
+		snprintf(rp->sched_path, sizeof rp->sched_path, "%s", opts->sched_path);
+	else
+		snprintf(rp->sched_path, sizeof rp->sched_path, "%s/schedules/%04u.sched", opts->dir,
+			 opts->schedule);
+	if (access(rp->sched_path, F_OK) < 0) {
+		avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
+			  rp->sched_path);
+		goto fail;
+	}
+	rp->sched = schedule_read(rp->sched_path, err, sizeof err);
+	if (!rp->sched) {
+		avt_error("%s", err);
+		goto fail;
+	}
+	if (load_meta(rp) < 0)
+		goto fail;
+	char tpath[4200];
+	snprintf(tpath, sizeof tpath, "%s/trace.avt", opts->dir);
+	rp->trace = trace_read(tpath, err, sizeof err);
+	if (!rp->trace) {
+		avt_error("%s", err);
+		goto fail;
+	}
+	if (index_expected(rp) < 0 || check_schedule(rp) < 0)
+		goto fail;
+	rp->left = rp->sched->nsteps ? rp->sched->steps[0].count : 0;
+	rp->in_free = rp->sched->nsteps == 0;
+	return rp;
+fail:
+	replay_free(rp);
+	return NULL;
+}
+
+static void rp_module(void *ctx, struct tracer *tr, const struct avt_module_rec *m, const char *path)
+{
+	struct replay *rp = ctx;
+	struct avt_module_rec *nm = realloc(rp->mods, (rp->nmods + 1) * sizeof *nm);
+	char **np = realloc(rp->modpaths, (rp->nmods + 1) * sizeof *np);
+	if (nm)
+		rp->mods = nm;
+	if (np)
+		rp->modpaths = np;
+	if (!nm || !np)
+		return;
+	rp->mods[rp->nmods] = *m;
+	rp->modpaths[rp->nmods++] = strdup(path);
+}
+
+static void rp_stack(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
+		     uint32_t depth)
+{
+	struct replay *rp = ctx;
+	free(rp->bt);
+	rp->bt = malloc(depth * sizeof *f);
+	if (rp->bt) {
+		memcpy(rp->bt, f, depth * sizeof *f);
+		rp->nbt = depth;
+	}
+}
+
+int replay_launch(struct replay *rp)
+{
+	if (!rp->opts.keep_stdout) {
+		snprintf(rp->stdout_path, sizeof rp->stdout_path, "/tmp/avtrace-stdout.XXXXXX");
+		rp->stdout_fd = mkstemp(rp->stdout_path);
+		if (rp->stdout_fd >= 0)
+			unlink(rp->stdout_path);
+	}
+	struct tracer_opts to = {
+		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
+		.slice_ms = 10, .stdout_fd = rp->stdout_fd,
+	};
+	struct tracer_sink sink = {
+		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
+		.stack = rp_stack,
+	};
+	rp->tr = tracer_new(&to, &sink);
+	rp->t0 = mono();
+	if (!rp->tr || tracer_launch(rp->tr) < 0)
+		return -1;
+	return 0;
+}
+
+bool replay_step(struct replay *rp)
+{
+	rp->last_step = tracer_step(rp->tr);
+	return rp->last_step == TSTEP_CONTINUE && !rp->stop;
+}
+
+static int run_oracle(struct replay *rp)
+{
+	if (!rp->opts.oracle || rp->stdout_fd < 0)
+		return 0;
+	lseek(rp->stdout_fd, 0, SEEK_SET);
+	pid_t p = fork();
+	if (p == 0) {
+		dup2(rp->stdout_fd, 0);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execl("/bin/sh", "sh", "-c", rp->opts.oracle, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (p < 0 || waitpid(p, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void collect_waits(struct replay *rp, struct replay_result *res)
+{
+	size_t n = tracer_nthreads(rp->tr);
+	res->waits = calloc(n ? n : 1, sizeof *res->waits);
+	for (size_t i = 0; res->waits && i < n; i++) {
+		struct tthread *t = tracer_thread(rp->tr, (uint32_t)i);
+		uint64_t obj;
+		uint32_t holder;
+		const char *what = t && t->state != TS_DEAD ? tracer_blocked_on(rp->tr, t, &obj, &holder) : NULL;
+		if (!what)
+			continue;
+		struct replay_wait *w = &res->waits[res->nwaits++];
+		w->thread = t->lid;
+		snprintf(w->what, sizeof w->what, "%s", what);
+		w->obj = obj;
+		w->holder = holder;
+		/* the request it is stuck at is its "last event" for the report */
+		if (t->state == TS_REQ) {
+			memset(&w->last, 0, sizeof w->last);
+			w->last.thread = t->lid;
+			w->last.kind = t->req.kind ? t->req.kind : AVT_EV_ACQUIRE;
+			w->last.obj = t->req.obj;
+			tracer_site(rp->tr, t->req.site, &w->last.site_mod, &w->last.site_off);
+			w->has_last = true;
+		}
+	}
+}
+
+void replay_finish(struct replay *rp, struct replay_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->exit_status = -1;
+	/* the last event may have completed the last step */
+	while (!rp->in_free && rp->left == 0) {
+		if (++rp->step >= rp->sched->nsteps)
+			rp->in_free = true;
+		else
+			rp->left = rp->sched->steps[rp->step].count;
+	}
+	bool exited = rp->last_step == TSTEP_EXITED;
+	if (rp->opts.gdb && rp->tr && !exited && (rp->fatal_sig || rp->in_free || !rp->stop)) {
+		res->gdb_pid = tracer_detach_stopped(rp->tr);
+	}
+	if (rp->last_step == TSTEP_DEADLOCK && !rp->stop) {
+		res->outcome = RO_DEADLOCK;
+		collect_waits(rp, res);
+		snprintf(res->reason, sizeof res->reason, "every live thread is blocked");
+	} else if (rp->fatal_sig) {
+		res->outcome = RO_BUG;
+		res->signal = rp->fatal_sig;
+		res->fail_thread = rp->fatal_thread;
+		snprintf(res->reason, sizeof res->reason, "SIG%s in T%u", sigabbrev_np(rp->fatal_sig) ?: "?",
+			 rp->fatal_thread);
+	} else if (rp->stop) {
+		res->outcome = rp->outcome;
+		snprintf(res->reason, sizeof res->reason, "%s", rp->reason);
+	} else if (rp->last_step == TSTEP_ERROR || !rp->tr) {
+		res->outcome = RO_ERROR;
+		snprintf(res->reason, sizeof res->reason, "tracer error");
+	} else if (exited && !rp->in_free) {
+		res->outcome = RO_INFEASIBLE;
+		snprintf(res->reason, sizeof res->reason,
+			 "the program exited (status %d) before step %zu of the schedule",
+			 tracer_exit_status(rp->tr), rp->step + 1);
+	} else if (exited) {
+		int st = tracer_exit_status(rp->tr);
+		res->exit_status = st;
+		int oracle = st == 0 ? run_oracle(rp) : 0;
+		res->outcome = st != 0 || oracle != 0 ? RO_BUG : RO_PASS;
+		if (st)
+			snprintf(res->reason, sizeof res->reason, "exit status %d", st);
+		else if (oracle)
+			snprintf(res->reason, sizeof res->reason, "the oracle '%s' failed (status %d)",
+				 rp->opts.oracle, oracle);
+	}
+	if (rp->tr && !res->gdb_pid)
+		tracer_kill(rp->tr);
+	res->step = rp->step + (rp->in_free ? 0 : 1);
+	res->in_free = rp->in_free;
+	res->has_divergence = rp->has_div;
+	res->expected = rp->expected;
+	res->actual = rp->actual;
+	res->actual_missing = rp->actual_missing;
+	res->ev = rp->ev;
+	res->nev = rp->nev;
+	rp->ev = NULL;
+	rp->nev = rp->evcap = 0;
+	res->bt = rp->bt;
+	res->nbt = rp->nbt;
+	rp->bt = NULL;
+	res->seconds = mono() - rp->t0;
+}
+
+void replay_result_release(struct replay_result *r)
+{
+	free(r->ev);
+	free(r->bt);
+	free(r->waits);
+	memset(r, 0, sizeof *r);
+}
+
+const struct trace *replay_trace(const struct replay *rp)
+{
+	return rp->trace;
+}
+
+const struct schedule *replay_schedule(const struct replay *rp)
+{
+	return rp->sched;
+}
+
+void replay_free(struct replay *rp)
+{
+	if (!rp)
+		return;
+	tracer_free(rp->tr);
+	trace_free(rp->trace);
+	schedule_free(rp->sched);
+	free_strv(rp->argv);
+	free_strv(rp->envp);
+	free(rp->cwd);
+	free(rp->exe);
+	for (size_t k = 0; rp->texp && k < rp->nthreads; k++)
+		free(rp->texp[k]);
+	free(rp->texp);
+	free(rp->ntexp);
+	free(rp->ev);
+	free(rp->bt);
+	for (size_t i = 0; i < rp->nmods; i++)
+		free(rp->modpaths[i]);
+	free(rp->modpaths);
+	free(rp->mods);
+	if (rp->stdout_fd >= 0)
+		close(rp->stdout_fd);
+	free(rp);
+}
+
+static json_t *event_json(const struct avt_event *e)
+{
+	char obj[32];
+	snprintf(obj, sizeof obj, "0x%llx", (unsigned long long)e->obj);
+	return json_pack("{s:I,s:I,s:s,s:s,s:i,s:I}", "seq", (json_int_t)e->seq, "thread",
+			 (json_int_t)e->thread, "kind", avt_kind_name(e->kind) ?: "?", "obj", obj,
+			 "site_mod", (int)e->site_mod, "site_off", (json_int_t)e->site_off);
+}
+
+int replay_write(const struct replay *rp, const struct replay_result *res,
+		 const char *trace_path, const char *json_path, const char *unused)
+{
+	int rc = 0;
+	if (trace_path) {
+		char err[256];
+		struct trace_writer *w = trace_writer_open(trace_path, err, sizeof err);
+		if (!w) {
+			avt_error("%s", err);
+			return -1;
+		}
+		for (size_t i = 0; i < rp->nmods; i++)
+			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
+		for (size_t i = 0; i < res->nev; i++)
+			trace_write_event(w, &res->ev[i]);
+		if (res->nbt && res->nev)
+			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
+		rc |= trace_writer_close(w);
+	}
+	if (json_path) {
+		json_t *o = json_object();
+		json_object_set_new(o, "schedule", json_integer(rp->opts.schedule));
+		json_object_set_new(o, "outcome", json_string(replay_outcome_name(res->outcome)));
+		json_object_set_new(o, "reason", json_string(res->reason));
+		json_object_set_new(o, "step", json_integer((json_int_t)res->step));
+		json_object_set_new(o, "events", json_integer((json_int_t)res->nev));
+		json_object_set_new(o, "exit_status", json_integer(res->exit_status));
+		json_object_set_new(o, "signal", json_integer(res->signal));
+		json_object_set_new(o, "seconds", json_real(res->seconds));
+		if (res->has_divergence) {
+			if (res->expected.kind)
+				json_object_set_new(o, "expected", event_json(&res->expected));
+			if (!res->actual_missing)
+				json_object_set_new(o, "actual", event_json(&res->actual));
+		}
+		json_t *bt = json_array();
+		for (uint32_t i = 0; i < res->nbt; i++)
+			json_array_append_new(bt, json_pack("{s:i,s:I}", "mod", (int)res->bt[i].mod, "off",
+							    (json_int_t)res->bt[i].off));
+		json_object_set_new(o, "backtrace", bt);
+		char tmp[4300];
+		snprintf(tmp, sizeof tmp, "%s.tmp", json_path);
+		if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0)
+			rc = -1;
+		json_decref(o);
+	}
+	(void)unused;
+	return rc;
+}

@@ -1,0 +1,105 @@
+/*
+ * Replay: re-run a recorded program under the tracer while enforcing a
+ * schedule, one thread at a time, and judge the run.
+ *
+ * The scheduling policy is in policy.c; this file's types are what the CLI
+ * and the tests drive: replay_open() checks everything before running
+ * anything, replay_step() advances one scheduling decision, replay_finish()
+ * classifies the outcome.
+ *
+ * Ownership: struct replay owns the loaded trace, schedule, metadata and
+ * tracer; struct replay_result owns its strings and arrays
+ * (replay_result_release()).
+ */
+#ifndef AVT_REPLAY_REPLAY_H
+#define AVT_REPLAY_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/event.h"
+#include "trace/schedule.h"
+#include "trace/trace.h"
+
+enum replay_outcome {
+	RO_PASS,
+	RO_BUG,
+	RO_INFEASIBLE,
+	RO_DEADLOCK,
+	RO_ERROR,
+};
+
+const char *replay_outcome_name(enum replay_outcome o);
+
+struct replay_opts {
+	const char *dir;        /* recording directory */
+	unsigned schedule;      /* schedule number (schedules/NNNN.sched) */
+	const char *sched_path; /* or an explicit schedule file (overrides) */
+	double timeout_s;       /* a scheduled thread missing its event this long is stuck */
+	int cpu;                /* -1: do not pin */
+	bool keep_stdout;       /* let the target's stdout through (else captured) */
+	const char *oracle;     /* shell command fed the run's stdout; failing = BUG */
+	bool gdb;               /* stop and detach at the failure */
+};
+
+/* A thread blocked in a reported deadlock. */
+struct replay_wait {
+	uint32_t thread;
+	char what[16];          /* "lock", "join", "cond", ... */
+	uint64_t obj;
+	uint32_t holder;        /* UINT32_MAX if none */
+	struct avt_event last;  /* its last event (for its site) */
+	bool has_last;
+};
+
+struct replay_result {
+	enum replay_outcome outcome;
+	char reason[1024];      /* one line: why infeasible / what failed */
+	size_t step;            /* schedule step reached (1-based), 0 if none */
+	bool in_free;           /* reached the schedule's free part */
+	/* divergence: the expected and the actual event */
+	bool has_divergence;
+	struct avt_event expected, actual;
+	bool actual_missing;    /* stuck: no actual event */
+	/* BUG */
+	int exit_status;        /* shell style, -1 if not exited */
+	int signal;             /* fatal signal, 0 if none */
+	uint32_t fail_thread;
+	/* what ran, in order */
+	struct avt_event *ev;
+	size_t nev;
+	struct avt_frame *bt;   /* failing thread's backtrace */
+	uint32_t nbt;
+	struct replay_wait *waits;
+	size_t nwaits;
+	pid_t gdb_pid;          /* --gdb: the stopped process, else 0 */
+	double seconds;
+};
+
+void replay_result_release(struct replay_result *r);
+
+struct replay;
+
+/* Loads DIR's metadata, trace and schedule and checks them (schedule
+ * exists and parses, executable unchanged).  NULL after one clear error;
+ * nothing has been run then. */
+struct replay *replay_open(const struct replay_opts *opts);
+/* Starts the program. -1 after an error. */
+int replay_launch(struct replay *rp);
+/* One scheduling decision; false when the run is over. */
+bool replay_step(struct replay *rp);
+/* Classifies the run (kills what is left of it) into res. */
+void replay_finish(struct replay *rp, struct replay_result *res);
+void replay_free(struct replay *rp);
+
+const struct trace *replay_trace(const struct replay *rp);
+const struct schedule *replay_schedule(const struct replay *rp);
+
+/* Writes what ran as a trace file (for avtrace dump) and the result as
+ * JSON; either path may be NULL. */
+int replay_write(const struct replay *rp, const struct replay_result *res,
+		 const char *trace_path, const char *json_path, const char *json_text_out);
+
+#endif

@@ -1,0 +1,57 @@
+/* Private state of a replay (replay.c, policy.c, report.c). */
+#ifndef AVT_REPLAY_INT_H
+#define AVT_REPLAY_INT_H
+
+#include "replay.h"
+#include "tracer/tracer.h"
+
+struct replay {
+	struct replay_opts opts;
+	char sched_path[4200];
+	struct trace *trace;          /* the recording */
+	struct schedule *sched;
+	char **argv, **envp;          /* from meta.json */
+	char *cwd, *exe;
+	struct tracer *tr;
+
+	/* expected events: recorded events of each thread, in order */
+	const struct avt_event ***texp;
+	size_t *ntexp;
+	size_t nthreads;
+
+	/* progress through the schedule */
+	size_t step;                  /* index of the current step */
+	uint32_t left;                /* events left in the current step */
+	bool in_free;
+
+	/* what happened */
+	bool stop;                    /* the policy decided the run is over */
+	enum replay_outcome outcome;  /* valid when stop */
+	char reason[1024];
+	bool has_div;
+	bool actual_missing;
+	struct avt_event expected, actual;
+	struct avt_event *ev;         /* what ran */
+	size_t nev, evcap;
+	struct avt_module_rec *mods;  /* modules of the run (for its trace) */
+	char **modpaths;
+	size_t nmods;
+	struct avt_frame *bt;
+	uint32_t nbt;
+	int fatal_sig;
+	uint32_t fatal_thread;
+	enum tstep last_step;
+	int stdout_fd;                /* capture of the target's stdout, or -1 */
+	char stdout_path[64];
+	double t0;
+};
+
+/* policy.c */
+int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
+		struct tthread **last, size_t nlast, bool *use_last);
+int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev);
+/* Stops the run as INFEASIBLE with a reason. */
+void policy_infeasible(struct replay *rp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif
