@@ -188,6 +188,8 @@ int cmd_dump(int argc, char **argv)
 	if (!raw && names_open(&nm, t) == 0)
 		n = &nm;
 	for (size_t i = 0; i < t->nev; i++) {
+		if (n)
+			names_at(n, t->ev[i].seq);
 		const struct avt_stack *st = t->nstacks ? trace_stack(t, t->ev[i].seq) : NULL;
 		if (json)
 			print_json(n, &t->ev[i], st);

@@ -14,12 +14,18 @@
 struct sym;
 
 struct names {
-	struct sym *sym;
+	struct sym *sym;        /* every module: sites (module ids are unique) */
+	struct sym **gen;       /* per exec'd image: variable names */
+	uint64_t *gen_start;    /* first event seq of each image */
+	size_t ngen, cur;
 	const struct trace *t;
 };
 
 int names_open(struct names *n, const struct trace *t);
 void names_close(struct names *n);
+/* Names after this point are those of the image event seq ran in (a
+ * program that execs reuses addresses for other variables). */
+void names_at(struct names *n, uint64_t seq);
 /* Site of an event: "file.c:LINE" or "module+0xOFF"; *func set (or NULL). */
 const char *names_site(struct names *n, const struct avt_event *ev, char *buf, size_t len,
 		       const char **func);

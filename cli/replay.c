@@ -156,7 +156,10 @@ static void print_report(struct names *n, const struct replay *rp, const struct 
 		for (size_t i = 0; i < res->nwaits; i++) {
 			const struct replay_wait *w = &res->waits[i];
 			const char *func = NULL;
-			names_obj_or_addr(n, w->obj, a, sizeof a);
+			if (!strcmp(w->what, "join"))
+				snprintf(a, sizeof a, "T%llu", (unsigned long long)w->obj);
+			else
+				names_obj_or_addr(n, w->obj, a, sizeof a);
 			b[0] = 0;
 			if (w->has_last)
 				names_site(n, &w->last, b, sizeof b, &func);

@@ -178,13 +178,14 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	uint64_t obj;
 	uint32_t holder;
 	const char *what = tracer_blocked_on(tr, t, &obj, &holder);
-	char why[256];
+	char why[512], name[256];
+	if (what)
+		rp_obj_name(rp, what, obj, name, sizeof name);
 	if (what && holder != UINT32_MAX)
-		snprintf(why, sizeof why, "cannot proceed: it waits for %s 0x%llx held by T%u", what,
-			 (unsigned long long)obj, holder);
+		snprintf(why, sizeof why, "cannot proceed: it waits for %s %s held by T%u", what, name,
+			 holder);
 	else if (what)
-		snprintf(why, sizeof why, "cannot proceed: it waits for %s 0x%llx", what,
-			 (unsigned long long)obj);
+		snprintf(why, sizeof why, "cannot proceed: it waits for %s %s", what, name);
 	else
 		snprintf(why, sizeof why, "cannot proceed");
 	no_event(rp, lid, why);

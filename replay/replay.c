@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/sym.h"
 #include "trace/log.h"
 #include "tracer/elfmod.h"
 
@@ -162,6 +163,12 @@ struct replay *replay_open(const struct replay_opts *opts)
 	}
 	if (index_expected(rp) < 0 || check_schedule(rp) < 0)
 		goto fail;
+	rp->sym = sym_new();
+	for (size_t i = 0; rp->sym && i < rp->trace->nmod; i++) {
+		const struct avt_module *m = &rp->trace->mod[i];
+		sym_add_module(rp->sym, m->rec.id, m->path, m->rec.base, m->rec.lo, m->rec.hi,
+			       m->rec.build_id, m->rec.build_id_len);
+	}
 	rp->left = rp->sched->nsteps ? rp->sched->steps[0].count : 0;
 	rp->in_free = rp->sched->nsteps == 0;
 	return rp;
@@ -356,10 +363,20 @@ const struct schedule *replay_schedule(const struct replay *rp)
 	return rp->sched;
 }
 
+const char *rp_obj_name(struct replay *rp, const char *what, uint64_t obj, char *buf, size_t len)
+{
+	if (what && !strcmp(what, "join"))
+		snprintf(buf, len, "T%llu", (unsigned long long)obj);
+	else if (!rp->sym || !sym_var_name(rp->sym, obj, buf, len))
+		snprintf(buf, len, "0x%llx", (unsigned long long)obj);
+	return buf;
+}
+
 void replay_free(struct replay *rp)
 {
 	if (!rp)
 		return;
+	sym_free(rp->sym);
 	tracer_free(rp->tr);
 	trace_free(rp->trace);
 	schedule_free(rp->sched);

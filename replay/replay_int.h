@@ -44,7 +44,11 @@ struct replay {
 	int stdout_fd;                /* capture of the target's stdout, or -1 */
 	char stdout_path[64];
 	double t0;
+	struct sym *sym;              /* names for messages (recorded modules) */
 };
+
+/* "counter_lock" or "0x..." for messages; "T3" for a join. */
+const char *rp_obj_name(struct replay *rp, const char *what, uint64_t obj, char *buf, size_t len);
 
 /* policy.c */
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,

@@ -440,6 +440,7 @@ static int read_module(struct reader *r, uint32_t len, uint64_t at)
 		return read_fail(r, "module record at offset %llu has a %u-byte "
 				 "build-id (at most %zu)", (unsigned long long)at,
 				 m->rec.build_id_len, sizeof(m->rec.build_id));
+	m->after_seq = t->nev;
 	m->path = dup_text(r->scratch + sizeof(m->rec), len - sizeof(m->rec));
 	if (!m->path)
 		return read_fail(r, "out of memory");

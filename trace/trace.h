@@ -72,6 +72,8 @@ struct avt_stack {
 struct avt_module {
 	struct avt_module_rec rec;
 	char *path;
+	uint64_t after_seq; /* events before it in the file (set by the reader):
+	                       after an exec, tells which image a module is of */
 };
 
 struct avt_note {

@@ -601,8 +601,13 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 	if (t->state == TS_REQ && model_can_commit(tr, t) != 1) {
 		*obj = t->req.obj;
 		struct mlock *l = model_find(&tr->model, t->req.obj);
-		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN)
+		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN) {
+			/* obj: the logical id of the thread it joins */
+			for (size_t i = 0; i < tr->nthr; i++)
+				if (tr->thr[i] && tr->thr[i]->fs_base == t->req.obj)
+					*obj = tr->thr[i]->lid;
 			return "join";
+		}
 		if (l)
 			*holder = l->owner;
 		return "lock";

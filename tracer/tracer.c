@@ -448,6 +448,31 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	return 0;
 }
 
+/* Runs the fresh image to its entry point and plants the hooks there, so
+ * that every setup failure is reported by tracer_launch itself. */
+static int run_to_entry(struct tracer *tr, struct tthread *t)
+{
+	for (;;) {
+		int st;
+		struct user_regs_struct r;
+		if (ptu_resume(tr->pid, 0) < 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
+			return -1;
+		if (!WIFSTOPPED(st)) {
+			avt_error("'%s' exited before reaching its entry point", tr->exe);
+			tr->alive = false;
+			return -1;
+		}
+		if (WSTOPSIG(st) != SIGTRAP || (st >> 16) || ptu_getregs(tr->pid, &r) < 0)
+			continue;
+		struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+		if (!b || b->kind != BK_ENTRY)
+			continue;
+		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->pid, &r) < 0)
+			return -1;
+		return 0;
+	}
+}
+
 int tracer_check(struct tracer *tr)
 {
 	if (tr->exe)
@@ -514,8 +539,10 @@ int tracer_launch(struct tracer *tr)
 		return -1;
 	struct tthread *t0 = thread_add(tr, tr->pid, NO_THREAD);
 	t0->state = TS_READY;
-	if (exec_begin(tr) < 0)
+	if (exec_begin(tr) < 0 || run_to_entry(tr, t0) < 0) {
+		tracer_kill(tr);
 		return -1;
+	}
 	tr->launched = true;
 	timer_start();
 	return 0;

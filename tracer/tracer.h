@@ -161,7 +161,8 @@ pid_t tracer_pid(const struct tracer *tr);
 struct tthread *tracer_thread(struct tracer *tr, uint32_t lid);
 size_t tracer_nthreads(const struct tracer *tr);
 /* Why t cannot proceed now (for reports): fills holder/obj, returns a word
- * like "lock", "join", "cond", or NULL when it can. */
+ * like "lock", "join", "cond", or NULL when it can.  For "join", obj is the
+ * logical id of the thread waited for. */
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 			      uint64_t *obj, uint32_t *holder);
 
