@@ -48,12 +48,18 @@ struct avt_thread_rec {
 	uint32_t os_tid;    /* kernel tid in the recorded run (informational) */
 };
 
-/* A call stack attached to an event (fatal signals, --stacks). */
+/* A call stack attached to an event (fatal signals, --stacks).
+ * frames[0] is the innermost.  For a fatal signal frames[0] is the pc and
+ * the rest are return addresses; for a synchronization event every frame
+ * is a return address (frames[0] = the event's site).  inv identifies the
+ * invocation the frame belongs to: two events of one thread whose frame at
+ * the same depth (counted from the outermost) has the same nonzero inv are
+ * inside the same call of that function; 0 means unknown. */
 struct avt_frame {
-	uint64_t off;      /* offset in module mod; frames past the first are
-	                      return addresses */
+	uint64_t off;      /* offset in module mod */
 	uint16_t mod;      /* module id or AVT_MOD_NONE (off is absolute) */
-	uint16_t pad[3];
+	uint16_t flags;    /* reserved, 0 */
+	uint32_t inv;      /* invocation serial (per thread), 0 if unknown */
 };
 
 struct avt_stack_rec {
