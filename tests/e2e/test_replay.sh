@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# Acceptance tests of `avtrace replay`: determinism of the recorded order,
+# hand-written schedules (tests/e2e/schedules/) for each outcome, exit codes
+# and bad input.  Run with tests/e2e/run.sh [replay | t_NAME].
+
+SCHEDS="$REPO/tests/e2e/schedules"
+
+# use_schedule OUT NAME N: install a hand-written schedule as schedule N.
+use_schedule() {
+	cp "$SCHEDS/$2.sched" "$1/schedules/$(printf %04d "$3").sched" || fail "cannot install $2"
+}
+
+# replay OUT ARGS...: avtrace replay -d OUT ARGS; output in OUT.replay,
+# status in RP_STATUS.
+RP_STATUS=
+replay() {
+	local out=$1
+	shift
+	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
+	RP_STATUS=$?
+	sed 's/^/  | /' "$out.replay" >&3
+}
+
+# The events of a trace without the seq numbers' formatting: kind, thread,
+# object and site of each, in order.
+event_list() {
+	avt dump -d "$1" --raw | awk '{ $1 = ""; print }'
+}
+
+t_observed_100_times() {
+	record out mutex_counter 4 20
+	expect_recorded out 0
+	local want i
+	want=$(event_list out) || exit
+	for i in $(seq 1 100); do
+		replay out --schedule 0
+		expect_eq "$RP_STATUS" 0 "exit status of replay $i"
+		expect_match "$(cat out.replay)" '^PASS' "outcome of replay $i"
+		expect_eq "$(event_list out/replays/0000.avt)" "$want" "events of replay $i"
+	done
+}
+
+t_check_then_act_bug() {
+	line=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
+	record out checkthenact
+	expect_recorded out 0
+	use_schedule out checkthenact_bug 1
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 1 "exit status of replay"
+	expect_match "$(cat out.replay)" "^BUG reproduced: SIGSEGV in T1 at checkthenact[.]c:$line \\(checker\\)" "report"
+	expect_match "$(cat out.replay)" "predicted: check-then-act" "predicted violation"
+	expect_match "$(cat out.replay)" "backtrace: checker checkthenact[.]c:$line" "backtrace"
+	expect_match "$(cat out.replay)" "acquire shared[.]m +checkthenact[.]c:" "interleaving"
+	expect_file out/replays/0001.json
+	expect_match "$(cat out/replays/0001.json)" '"outcome": "BUG"' "replays/0001.json"
+	# the same failure every time
+	for i in 1 2 3 4 5; do
+		replay out --schedule 1
+		expect_eq "$RP_STATUS" 1 "exit status of replay $i"
+	done
+}
+
+t_lock_order_deadlock() {
+	la=$(marker_line "$SRC/lockorder.c" "/* T1 LOCKS B */") || exit
+	lb=$(marker_line "$SRC/lockorder.c" "/* T2 LOCKS A */") || exit
+	record out lockorder
+	expect_recorded out 0
+	use_schedule out lockorder_deadlock 1
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 1 "exit status of replay"
+	expect_match "$(cat out.replay)" '^DEADLOCK reproduced' "outcome"
+	expect_match "$(cat out.replay)" "T1 waits for lock lock_b at lockorder[.]c:$la \\(held by T2\\)" "T1's wait"
+	expect_match "$(cat out.replay)" "T2 waits for lock lock_a at lockorder[.]c:$lb \\(held by T1\\)" "T2's wait"
+}
+
+t_spinning_thread_is_stuck() {
+	record out spinflag
+	expect_recorded out 0
+	use_schedule out spinflag_stuck 1
+	start=$(date +%s)
+	replay out --schedule 1 --timeout 0.5
+	end=$(date +%s)
+	expect_eq "$RP_STATUS" 3 "exit status of replay"
+	expect_match "$(cat out.replay)" '^INFEASIBLE: step 2 .*T1 did not reach its next event within 0[.]5 s' "reason"
+	expect_match "$(cat out.replay)" 'expected: T1 acquire flag_lock' "expected event"
+	[ $((end - start)) -le 10 ] || fail "took $((end - start)) s for a 0.5 s timeout"
+}
+
+t_lock_held_by_scheduled_thread() {
+	record out checkthenact
+	use_schedule out checkthenact_held 1
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 3 "exit status of replay"
+	expect_match "$(cat out.replay)" '^INFEASIBLE: step 3 .*T2 cannot proceed: it waits for lock shared[.]m held by T1' "reason"
+}
+
+t_divergence() {
+	record out checkthenact
+	use_schedule out checkthenact_diverge 1
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 3 "exit status of replay"
+	expect_match "$(cat out.replay)" "^INFEASIBLE: step 3 \\(run T1 4\\): T1's event 3 differs" "reason"
+	expect_match "$(cat out.replay)" 'expected: T1 acquire shared[.]m +checkthenact[.]c:[0-9]+' "expected event"
+	expect_match "$(cat out.replay)" 'actual: +T1 exit' "actual event"
+	# what ran is a trace of its own
+	expect_match "$(avt dump -d out/replays/0001.avt)" 'T2 +acquire +shared[.]m' "dump of the replay"
+}
+
+t_condvar_observed_and_reordered() {
+	record out condvar 8
+	expect_recorded out 0
+	replay out --schedule 0
+	expect_eq "$RP_STATUS" 0 "observed order"
+	# reorder: the consumer starts right after main, before the producer
+	awk '/^run T2 / && !done { n = $3 - 1; if (n) print "run T2 " n; done = 1; next }
+	     { print } /^run T0 3$/ && !ins { print "run T2 1"; ins = 1 }' \
+		out/schedules/0000.sched >out/schedules/0001.sched
+	expect_match "$(sed -n 3,4p out/schedules/0001.sched)" 'run T2 1' "reordered schedule"
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 0 "reordered schedule"
+	expect_match "$(cat out.replay)" '^PASS' "outcome"
+	expect_eq "$(avt dump -d out/replays/0001.avt --raw | sed -n 4p | awk '{print $2, $3}')" "T2 start" "T2 started fourth"
+}
+
+t_bad_input() {
+	record out checkthenact
+	replay out --schedule 7
+	expect_eq "$RP_STATUS" 2 "unknown schedule"
+	expect_match "$(cat out.replay)" "no schedule 7" "message"
+	use_schedule out malformed 1
+	replay out --schedule 1
+	expect_eq "$RP_STATUS" 2 "malformed schedule"
+	expect_match "$(cat out.replay)" "0001[.]sched:3: unknown directive 'rum'" "message names file:line"
+	replay out
+	expect_eq "$RP_STATUS" 2 "no schedule given"
+	replay nowhere --schedule 0
+	expect_eq "$RP_STATUS" 2 "missing recording"
+	# the executable changed since recording: refuse, run nothing
+	cp "$(target checkthenact)" ./prog && chmod +x prog
+	record out2 ./prog
+	cp "$(target mutex_counter)" ./prog
+	replay out2 --schedule 0
+	expect_eq "$RP_STATUS" 2 "changed executable"
+	expect_match "$(cat out2.replay)" "changed since it was recorded" "message"
+	expect_no_file out2/replays/0000.json
+}

@@ -1,0 +1,187 @@
+/*
+ * Breakpoint table and out-of-line relocation.  The table works on any
+ * address space through process_vm_readv and /proc/PID/mem, so these tests
+ * point it at their own memory: no ptrace needed.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracer/bpt.h"
+
+/* "code" and "scratch" live in data: only their bytes matter here */
+static uint8_t code[4096] __attribute__((aligned(64)));
+static uint8_t scratch[BPT_SCRATCH_SIZE] __attribute__((aligned(64)));
+
+static int relocate(const uint8_t *insn, size_t len, uint64_t from, uint64_t slot,
+		    uint8_t *out, size_t *outlen, char *why)
+{
+	uint8_t buf[16] = { 0 };
+	memcpy(buf, insn, len);
+	return bpt_relocate(buf, sizeof buf, from, slot, out, outlen, why, 128);
+}
+
+START_TEST(relocate_glibc_entries)
+{
+	/* first instructions of hooked glibc functions (PTRACE-NOTES) */
+	static const struct { uint8_t b[8]; size_t len; } cases[] = {
+		{ { 0x8b, 0x47, 0x10 }, 3 },                   /* mov 0x10(%rdi),%eax */
+		{ { 0xbe, 0x01, 0x00, 0x00, 0x00 }, 5 },       /* mov $1,%esi */
+		{ { 0x41, 0x57 }, 2 },                         /* push %r15 */
+		{ { 0xf0, 0xff, 0x0f }, 3 },                   /* lock decl (%rdi) */
+		{ { 0x48, 0x83, 0xec, 0x08 }, 4 },             /* sub $8,%rsp */
+		{ { 0x53 }, 1 },                               /* push %rbx */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint8_t out[BPT_SLOT_SIZE];
+		size_t outlen = 0;
+		char why[128] = "";
+		int n = relocate(cases[i].b, cases[i].len, 0x1000, 0x2000, out, &outlen, why);
+		ck_assert_msg(n == (int)cases[i].len, "case %zu: %d (%s)", i, n, why);
+		ck_assert_mem_eq(out, cases[i].b, cases[i].len);
+		/* then jmp *0(%rip) to the instruction after the original */
+		ck_assert_uint_eq(out[n], 0xff);
+		ck_assert_uint_eq(out[n + 1], 0x25);
+		uint64_t back;
+		memcpy(&back, out + n + 6, 8);
+		ck_assert_uint_eq(back, 0x1000 + cases[i].len);
+		ck_assert_uint_eq(outlen, cases[i].len + 14);
+	}
+}
+END_TEST
+
+START_TEST(relocate_rip_relative)
+{
+	/* mov 0x100(%rip),%r8: the slot must still name from+7+0x100 */
+	static const uint8_t insn[] = { 0x4c, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00 };
+	uint8_t out[BPT_SLOT_SIZE];
+	size_t outlen;
+	char why[128];
+	uint64_t from = 0x400000, slot = 0x500000;
+	ck_assert_int_eq(relocate(insn, sizeof insn, from, slot, out, &outlen, why), 7);
+	int32_t disp;
+	memcpy(&disp, out + 3, 4);
+	ck_assert_int_eq((int64_t)slot + 7 + disp, (int64_t)from + 7 + 0x100);
+	/* too far away to reach with 32 bits: refused, with a reason */
+	ck_assert_int_eq(relocate(insn, sizeof insn, 0x400000, 0x7f0000000000ull, out, &outlen, why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "rip-relative"));
+}
+END_TEST
+
+START_TEST(relocate_refuses_branches)
+{
+	static const struct { uint8_t b[8]; size_t len; } cases[] = {
+		{ { 0xe8, 0, 0, 0, 0 }, 5 },   /* call rel32 */
+		{ { 0xeb, 0x05 }, 2 },         /* jmp rel8 */
+		{ { 0x74, 0x05 }, 2 },         /* je rel8 */
+		{ { 0xc3 }, 1 },               /* ret */
+		{ { 0xcd, 0x80 }, 2 },         /* int $0x80 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint8_t out[BPT_SLOT_SIZE];
+		size_t outlen;
+		char why[128] = "";
+		ck_assert_msg(relocate(cases[i].b, cases[i].len, 0x1000, 0x2000, out, &outlen, why) == -1,
+			      "case %zu relocated", i);
+		ck_assert_msg(why[0], "case %zu: no reason", i);
+	}
+}
+END_TEST
+
+static int self_mem(void)
+{
+	int fd = open("/proc/self/mem", O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+START_TEST(table_insert_find_remove)
+{
+	struct bpt_table bt;
+	int fd = self_mem();
+	static const uint8_t mov[] = { 0x8b, 0x47, 0x10, 0x90, 0x90, 0x90 };
+	memcpy(code, mov, sizeof mov);
+	code[100] = 0x90; /* a probe's nop */
+	bpt_init(&bt, getpid(), fd, (uint64_t)(uintptr_t)scratch);
+	char why[128];
+	uint64_t a = (uint64_t)(uintptr_t)code;
+	ck_assert_int_eq(bpt_insert(&bt, a, 1, 7, why, sizeof why), 0);
+	ck_assert_uint_eq(code[0], 0xcc);
+	struct bpt *b = bpt_find(&bt, a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(b->kind, 1);
+	ck_assert_int_eq(b->data, 7);
+	ck_assert_uint_eq(b->len, 3);
+	ck_assert_uint_eq(bpt_resume_pc(b), (uint64_t)(uintptr_t)scratch + 16);
+	ck_assert_mem_eq(scratch + 16, mov, 3);
+	/* reads show the original bytes, not the int3 */
+	uint8_t orig[6];
+	ck_assert_int_eq(bpt_read_orig(&bt, a, orig, sizeof orig), 0);
+	ck_assert_mem_eq(orig, mov, sizeof mov);
+	/* a second breakpoint at the same address is refused */
+	ck_assert_int_eq(bpt_insert(&bt, a, 1, 8, why, sizeof why), -1);
+	/* nop probe: no slot, resume right after it */
+	ck_assert_int_eq(bpt_insert_nop(&bt, a + 100, 2, 0), 0);
+	ck_assert_uint_eq(bpt_resume_pc(bpt_find(&bt, a + 100)), a + 101);
+	/* not a nop: refused and untouched */
+	code[200] = 0x55;
+	ck_assert_int_eq(bpt_insert_nop(&bt, a + 200, 2, 0), -1);
+	ck_assert_uint_eq(code[200], 0x55);
+	ck_assert_ptr_null(bpt_find(&bt, a + 200));
+	ck_assert_int_eq(bpt_remove(&bt, a), 0);
+	ck_assert_uint_eq(code[0], 0x8b);
+	ck_assert_ptr_null(bpt_find(&bt, a));
+	ck_assert_ptr_nonnull(bpt_find(&bt, a + 100));
+	bpt_release(&bt);
+	close(fd);
+}
+END_TEST
+
+START_TEST(table_grows)
+{
+	struct bpt_table bt;
+	int fd = self_mem();
+	memset(code, 0x90, sizeof code);
+	bpt_init(&bt, getpid(), fd, (uint64_t)(uintptr_t)scratch);
+	uint64_t a = (uint64_t)(uintptr_t)code;
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(bpt_insert_nop(&bt, a + (uint64_t)i, 3, i), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct bpt *b = bpt_find(&bt, a + (uint64_t)i);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_int_eq(b->data, i);
+	}
+	for (int i = 0; i < 1000; i += 2)
+		ck_assert_int_eq(bpt_remove(&bt, a + (uint64_t)i), 0);
+	for (int i = 0; i < 1000; i++)
+		ck_assert((bpt_find(&bt, a + (uint64_t)i) != NULL) == (i % 2 == 1));
+	/* the restore-all used for forked children puts every byte back */
+	int fd2 = self_mem();
+	ck_assert_int_eq(bpt_restore_all(&bt, fd2), 0);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_uint_eq(code[i], 0x90);
+	close(fd2);
+	bpt_release(&bt);
+	close(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bpt");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, relocate_glibc_entries);
+	tcase_add_test(tc, relocate_rip_relative);
+	tcase_add_test(tc, relocate_refuses_branches);
+	tcase_add_test(tc, table_insert_find_remove);
+	tcase_add_test(tc, table_grows);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
