@@ -65,11 +65,12 @@ check: all $(UNIT_BIN) $(UNIT_EXTRA)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
 
+demo: avtrace targets
+	@examples/demo.sh
+
 install: avtrace
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
-	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
-	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
 clean:
 	rm -f avtrace $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
@@ -77,5 +78,5 @@ clean:
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out
 
-.PHONY: all check unit e2e install clean targets
+.PHONY: all check unit e2e install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d

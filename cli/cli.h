@@ -12,6 +12,9 @@ int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int replay_all(const char *dir, unsigned jobs, const char *timeout);
+int summary_table(const char *dir);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

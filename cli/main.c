@@ -22,6 +22,9 @@ static const char usage[] =
 	"  replay [-d DIR] --schedule N [--timeout S] [--json]\n"
 	"                     re-run the program forcing schedule N; exit 0 pass,\n"
 	"                     1 bug or deadlock reproduced, 3 infeasible, 2 error\n"
+	"  replay [-d DIR] --all [-j N]\n"
+	"                     replay every schedule, N at a time, and print a table\n"
+	"  summary [-d DIR]   the table of DIR/replays/*.json (e.g. after a cluster run)\n"
 	"\n"
 	"'avtrace <command> --help' describes each command's options.\n";
 
@@ -46,6 +49,7 @@ int main(int argc, char **argv)
 		{ "dump", cmd_dump },
 		{ "schedule", cmd_schedule },
 		{ "replay", cmd_replay },
+		{ "summary", cmd_summary },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

@@ -16,6 +16,7 @@ int first_allowed_cpu(void);
 static const char replay_help[] =
 	"usage: avtrace replay [-d DIR] --schedule N [options]\n"
 	"       avtrace replay [-d DIR] --file SCHED [options]\n"
+	"       avtrace replay [-d DIR] --all [-j N] [--timeout S]\n"
 	"\n"
 	"Re-runs the recorded program (same argv, cwd, environment, ASLR off) with\n"
 	"exactly one thread running at a time, forcing schedule N\n"
@@ -42,7 +43,9 @@ static const char replay_help[] =
 	"      --gdb            at the failure (or the end of the schedule), leave\n"
 	"                       the program stopped and detached for 'gdb -p PID'\n"
 	"      --json           print the outcome as JSON instead of the report\n"
-	"      --cpu N          CPU to pin to (default: the first allowed)\n";
+	"      --cpu N          CPU to pin to (default: the first allowed)\n"
+	"      --all            replay every schedule of DIR and print a table\n"
+	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n";
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -140,6 +143,14 @@ static void print_report(struct names *n, const struct replay *rp, const struct 
 		const char *func = NULL;
 		if (res->signal && last) {
 			names_site(n, last, a, sizeof a, &func);
+			/* a signal raised inside libc (abort, assert): name the
+			 * innermost frame of the program itself (module 0) */
+			for (uint32_t i = 0; i < res->nbt; i++)
+				if (res->bt[i].mod == 0 && (last->site_mod != 0 || i > 0)) {
+					if (last->site_mod != 0)
+						names_frame(n, 0, res->bt[i].off, i > 0, a, sizeof a, &func);
+					break;
+				}
 			printf("BUG reproduced: %s in T%u at %s%s%s%s\n", sig_name(res->signal, sig, sizeof sig),
 			       res->fail_thread, a, func ? " (" : "", func ?: "", func ? ")" : "");
 		} else {
@@ -206,16 +217,20 @@ int cmd_replay(int argc, char **argv)
 		{ "dir", required_argument, 0, 'd' }, { "schedule", required_argument, 0, 's' },
 		{ "file", required_argument, 0, 'F' }, { "timeout", required_argument, 0, 't' },
 		{ "oracle", required_argument, 0, 'O' }, { "stdout", no_argument, 0, 'S' },
-		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'j' },
+		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'J' },
 		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
+		{ "all", no_argument, 0, 'A' }, { "jobs", required_argument, 0, 'j' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
+	bool all = false;
+	unsigned jobs = 1;
+	const char *timeout_arg = "2";
 	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = first_allowed_cpu() };
 	bool json = false, have = false;
 	int c;
 	char *end;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:s:t:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:t:j:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dir = optarg; break;
 		case 's':
@@ -225,7 +240,14 @@ int cmd_replay(int argc, char **argv)
 			have = true;
 			break;
 		case 'F': o.sched_path = optarg; have = true; break;
+		case 'A': all = true; break;
+		case 'j':
+			jobs = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !jobs || jobs > 256)
+				return usage_error("replay", "bad -j '%s' (1..256)", optarg);
+			break;
 		case 't':
+			timeout_arg = optarg;
 			o.timeout_s = strtod(optarg, &end);
 			if (*end || o.timeout_s <= 0)
 				return usage_error("replay", "bad --timeout '%s' (seconds, > 0)", optarg);
@@ -233,15 +255,20 @@ int cmd_replay(int argc, char **argv)
 		case 'O': o.oracle = optarg; break;
 		case 'S': o.keep_stdout = true; break;
 		case 'g': o.gdb = true; break;
-		case 'j': json = true; break;
+		case 'J': json = true; break;
 		case 'c': o.cpu = (int)strtol(optarg, &end, 10); break;
 		case 'v': avt_verbose++; break;
 		case 'h': fputs(replay_help, stdout); return 0;
 		default: return usage_error("replay", "bad option");
 		}
 	}
+	if (all) {
+		if (have || optind < argc)
+			return usage_error("replay", "--all replays every schedule: no --schedule with it");
+		return replay_all(o.dir, jobs, timeout_arg);
+	}
 	if (!have)
-		return usage_error("replay", "which schedule? give --schedule N");
+		return usage_error("replay", "which schedule? give --schedule N or --all");
 	if (optind < argc)
 		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
 	struct replay *rp = replay_open(&o);

@@ -144,3 +144,21 @@ t_bad_input() {
 	expect_match "$(cat out2.replay)" "changed since it was recorded" "message"
 	expect_no_file out2/replays/0000.json
 }
+
+t_replay_all_parallel_same_table() {
+	record out checkthenact
+	use_schedule out checkthenact_bug 1
+	use_schedule out checkthenact_held 2
+	use_schedule out checkthenact_diverge 3
+	avt_timed 60 replay -d out --all -j 1 >one.txt 2>&1
+	expect_eq "$?" 1 "exit status with a bug among the schedules"
+	rm -rf out/replays
+	avt_timed 60 replay -d out --all -j 2 >two.txt 2>&1
+	expect_eq "$?" 1 "exit status of -j 2"
+	expect_eq "$(cat two.txt)" "$(cat one.txt)" "table of -j 2 against -j 1"
+	expect_match "$(cat one.txt)" '^4 replays: 1 pass, 1 bug, 0 deadlock, 2 infeasible, 0 error$' "totals"
+	# a cluster's array job writes the same replays/*.json: summary merges them
+	avt summary -d out >sum.txt 2>&1
+	expect_eq "$?" 1 "exit status of summary"
+	expect_eq "$(cat sum.txt)" "$(cat one.txt)" "summary table"
+}
