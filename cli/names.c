@@ -2,11 +2,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "symbolizer/sym.h"
 #include "trace/log.h"
+
+static void index_heap(struct names *n);
 
 static void add_mod(struct sym *s, const struct avt_module *m)
 {
@@ -43,11 +46,90 @@ int names_open(struct names *n, const struct trace *t)
 		if (n->ngen > 1 && n->gen[g])
 			add_mod(n->gen[g], m);
 	}
+	n->seq = UINT64_MAX - 1;
+	index_heap(n);
 	return 0;
+}
+
+static const struct trace *sort_trace;
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct avt_alloc_rec *x = &sort_trace->allocs[*(const size_t *)a];
+	const struct avt_alloc_rec *y = &sort_trace->allocs[*(const size_t *)b];
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->after_seq < y->after_seq ? -1 : x->after_seq > y->after_seq;
+}
+
+/* Allocation intervals: each block from its allocation to its free. */
+static void index_heap(struct names *n)
+{
+	const struct trace *t = n->t;
+	n->heap = calloc(t->nallocs ? t->nallocs : 1, sizeof *n->heap);
+	n->heap_end = calloc(t->nallocs ? t->nallocs : 1, sizeof *n->heap_end);
+	if (!n->heap || !n->heap_end)
+		return;
+	for (size_t i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].kind != AVT_ALLOC_FREE)
+			n->heap[n->nheap++] = i;
+	sort_trace = t;
+	qsort(n->heap, n->nheap, sizeof *n->heap, by_addr);
+	for (size_t i = 0; i < t->nallocs; i++)
+		n->heap_end[i] = UINT64_MAX;
+	/* a free ends the newest earlier allocation of that address */
+	for (size_t i = 0; i < t->nallocs; i++) {
+		const struct avt_alloc_rec *f = &t->allocs[i];
+		if (f->kind != AVT_ALLOC_FREE)
+			continue;
+		size_t best = SIZE_MAX;
+		for (size_t k = 0; k < n->nheap; k++) {
+			const struct avt_alloc_rec *a = &t->allocs[n->heap[k]];
+			if (a->addr == f->addr && n->heap[k] < i && n->heap_end[n->heap[k]] == UINT64_MAX)
+				best = n->heap[k];
+			if (a->addr > f->addr)
+				break;
+		}
+		if (best != SIZE_MAX)
+			n->heap_end[best] = f->after_seq;
+	}
+}
+
+/* "heap#12 (48 bytes, malloc at server.c:17 in server_init) +8" */
+static const char *heap_name(struct names *n, uint64_t addr, char *buf, size_t len)
+{
+	static const char *const kinds[] = { "", "malloc", "calloc", "realloc" };
+	const struct trace *t = n->t;
+	size_t lo = 0, hi = n->nheap;
+	while (lo < hi) { /* first allocation above addr */
+		size_t mid = (lo + hi) / 2;
+		if (t->allocs[n->heap[mid]].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k-- > 0 && lo - k <= 256;) {
+		size_t i = n->heap[k];
+		const struct avt_alloc_rec *a = &t->allocs[i];
+		if (addr - a->addr >= (a->size ? a->size : 1) || a->after_seq > n->seq ||
+		    n->seq >= n->heap_end[i])
+			continue;
+		char site[256], off[32] = "";
+		const char *func = NULL;
+		names_frame(n, a->site_mod, a->site_off, 1, site, sizeof site, &func);
+		if (addr != a->addr)
+			snprintf(off, sizeof off, " +%llu", (unsigned long long)(addr - a->addr));
+		snprintf(buf, len, "heap#%zu (%llu bytes, %s at %s%s%s)%s", i + 1,
+			 (unsigned long long)a->size, kinds[a->kind < 4 ? a->kind : 0], site,
+			 func ? " in " : "", func ? func : "", off);
+		return buf;
+	}
+	return NULL;
 }
 
 void names_at(struct names *n, uint64_t seq)
 {
+	n->seq = seq;
 	while (n->cur + 1 < n->ngen && seq >= n->gen_start[n->cur + 1])
 		n->cur++;
 	while (n->cur > 0 && seq < n->gen_start[n->cur])
@@ -61,6 +143,8 @@ void names_close(struct names *n)
 			sym_free(n->gen[g]);
 	free(n->gen);
 	free(n->gen_start);
+	free(n->heap);
+	free(n->heap_end);
 	sym_free(n->sym);
 	memset(n, 0, sizeof *n);
 }
@@ -90,7 +174,8 @@ const char *names_site(struct names *n, const struct avt_event *ev, char *buf, s
 const char *names_obj(struct names *n, uint64_t addr, char *buf, size_t len)
 {
 	struct sym *s = n->gen && n->gen[n->cur] ? n->gen[n->cur] : n->sym;
-	return sym_var_name(s, addr, buf, len);
+	const char *name = sym_var_name(s, addr, buf, len);
+	return name ? name : n->nheap ? heap_name(n, addr, buf, len) : NULL;
 }
 
 const char *names_obj_or_addr(struct names *n, uint64_t addr, char *buf, size_t len)

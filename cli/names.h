@@ -18,6 +18,10 @@ struct names {
 	struct sym **gen;       /* per exec'd image: variable names */
 	uint64_t *gen_start;    /* first event seq of each image */
 	size_t ngen, cur;
+	uint64_t seq;           /* the event names are asked for (names_at) */
+	size_t *heap;           /* indexes of allocations, sorted by address */
+	size_t nheap;
+	uint64_t *heap_end;     /* after_seq of each allocation's free, or UINT64_MAX */
 	const struct trace *t;
 };
 

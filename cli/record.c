@@ -25,6 +25,8 @@ static const char record_help[] =
 	"                     allowed CPU; -1 leaves them unpinned)\n"
 	"      --slice MS     preempt a thread that runs MS ms without an event\n"
 	"                     (spin loops, ad hoc synchronization; default 10)\n"
+	"      --no-heap      do not hook malloc/calloc/realloc/free (heap objects\n"
+	"                     are then shown as addresses, not allocation sites)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
@@ -46,6 +48,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
 		{ "cpu", required_argument, 0, 'c' }, { "slice", required_argument, 0, 's' },
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
+		{ "no-heap", no_argument, 0, 'H' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
@@ -66,6 +69,7 @@ int cmd_record(int argc, char **argv)
 			if (*end || !o.slice_ms)
 				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
 			break;
+		case 'H': o.no_heap = true; break;
 		case 'q': avt_quiet = 1; break;
 		case 'v': avt_verbose++; break;
 		case 'h': fputs(record_help, stdout); return 0;

@@ -226,6 +226,8 @@ static const struct sym_var *var_at(struct sym_mod *m, uint64_t addr)
 	return addr - v->lo < (v->size ? v->size : 1) ? v : NULL;
 }
 
+static const struct sym_var *var_named(struct sym *s, const char *name);
+
 /* The name of addr, freshly allocated, or NULL. */
 static char *compute_name(struct sym *s, uint64_t addr)
 {
@@ -236,6 +238,16 @@ static char *compute_name(struct sym *s, uint64_t addr)
 	char buf[512];
 	struct sym_strbuf b = { buf, sizeof(buf), 0 };
 	sym_strbuf_add(&b, "%s", v->name);
+	if (!v->has_type) {
+		/* a copy relocation: the executable holds the live copy of a
+		 * library's variable but only the library's DWARF has its type */
+		const struct sym_var *def = var_named(s, v->name);
+		if (def && def->has_type && (!def->size || !v->size || def->size == v->size)) {
+			Dwarf_Die type = def->type;
+			sym_type_describe(&type, addr - v->lo, &b);
+			return strdup(buf);
+		}
+	}
 	if (v->has_type) {
 		Dwarf_Die type = v->type;
 		sym_type_describe(&type, addr - v->lo, &b);

@@ -200,6 +200,11 @@ int trace_write_note(struct trace_writer *w, const char *text)
 			    text, strlen(text));
 }
 
+int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a)
+{
+	return write_record(w, AVT_REC_ALLOC, a, sizeof *a, NULL, 0);
+}
+
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth)
 {
@@ -255,7 +260,7 @@ struct reader {
 	unsigned char *scratch; /* owned; payloads of variable-length records */
 	size_t scratchcap;
 	struct trace *t;
-	size_t evcap, modcap, thrcap, notecap, stackcap;
+	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap;
 };
 
 
@@ -378,6 +383,7 @@ static const struct {
 	{ AVT_REC_EVENT, "event", sizeof(struct avt_event), sizeof(struct avt_event) },
 	{ AVT_REC_NOTE, "note", NOTE_HDR_SIZE, UINT32_MAX },
 	{ AVT_REC_STACK, "stack", sizeof(struct avt_stack_rec), UINT32_MAX },
+	{ AVT_REC_ALLOC, "alloc", sizeof(struct avt_alloc_rec), sizeof(struct avt_alloc_rec) },
 };
 
 static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t at)
@@ -492,6 +498,19 @@ static int read_stack(struct reader *r, uint32_t len, uint64_t at)
 	return 0;
 }
 
+static int read_alloc(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	int ret;
+
+	if (grow(r, (void **)&t->allocs, &r->alloccap, t->nallocs, sizeof(*t->allocs)) < 0)
+		return -1;
+	ret = read_bytes(r, &t->allocs[t->nallocs], len);
+	if (ret == 0)
+		t->nallocs++;
+	return ret;
+}
+
 static int read_record(struct reader *r)
 {
 	unsigned char hdr[REC_HDR_SIZE];
@@ -524,6 +543,8 @@ static int read_record(struct reader *r)
 		return read_note(r, len);
 	case AVT_REC_STACK:
 		return read_stack(r, len, at);
+	case AVT_REC_ALLOC:
+		return read_alloc(r, len);
 	default:
 		/* Unknown types: skipping them is what the version contract allows. */
 		return read_payload(r, len);
@@ -581,6 +602,7 @@ void trace_free(struct trace *t)
 	for (size_t i = 0; i < t->nstacks; i++)
 		free(t->stacks[i].frames);
 	free(t->stacks);
+	free(t->allocs);
 	free(t->mod);
 	free(t->notes);
 	free(t->thr);

@@ -29,6 +29,22 @@ enum avt_rec_type {
 	AVT_REC_EVENT = 3,  /* struct avt_event */
 	AVT_REC_STACK = 4,  /* struct avt_stack_rec + depth x (u16 mod, u64 off) */
 	AVT_REC_NOTE = 5,   /* free text: a warning or fact the recorder wants kept */
+	AVT_REC_ALLOC = 6,  /* struct avt_alloc_rec: a heap allocation or free */
+};
+
+enum avt_alloc_kind { AVT_ALLOC_MALLOC = 1, AVT_ALLOC_CALLOC, AVT_ALLOC_REALLOC, AVT_ALLOC_FREE };
+
+/* A heap allocation (or free) by the program itself, for naming heap
+ * objects by their allocation site.  Not an event: schedules do not count
+ * it and replay does not match it. */
+struct avt_alloc_rec {
+	uint64_t after_seq; /* events before it */
+	uint64_t addr;      /* the block (the freed one for AVT_ALLOC_FREE) */
+	uint64_t size;      /* 0 for a free */
+	uint64_t site_off;  /* the call's return address */
+	uint32_t thread;
+	uint16_t site_mod;
+	uint16_t kind;      /* enum avt_alloc_kind */
 };
 
 /* A loaded module (executable or shared library) sites are relative to. */
@@ -99,6 +115,8 @@ struct trace {
 	size_t nnotes;
 	struct avt_stack *stacks; /* in seq order */
 	size_t nstacks;
+	struct avt_alloc_rec *allocs; /* in trace order */
+	size_t nallocs;
 	int truncated; /* the file ended inside a record (e.g. a crash) */
 };
 
@@ -119,6 +137,7 @@ int trace_write_module(struct trace_writer *w, const struct avt_module_rec *m,
 int trace_write_thread(struct trace_writer *w, const struct avt_thread_rec *th);
 int trace_write_event(struct trace_writer *w, const struct avt_event *ev);
 int trace_write_note(struct trace_writer *w, const char *text);
+int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a);
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
 /* The stack recorded for event seq, or NULL. */

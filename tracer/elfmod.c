@@ -110,6 +110,18 @@ static void modmap_finish(struct modmap *mm)
 			continue;
 		}
 		m->bias = m->lo - v0;
+		/* .bss lies past the file-backed mappings: cover it, so that
+		 * variables there belong to the module */
+		size_t nph;
+		if (elf_getphdrnum(e, &nph) == 0)
+			for (size_t k = 0; k < nph; k++) {
+				GElf_Phdr ph;
+				if (gelf_getphdr(e, (int)k, &ph) && ph.p_type == PT_LOAD) {
+					uint64_t end = (m->bias + ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
+					if (end > m->hi)
+						m->hi = end;
+				}
+			}
 		int n = build_id_of(e, m->build_id, sizeof m->build_id);
 		m->build_id_len = n > 0 ? (uint16_t)n : 0;
 		elf_end(e);

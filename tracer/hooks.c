@@ -65,6 +65,10 @@ const struct hook_def hook_defs[] = {
 	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
 	{ "cnd_signal", OP_SIGNAL },
 	{ "cnd_broadcast", OP_BROADCAST },
+	{ "malloc", OP_MALLOC },
+	{ "calloc", OP_CALLOC },
+	{ "realloc", OP_REALLOC },
+	{ "free", OP_FREE },
 };
 const size_t n_hook_defs = sizeof hook_defs / sizeof hook_defs[0];
 
@@ -107,6 +111,8 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 	}
 	for (size_t i = 0; i < n_hook_defs; i++) {
 		tr->hook_addr[i] = 0;
+		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
+			continue;
 		if (!syms[i].value) {
 			if (hook_required(i) && !lib)
 				avt_debug("no %s in '%s': program does not use it", names[i], where->path);
@@ -214,6 +220,64 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	}
 	return true;
+}
+
+static int push_frame(struct tracer *tr, struct tthread *t, struct user_regs_struct *r,
+		      int hook, uint64_t obj, uint64_t obj2, uint64_t site)
+{
+	struct tracer_priv_thread *p = t->priv;
+	if (p->nrets == MAX_RETFRAMES)
+		return -1;
+	struct retframe *f = &p->rets[p->nrets];
+	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
+	    ptu_write(tr->memfd, r->rsp, &tr->tramp, sizeof tr->tramp) < 0)
+		return -1;
+	f->sp = r->rsp;
+	f->hook = hook;
+	f->obj = obj;
+	f->obj2 = obj2;
+	f->site = site;
+	p->nrets++;
+	return 0;
+}
+
+static void emit_alloc(struct tracer *tr, struct tthread *t, enum avt_alloc_kind kind,
+		       uint64_t addr, uint64_t size, uint64_t site)
+{
+	struct avt_alloc_rec a;
+	memset(&a, 0, sizeof a);
+	a.after_seq = tr->seq;
+	a.addr = addr;
+	a.size = size;
+	a.thread = t->lid;
+	a.kind = (uint16_t)kind;
+	tracer_site(tr, site, &a.site_mod, &a.site_off);
+	if (tr->sink.alloc)
+		tr->sink.alloc(tr->sink.ctx, tr, &a);
+}
+
+void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
+{
+	uint64_t ret;
+	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
+		return;
+	switch (hook_defs[h].op) {
+	case OP_FREE:
+		if (r->rdi)
+			emit_alloc(tr, t, AVT_ALLOC_FREE, r->rdi, 0, ret);
+		return;
+	case OP_MALLOC:
+		push_frame(tr, t, r, h, r->rdi, 0, ret);
+		return;
+	case OP_CALLOC:
+		push_frame(tr, t, r, h, r->rdi * r->rsi, 0, ret);
+		return;
+	case OP_REALLOC:
+		push_frame(tr, t, r, h, r->rsi, r->rdi, ret);
+		return;
+	default:
+		return;
+	}
 }
 
 static int push_ret(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
@@ -385,6 +449,16 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	int64_t rv = (int64_t)r->rax;
 	uint16_t tflag = 0;
 	enum hop op = hook_defs[f.hook].op;
+	if (hop_is_heap(op)) {
+		/* realloc that moved (or freed) the block: the old one is gone */
+		if (op == OP_REALLOC && f.obj2 && (uint64_t)rv != f.obj2)
+			emit_alloc(tr, t, AVT_ALLOC_FREE, f.obj2, 0, f.site);
+		if (rv)
+			emit_alloc(tr, t, op == OP_MALLOC ? AVT_ALLOC_MALLOC :
+				   op == OP_CALLOC ? AVT_ALLOC_CALLOC : AVT_ALLOC_REALLOC,
+				   (uint64_t)rv, f.obj, f.site);
+		return 1;
+	}
 	t->wait = TW_NONE;
 	p->expect_block = false;
 	switch (op) {

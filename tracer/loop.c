@@ -224,15 +224,28 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		set_regs(t, &r);
 		resume(t);
 		return WR_WAIT;
-	case BK_TRAMP:
-		if (hooks_return(tr, t, &r) < 0) {
+	case BK_TRAMP: {
+		int rc = hooks_return(tr, t, &r);
+		if (rc < 0) {
 			avt_error("T%u returned through the trampoline with no call pending", t->lid);
 			return WR_ERROR;
 		}
 		set_regs(t, &r);
+		if (rc == 1) { /* a heap call: carry on */
+			resume(t);
+			return WR_WAIT;
+		}
 		t->state = TS_READY;
 		return t == run ? WR_POINT : WR_WAIT;
+	}
 	case BK_HOOK:
+		if (hop_is_heap(hook_defs[b->data].op)) {
+			hooks_heap_entry(tr, t, b->data, &r);
+			r.rip = bpt_resume_pc(b);
+			set_regs(t, &r);
+			resume(t);
+			return WR_WAIT;
+		}
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
 			t->priv->regs = r;

@@ -159,6 +159,12 @@ static void rec_stack(void *ctx, struct tracer *tr, uint64_t seq, const struct a
 	trace_writer_flush(rec->w);
 }
 
+static void rec_alloc(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a)
+{
+	struct recorder *rec = ctx;
+	trace_write_alloc(rec->w, a);
+}
+
 static void rec_note(void *ctx, struct tracer *tr, const char *text)
 {
 	struct recorder *rec = ctx;
@@ -200,11 +206,11 @@ struct recorder *record_start(const struct record_opts *opts)
 	rec->dir = strdup(opts->dir);
 	struct tracer_opts to = {
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
-		.quiet_target = opts->quiet_target, .stdout_fd = -1,
+		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
-		.module = rec_module, .note = rec_note, .stack = rec_stack,
+		.module = rec_module, .note = rec_note, .stack = rec_stack, .alloc = rec_alloc,
 	};
 	rec->tr = tracer_new(&to, &sink);
 	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0) {

@@ -22,6 +22,7 @@ struct record_opts {
 	int cpu;              /* -1: do not pin */
 	unsigned slice_ms;
 	bool quiet_target;
+	bool no_heap;         /* do not record heap allocations */
 };
 
 struct record_result {

@@ -115,6 +115,8 @@ struct tracer_sink {
 	void (*module)(void *ctx, struct tracer *tr, const struct avt_module_rec *m,
 		       const char *path);
 	void (*note)(void *ctx, struct tracer *tr, const char *text);
+	/* Optional: a heap allocation or free by the program. */
+	void (*alloc)(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a);
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
@@ -128,6 +130,7 @@ struct tracer_opts {
 	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
 	int stdout_fd;         /* >= 0: the target's stdout goes there */
+	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 };
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);

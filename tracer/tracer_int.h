@@ -38,7 +38,14 @@ enum hop {
 	OP_CONDWAIT, OP_CONDTIMEDWAIT, OP_SIGNAL, OP_BROADCAST,
 	OP_BARRIER,
 	OP_SEMWAIT, OP_SEMTRYWAIT, OP_SEMTIMEDWAIT, OP_SEMPOST,
+	/* heap hooks: transparent (recorded, never a scheduling point) */
+	OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE,
 };
+
+static inline bool hop_is_heap(enum hop op)
+{
+	return op >= OP_MALLOC;
+}
 
 struct hook_def {
 	const char *name;
@@ -153,8 +160,12 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen);
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
 /* Commit t's request: update the model, emit, arrange the return frame. */
 int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
-/* t stopped at the trampoline: handle the return of its innermost frame. */
+/* t stopped at the trampoline: handle the return of its innermost frame.
+ * Returns 1 when that was a transparent (heap) call: not a scheduling
+ * point, resume the thread at once. */
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
+/* t stopped at a heap hook's entry: record it and arrange for its return. */
+void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
 
 /* model.c */
 void model_init(struct model *m);

@@ -57,3 +57,27 @@ clean-examples:
 	rm -rf examples/bin
 
 .PHONY: targets examples clean-examples
+
+# ---- multi: several files and a shared library of its own, built in the
+# variants the symbolizer must handle (tests/e2e/test_symbolize.sh)
+MULTI_SRC := tests/targets/multi/main.c tests/targets/multi/work.c
+MULTI_DEPS := $(MULTI_SRC) tests/targets/multi/multi.h tests/targets/bin/libmulti.so tests/targets/targets.mk
+MULTI_LINK := -Ltests/targets/bin -lmulti -Wl,-rpath,'$$ORIGIN'
+MULTI_BINS := $(addprefix tests/targets/bin/,multi_O0 multi_O2 multi_nopie multi_stripped)
+TARGET_BINS += tests/targets/bin/libmulti.so $(MULTI_BINS)
+
+tests/targets/bin/libmulti.so: tests/targets/multi/lib.c tests/targets/multi/multi.h | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $<
+
+tests/targets/bin/multi_O0: $(MULTI_DEPS) | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -o $@ $(MULTI_SRC) $(MULTI_LINK) $(TARGET_LDFLAGS)
+
+tests/targets/bin/multi_O2: $(MULTI_DEPS) | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $(MULTI_SRC) $(MULTI_LINK) $(TARGET_LDFLAGS)
+
+tests/targets/bin/multi_nopie: $(MULTI_DEPS) | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -no-pie -o $@ $(MULTI_SRC) $(MULTI_LINK) $(TARGET_LDFLAGS)
+
+tests/targets/bin/multi_stripped: tests/targets/bin/multi_O0
+	$(STRIP) -o $@ $<
+targets: tests/targets/bin/libmulti.so $(MULTI_BINS)
