@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2153  # SRC comes from lib.sh
 # Acceptance tests of the symbolizer through `avtrace dump --json`: sites,
 # functions and variable names in a program of several files with a shared
 # library of its own (tests/targets/multi/), built -O0 and -O2, PIE and
