@@ -87,6 +87,8 @@ static void print_json(struct names *n, const struct avt_event *ev, const struct
 		}
 	} else if (ev->kind == AVT_EV_EXIT) {
 		json_object_set_new(o, "code", json_integer((json_int_t)ev->obj));
+	} else if (ev->kind == AVT_EV_BEGIN || ev->kind == AVT_EV_END) {
+		/* atomic block boundaries have no object */
 	} else {
 		snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)ev->obj);
 		json_object_set_new(o, "obj", json_string(tmp));
@@ -140,6 +142,8 @@ static void print_text(struct names *n, const struct avt_event *ev, const struct
 		snprintf(obj, sizeof obj, ev->obj == UINT32_MAX ? "-" : "T%llu", (unsigned long long)ev->obj);
 	else if (ev->kind == AVT_EV_EXIT)
 		snprintf(obj, sizeof obj, "code %llu", (unsigned long long)ev->obj);
+	else if (ev->kind == AVT_EV_BEGIN || ev->kind == AVT_EV_END)
+		obj[0] = 0;
 	else if (ev->kind == AVT_EV_FATAL_SIGNAL)
 		snprintf(obj, sizeof obj, "SIG%s addr 0x%llx", sigabbrev_np(ev->size) ? sigabbrev_np(ev->size) : "?",
 			 (unsigned long long)ev->obj);

@@ -63,7 +63,7 @@ static void event_words(struct names *n, const struct avt_event *e, char *buf, s
 	}
 	if (avt_kind_obj_is_thread(e->kind))
 		snprintf(obj, sizeof obj, e->kind == AVT_EV_START ? "" : "T%llu", (unsigned long long)e->obj);
-	else if (e->kind == AVT_EV_EXIT)
+	else if (e->kind == AVT_EV_EXIT || e->kind == AVT_EV_BEGIN || e->kind == AVT_EV_END)
 		obj[0] = 0;
 	else
 		names_obj_or_addr(n, e->obj, obj, sizeof obj);

@@ -238,6 +238,13 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->state = TS_READY;
 		return t == run ? WR_POINT : WR_WAIT;
 	}
+	case BK_PROBE:
+		probes_request(tr, t, &tr->probes[b->data], &r);
+		t->priv->resume_pc = b->addr + 1;
+		t->priv->regs = r;
+		t->priv->regs_valid = true;
+		t->state = TS_REQ;
+		return t == run ? WR_POINT : WR_WAIT;
 	case BK_HOOK:
 		if (hop_is_heap(hook_defs[b->data].op)) {
 			hooks_heap_entry(tr, t, b->data, &r);
@@ -549,6 +556,9 @@ static void commit(struct tracer *tr, struct tthread *t)
 		tr_emit(tr, t, AVT_EV_EXIT, t->req.obj, 0, 0, 0, 0);
 		return;
 	}
+	if (t->req.hook == HK_PROBE)
+		tr_emit(tr, t, t->req.kind, t->req.obj, 0, t->req.site,
+			AVT_F_ANNOTATED | AVT_F_SITE_EXACT, t->req.size);
 	if (t->priv->regs_valid)
 		r = t->priv->regs;
 	else if (ptu_getregs(t->tid, &r) < 0)

@@ -94,6 +94,7 @@ void tracer_free(struct tracer *tr)
 	free_threads(tr);
 	free(tr->run);
 	free(tr->last);
+	free(tr->probes);
 	sym_free(tr->sym);
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);
@@ -444,6 +445,10 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		avt_error("%s", why);
 		return -1;
 	}
+	free(tr->probes);
+	tr->probes = NULL;
+	tr->nprobes = 0;
+	probes_plant(tr);
 	t->fs_base = r->fs_base;
 	return 0;
 }

@@ -20,12 +20,31 @@ enum {
 	BK_HOOK = 1,   /* data = hook index */
 	BK_TRAMP,      /* the return trampoline */
 	BK_ENTRY,      /* one-shot stop at the program entry */
+	BK_PROBE,      /* an avtrace.h USDT probe; data = probe index */
 };
 
 /* Pseudo hooks for requests that are not function entries. */
 enum {
 	HK_EXIT = -2,  /* the thread's own exit */
 	HK_START = -3, /* a fresh thread's first run */
+	HK_PROBE = -4, /* an avtrace.h probe: read, write, begin, end */
+};
+
+/* A USDT argument operand (probes.c). */
+struct sdt_arg {
+	int type;          /* SA_* in probes.c */
+	int size;          /* bytes; negative: signed */
+	size_t base, index; /* register offsets in user_regs_struct */
+	int base_width, index_width;
+	bool has_base, has_index, absolute;
+	int scale;
+	int64_t disp;
+};
+
+struct probe {
+	uint64_t pc;
+	int kind;          /* AVT_EV_READ / WRITE / BEGIN / END */
+	struct sdt_arg arg[2];
 };
 
 /* What a hooked function does to the model, at entry and at return. */
@@ -132,6 +151,8 @@ struct tracer {
 	uint64_t fatal_pc;
 
 	struct sym *sym;        /* live-process symbolizer, made on first use */
+	struct probe *probes;   /* planted avtrace.h probes */
+	size_t nprobes;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
@@ -152,6 +173,13 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 
 /* Captures t's call stack and hands it to the sink for event seq. */
 void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq);
+
+/* probes.c */
+void probes_plant(struct tracer *tr);
+void probes_request(struct tracer *tr, struct tthread *t, const struct probe *p,
+		    const struct user_regs_struct *r);
+int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_struct *r,
+	     uint64_t *out);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);
