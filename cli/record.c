@@ -27,6 +27,9 @@ static const char record_help[] =
 	"                     (spin loops, ad hoc synchronization; default 10)\n"
 	"      --no-heap      do not hook malloc/calloc/realloc/free (heap objects\n"
 	"                     are then shown as addresses, not allocation sites)\n"
+	"      --watch V[,V]  watch up to 4 variables with hardware watchpoints and\n"
+	"                     record their reads and writes: a global or static by\n"
+	"                     name, var.member, var[N], or 0xADDR[:SIZE]\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
@@ -48,12 +51,14 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
 		{ "cpu", required_argument, 0, 'c' }, { "slice", required_argument, 0, 's' },
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
-		{ "no-heap", no_argument, 0, 'H' },
+		{ "no-heap", no_argument, 0, 'H' }, { "watch", required_argument, 0, 'w' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
 	int c;
 	char *end;
+	static const char *watch[5];
+	size_t nwatch = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fqvh", lo, NULL)) != -1) {
 		switch (c) {
@@ -70,6 +75,13 @@ int cmd_record(int argc, char **argv)
 				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
 			break;
 		case 'H': o.no_heap = true; break;
+		case 'w':
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+				if (nwatch == 4)
+					return usage_error("record", "--watch takes at most 4 variables (x86 has 4 debug registers)");
+				watch[nwatch++] = tok;
+			}
+			break;
 		case 'q': avt_quiet = 1; break;
 		case 'v': avt_verbose++; break;
 		case 'h': fputs(record_help, stdout); return 0;
@@ -79,6 +91,8 @@ int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error("record", "no program to record");
 	o.argv = argv + optind;
+	o.watch = watch;
+	o.nwatch = nwatch;
 	struct recorder *rec = record_start(&o);
 	if (!rec)
 		return EXIT_USAGE;

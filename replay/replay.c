@@ -73,6 +73,13 @@ static int load_meta(struct replay *rp)
 	rp->envp = json_is_array(env) ? json_strv(env) : NULL;
 	rp->exe = strdup(exe);
 	rp->cwd = strdup(cwd);
+	/* the same watchpoints and heap hooks as the recording */
+	json_t *watch = json_object_get(m, "watch");
+	if (json_is_array(watch)) {
+		rp->watch = json_strv(watch);
+		rp->nwatch = json_array_size(watch);
+	}
+	rp->no_heap = json_is_false(json_object_get(m, "heap"));
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -214,7 +221,8 @@ int replay_launch(struct replay *rp)
 	}
 	struct tracer_opts to = {
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
-		.slice_ms = 10, .stdout_fd = rp->stdout_fd,
+		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
+		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 	};
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
@@ -382,6 +390,7 @@ void replay_free(struct replay *rp)
 	schedule_free(rp->sched);
 	free_strv(rp->argv);
 	free_strv(rp->envp);
+	free_strv(rp->watch);
 	free(rp->cwd);
 	free(rp->exe);
 	for (size_t k = 0; rp->texp && k < rp->nthreads; k++)

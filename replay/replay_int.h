@@ -11,6 +11,9 @@ struct replay {
 	struct trace *trace;          /* the recording */
 	struct schedule *sched;
 	char **argv, **envp;          /* from meta.json */
+	char **watch;                 /* --watch of the recording */
+	size_t nwatch;
+	bool no_heap;
 	char *cwd, *exe;
 	struct tracer *tr;
 

@@ -170,6 +170,9 @@ static void on_clone(struct tracer *tr, struct tthread *t)
 	struct tthread *c = thread_add(tr, tid, t->lid);
 	wait_first_stop(tr, tid);
 	c->state = TS_READY;
+	/* debug registers are not inherited (PTRACE-NOTES pitfall 4) */
+	if (watch_arm_thread(tr, tid) < 0)
+		avt_warn("T%u: cannot set its watchpoints", c->lid);
 	struct user_regs_struct r;
 	if (ptu_getregs(tid, &r) == 0)
 		c->fs_base = r.fs_base;
@@ -212,6 +215,10 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 	if (ptu_getregs(t->tid, &r) < 0)
 		return WR_WAIT;
 	struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+	if (!b && watch_trap(tr, t, &r)) {
+		t->state = TS_READY; /* after the access: a scheduling point */
+		return t == run ? WR_POINT : WR_WAIT;
+	}
 	if (!b) {
 		on_signal(tr, t, SIGTRAP); /* the program's own */
 		return WR_WAIT;

@@ -207,6 +207,7 @@ struct recorder *record_start(const struct record_opts *opts)
 	struct tracer_opts to = {
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
+		.watch = opts->watch, .nwatch = opts->nwatch,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -301,6 +302,11 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	for (char **e = environ; e && *e; e++)
 		json_array_append_new(env, json_string(*e));
 	json_object_set_new(m, "env", env);
+	json_t *watch = json_array();
+	for (size_t i = 0; i < rec->opts.nwatch; i++)
+		json_array_append_new(watch, json_string(rec->opts.watch[i]));
+	json_object_set_new(m, "watch", watch);
+	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));

@@ -23,6 +23,8 @@ struct record_opts {
 	unsigned slice_ms;
 	bool quiet_target;
 	bool no_heap;         /* do not record heap allocations */
+	const char *const *watch; /* --watch variables, at most 4 */
+	size_t nwatch;
 };
 
 struct record_result {

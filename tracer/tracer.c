@@ -449,6 +449,14 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	tr->probes = NULL;
 	tr->nprobes = 0;
 	probes_plant(tr);
+	if (watch_setup(tr, why, sizeof why) < 0) {
+		avt_error("%s", why);
+		return -1;
+	}
+	if (watch_arm_thread(tr, t->tid) < 0) {
+		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
+		return -1;
+	}
 	t->fs_base = r->fs_base;
 	return 0;
 }

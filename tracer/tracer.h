@@ -131,6 +131,8 @@ struct tracer_opts {
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
 	int stdout_fd;         /* >= 0: the target's stdout goes there */
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
+	const char *const *watch; /* --watch: variables to watch (at most 4) */
+	size_t nwatch;
 };
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);

@@ -41,6 +41,12 @@ struct sdt_arg {
 	int64_t disp;
 };
 
+struct watch {
+	uint64_t addr, size;
+	uint64_t last;     /* value after the last access seen */
+	char name[64];
+};
+
 struct probe {
 	uint64_t pc;
 	int kind;          /* AVT_EV_READ / WRITE / BEGIN / END */
@@ -153,6 +159,8 @@ struct tracer {
 	struct sym *sym;        /* live-process symbolizer, made on first use */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
+	struct watch watch[4];  /* --watch variables (debug registers) */
+	size_t nwatch;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
@@ -180,6 +188,11 @@ void probes_request(struct tracer *tr, struct tthread *t, const struct probe *p,
 		    const struct user_regs_struct *r);
 int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_struct *r,
 	     uint64_t *out);
+
+/* watch.c */
+int watch_setup(struct tracer *tr, char *why, size_t whylen);
+int watch_arm_thread(struct tracer *tr, pid_t tid);
+bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);

@@ -1,0 +1,143 @@
+/*
+ * --watch: hardware watchpoints (x86 debug registers DR0-DR3, DR7) on up
+ * to four variables, for accesses the program does not annotate.
+ *
+ * The registers are per thread and a new thread does not inherit working
+ * ones (PTRACE-NOTES pitfall 4), so they are written at every thread's
+ * first stop.  A trap arrives after the access; DR6 says which register
+ * fired and is cleared after each trap.
+ *
+ * Read or write: x86 cannot watch reads alone, so each register watches
+ * both (RW=11) and the access is told apart by the value: the tracer keeps
+ * the variable's last value, and a trap that finds it changed is a write.
+ * A write that stores the value already there is therefore recorded as a
+ * read (documented in docs/memory-access.md).  The event's site is the
+ * instruction after the access, looked up like a return address (pc - 1),
+ * which names the access's line.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "ptrace_util.h"
+#include "symbolizer/sym.h"
+#include "tracer_int.h"
+
+#define DR_OFF(i) (offsetof(struct user, u_debugreg) + (size_t)(i) * sizeof(long))
+
+static int len_bits(uint64_t size)
+{
+	switch (size) {
+	case 1: return 0;
+	case 2: return 1;
+	case 4: return 3;
+	case 8: return 2;
+	default: return -1;
+	}
+}
+
+static uint64_t dr7_value(const struct tracer *tr)
+{
+	uint64_t dr7 = 0;
+	for (size_t i = 0; i < tr->nwatch; i++) {
+		dr7 |= 1ull << (2 * i);                                     /* local enable */
+		dr7 |= 3ull << (16 + 4 * i);                                /* RW = read/write */
+		dr7 |= (uint64_t)len_bits(tr->watch[i].size) << (18 + 4 * i); /* LEN */
+	}
+	return dr7;
+}
+
+int watch_arm_thread(struct tracer *tr, pid_t tid)
+{
+	if (!tr->nwatch)
+		return 0;
+	for (size_t i = 0; i < tr->nwatch; i++)
+		if (ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFF(i), (void *)(uintptr_t)tr->watch[i].addr) < 0)
+			return -1;
+	if (ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFF(7), (void *)(uintptr_t)dr7_value(tr)) < 0)
+		return -1;
+	return 0;
+}
+
+static int read_value(struct tracer *tr, const struct watch *w, uint64_t *v)
+{
+	*v = 0;
+	return ptu_read(tr->pid, w->addr, v, w->size);
+}
+
+/* Resolves the --watch names in the live process (at the entry stop). */
+int watch_setup(struct tracer *tr, char *why, size_t whylen)
+{
+	if (!tr->opts.nwatch)
+		return 0;
+	struct sym *s = sym_new();
+	if (!s || sym_add_process(s, tr->pid) < 0) {
+		sym_free(s);
+		snprintf(why, whylen, "cannot read the program's symbols for --watch");
+		return -1;
+	}
+	tr->nwatch = 0;
+	for (size_t i = 0; i < tr->opts.nwatch; i++) {
+		const char *expr = tr->opts.watch[i];
+		struct watch *w = &tr->watch[tr->nwatch];
+		char *end;
+		memset(w, 0, sizeof *w);
+		if (!strncmp(expr, "0x", 2)) {
+			w->addr = strtoull(expr, &end, 16);
+			w->size = 8;
+			if (*end == ':')
+				w->size = strtoull(end + 1, &end, 10);
+		} else if (sym_var_lookup(s, expr, &w->addr, &w->size) < 0) {
+			snprintf(why, whylen, "--watch: no variable '%s' in the program (globals and statics by name, var.member, var[N], or an address 0xADDR[:SIZE])", expr);
+			sym_free(s);
+			return -1;
+		}
+		if (w->size > 8) {
+			avt_warn("--watch %s: %llu bytes, more than a watchpoint covers: watching its first 8",
+				 expr, (unsigned long long)w->size);
+			w->size = 8;
+		}
+		while (w->size & (w->size - 1))
+			w->size &= w->size - 1; /* 3, 5-7 bytes: the largest power of two below */
+		if (w->addr & (w->size - 1)) {
+			snprintf(why, whylen, "--watch %s: address 0x%llx is not aligned to its size %llu (x86 watchpoints need that)",
+				 expr, (unsigned long long)w->addr, (unsigned long long)w->size);
+			sym_free(s);
+			return -1;
+		}
+		snprintf(w->name, sizeof w->name, "%s", expr);
+		read_value(tr, w, &w->last);
+		tr->nwatch++;
+	}
+	sym_free(s);
+	return 0;
+}
+
+/* A SIGTRAP that may be a watchpoint: if so, emit the access and return
+ * true (the thread stays stopped after the access: a scheduling point). */
+bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r)
+{
+	if (!tr->nwatch)
+		return false;
+	errno = 0;
+	long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFF(6), 0L);
+	if (errno || !(dr6 & 0xf))
+		return false;
+	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFF(6), 0L);
+	for (size_t i = 0; i < tr->nwatch; i++) {
+		if (!(dr6 & (1L << i)))
+			continue;
+		struct watch *w = &tr->watch[i];
+		uint64_t v;
+		read_value(tr, w, &v);
+		enum avt_kind kind = v != w->last ? AVT_EV_WRITE : AVT_EV_READ;
+		w->last = v;
+		tr_emit(tr, t, kind, w->addr, 0, r->rip, AVT_F_WATCHED, (uint16_t)w->size);
+	}
+	return true;
+}
