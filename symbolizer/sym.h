@@ -122,10 +122,13 @@ const char *sym_site_str(struct sym *s, unsigned mod, uint64_t off, int is_retur
  */
 const char *sym_var_name(struct sym *s, uint64_t addr, char *buf, size_t len);
 
+/* Why the last sym_var_lookup() failed (one line, no "avtrace: "). */
+const char *sym_error(const struct sym *s);
+
 /*
  * Reverse: absolute address and size of "var", "var.member", "var[3]",
  * "var.a.b[1][2]" (the first module, in id order, that defines var wins).
- * Returns 0, or -1 with an error message.
+ * Returns 0, or -1 with the reason in sym_error().
  */
 int sym_var_lookup(struct sym *s, const char *expr, uint64_t *addr, uint64_t *size);
 

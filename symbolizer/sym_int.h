@@ -60,6 +60,7 @@ struct sym {
 	const struct sym_unwinder *unw;
 	void *unw_state;          /* the backend's, freed by its release() */
 	struct sym_stats stats;
+	char err[512];            /* why the last sym_var_lookup failed */
 };
 
 /* An unwinder backend (strace's unwinder table). */

@@ -304,19 +304,24 @@ static const struct sym_var *var_named(struct sym *s, const char *name)
 	return found;
 }
 
+const char *sym_error(const struct sym *s)
+{
+	return s->err;
+}
+
 int sym_var_lookup(struct sym *s, const char *expr, uint64_t *addr, uint64_t *size)
 {
 	char name[256];
 	size_t n = strcspn(expr, ".[");
 	if (n == 0 || n >= sizeof(name)) {
-		avt_error("cannot resolve '%s': expected a variable name", expr);
+		snprintf(s->err, sizeof s->err, "cannot resolve '%s': expected a variable name", expr);
 		return -1;
 	}
 	memcpy(name, expr, n);
 	name[n] = '\0';
 	const struct sym_var *v = var_named(s, name);
 	if (!v) {
-		avt_error("cannot resolve '%s': no global variable '%s'", expr, name);
+		snprintf(s->err, sizeof s->err, "cannot resolve '%s': no global variable '%s'", expr, name);
 		return -1;
 	}
 	uint64_t off = 0, sz = v->size;
@@ -330,7 +335,7 @@ int sym_var_lookup(struct sym *s, const char *expr, uint64_t *addr, uint64_t *si
 		why = "no type information (no DWARF)";
 	}
 	if (why) {
-		avt_error("cannot resolve '%s': %s", expr, why);
+		snprintf(s->err, sizeof s->err, "cannot resolve '%s': %s", expr, why);
 		return -1;
 	}
 	*addr = v->lo + off;

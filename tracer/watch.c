@@ -93,7 +93,8 @@ int watch_setup(struct tracer *tr, char *why, size_t whylen)
 			if (*end == ':')
 				w->size = strtoull(end + 1, &end, 10);
 		} else if (sym_var_lookup(s, expr, &w->addr, &w->size) < 0) {
-			snprintf(why, whylen, "--watch: no variable '%s' in the program (globals and statics by name, var.member, var[N], or an address 0xADDR[:SIZE])", expr);
+			snprintf(why, whylen, "--watch %s: %s (it takes globals and statics by name, var.member, var[N], or 0xADDR[:SIZE])",
+				 expr, sym_error(s));
 			sym_free(s);
 			return -1;
 		}
