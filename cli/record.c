@@ -29,7 +29,11 @@ static const char record_help[] =
 	"                     are then shown as addresses, not allocation sites)\n"
 	"      --watch V[,V]  watch up to 4 variables with hardware watchpoints and\n"
 	"                     record their reads and writes: a global or static by\n"
-	"                     name, var.member, var[N], or 0xADDR[:SIZE]\n"
+	"                     name, var.member, var[N], or 0xADDR[:SIZE].  Without\n"
+	"                     --watch, a program with no avtrace.h annotations gets\n"
+	"                     up to 4 of its scalar globals watched automatically\n"
+	"                     (1000 accesses each at most; see docs/memory-access.md)\n"
+	"      --no-auto-watch  do not watch anything automatically\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
@@ -52,6 +56,7 @@ int cmd_record(int argc, char **argv)
 		{ "cpu", required_argument, 0, 'c' }, { "slice", required_argument, 0, 's' },
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
 		{ "no-heap", no_argument, 0, 'H' }, { "watch", required_argument, 0, 'w' },
+		{ "no-auto-watch", no_argument, 0, 'W' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
@@ -75,6 +80,7 @@ int cmd_record(int argc, char **argv)
 				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
 			break;
 		case 'H': o.no_heap = true; break;
+		case 'W': o.no_auto_watch = true; break;
 		case 'w':
 			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
 				if (nwatch == 4)
@@ -100,6 +106,14 @@ int cmd_record(int argc, char **argv)
 	while ((st = record_step(rec)) == TSTEP_CONTINUE)
 		;
 	struct record_result res;
+	size_t ncand;
+	struct tracer *tr = record_tracer(rec);
+	char watched[512] = "";
+	size_t woff = 0;
+	bool autow = tracer_watch_auto(tr, &ncand);
+	for (size_t i = 0; i < tracer_watch_count(tr) && woff < sizeof watched; i++)
+		woff += (size_t)snprintf(watched + woff, sizeof watched - woff, "%s%s", i ? ", " : "",
+					 tracer_watch_name(tr, i));
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
 	if (rc < 0 || st == TSTEP_ERROR)
@@ -113,6 +127,9 @@ int cmd_record(int argc, char **argv)
 	if (s->forks_untraced)
 		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
 			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
+	if (autow && *watched)
+		avt_info("avtrace: no annotations: watched %s%s", watched,
+			 ncand > 4 ? " (more globals exist: choose with --watch)" : "");
 	if (s->execs)
 		avt_info("avtrace: followed %u exec%s", s->execs, s->execs == 1 ? "" : "s");
 	if (res.deadlock) {

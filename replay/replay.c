@@ -80,6 +80,11 @@ static int load_meta(struct replay *rp)
 		rp->nwatch = json_array_size(watch);
 	}
 	rp->no_heap = json_is_false(json_object_get(m, "heap"));
+	/* automatic choice: choose again, identically (same program, same
+	 * budget), so variables are disarmed at the same access */
+	rp->watch_auto = json_is_true(json_object_get(m, "watch_auto"));
+	if (rp->watch_auto)
+		rp->nwatch = 0;
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -223,6 +228,7 @@ int replay_launch(struct replay *rp)
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
+		.auto_watch = rp->watch_auto,
 	};
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,

@@ -14,6 +14,7 @@ struct replay {
 	char **watch;                 /* --watch of the recording */
 	size_t nwatch;
 	bool no_heap;
+	bool watch_auto;
 	char *cwd, *exe;
 	struct tracer *tr;
 

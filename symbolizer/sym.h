@@ -122,6 +122,16 @@ const char *sym_site_str(struct sym *s, unsigned mod, uint64_t off, int is_retur
  */
 const char *sym_var_name(struct sym *s, uint64_t addr, char *buf, size_t len);
 
+/* A scalar global (integer, enum or pointer of 1, 2, 4 or 8 bytes, not
+ * const, not a synchronization object), or a scalar member of a global
+ * struct, of one module: candidates to watch in an unannotated program. */
+struct sym_global {
+	char name[128];    /* "counter", "shared.ptr" */
+	uint64_t addr, size;
+};
+/* Fills out[0..max) in address order; returns how many. */
+size_t sym_scalar_globals(struct sym *s, unsigned mod, struct sym_global *out, size_t max);
+
 /* Why the last sym_var_lookup() failed (one line, no "avtrace: "). */
 const char *sym_error(const struct sym *s);
 

@@ -342,3 +342,97 @@ int sym_var_lookup(struct sym *s, const char *expr, uint64_t *addr, uint64_t *si
 	*size = sz;
 	return 0;
 }
+
+/* Peels typedefs and cv-qualifiers; sets *is_const when a const was seen. */
+static int peel(Dwarf_Die *type, int *is_const)
+{
+	for (int i = 0; i < 16; i++) {
+		int tag = dwarf_tag(type);
+		if (tag == DW_TAG_const_type)
+			*is_const = 1;
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_restrict_type && tag != DW_TAG_atomic_type)
+			return 0;
+		Dwarf_Attribute attr;
+		if (!dwarf_formref_die(dwarf_attr_integrate(type, DW_AT_type, &attr), type))
+			return -1; /* void */
+	}
+	return -1;
+}
+
+/* A scalar the program might race on: integer, enum, pointer, 1-8 bytes,
+ * not const; and not one of the synchronization types (their accesses are
+ * the pthread events already). */
+static int scalar_size(Dwarf_Die *type, uint64_t *size)
+{
+	Dwarf_Die t = *type;
+	int is_const = 0;
+	const char *tn = dwarf_diename(&t);
+	if (tn && (!strncmp(tn, "pthread_", 8) || !strncmp(tn, "sem_t", 5) || !strncmp(tn, "mtx_t", 5) ||
+		   !strncmp(tn, "cnd_t", 5) || !strncmp(tn, "FILE", 4)))
+		return -1;
+	if (peel(&t, &is_const) < 0 || is_const)
+		return -1;
+	int tag = dwarf_tag(&t);
+	if (tag != DW_TAG_base_type && tag != DW_TAG_pointer_type && tag != DW_TAG_enumeration_type)
+		return -1;
+	Dwarf_Word sz;
+	if (dwarf_aggregate_size(&t, &sz) != 0 || !sz || sz > 8 || (sz & (sz - 1)))
+		return -1;
+	*size = sz;
+	return 0;
+}
+
+static int add_global(struct sym_global *out, size_t max, size_t *n, const char *name,
+		      const char *member, uint64_t addr, uint64_t size)
+{
+	if (*n >= max)
+		return -1;
+	struct sym_global *g = &out[(*n)++];
+	snprintf(g->name, sizeof g->name, member ? "%s.%s" : "%s", name, member);
+	g->addr = addr;
+	g->size = size;
+	return 0;
+}
+
+size_t sym_scalar_globals(struct sym *s, unsigned mod, struct sym_global *out, size_t max)
+{
+	struct sym_mod *m = sym_mod_by_id(s, mod);
+	size_t n = 0;
+	if (!m || !sym_mod_ready(m) || vartab_load(m) < 0)
+		return 0;
+	for (size_t i = 0; i < m->vars.n; i++) {
+		const struct sym_var *v = &m->vars.v[i];
+		uint64_t size;
+		if (!v->has_type || v->name[0] == '_')
+			continue;
+		Dwarf_Die t = v->type;
+		if (scalar_size(&t, &size) == 0) {
+			if (add_global(out, max, &n, v->name, NULL, v->lo, size) < 0)
+				break;
+			continue;
+		}
+		/* one level into a struct: "shared.ptr" */
+		int is_const = 0;
+		const char *tn = dwarf_diename(&t);
+		if ((tn && !strncmp(tn, "pthread_", 8)) || peel(&t, &is_const) < 0 || is_const ||
+		    dwarf_tag(&t) != DW_TAG_structure_type)
+			continue;
+		Dwarf_Die mem;
+		if (dwarf_child(&t, &mem) != 0)
+			continue;
+		do {
+			Dwarf_Attribute attr;
+			Dwarf_Die mt;
+			Dwarf_Word off;
+			const char *mn = dwarf_diename(&mem);
+			if (dwarf_tag(&mem) != DW_TAG_member || !mn || mn[0] == '_' ||
+			    !dwarf_formref_die(dwarf_attr_integrate(&mem, DW_AT_type, &attr), &mt) ||
+			    dwarf_formudata(dwarf_attr(&mem, DW_AT_data_member_location, &attr), &off) != 0)
+				continue;
+			if (scalar_size(&mt, &size) == 0 && add_global(out, max, &n, v->name, mn, v->lo + off, size) < 0)
+				return n;
+		} while (dwarf_siblingof(&mem, &mem) == 0);
+	}
+	return n;
+}

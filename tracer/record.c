@@ -207,7 +207,7 @@ struct recorder *record_start(const struct record_opts *opts)
 	struct tracer_opts to = {
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
-		.watch = opts->watch, .nwatch = opts->nwatch,
+		.watch = opts->watch, .nwatch = opts->nwatch, .auto_watch = !opts->no_auto_watch,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -303,9 +303,11 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 		json_array_append_new(env, json_string(*e));
 	json_object_set_new(m, "env", env);
 	json_t *watch = json_array();
-	for (size_t i = 0; i < rec->opts.nwatch; i++)
-		json_array_append_new(watch, json_string(rec->opts.watch[i]));
+	size_t ncand;
+	for (size_t i = 0; i < tracer_watch_count(rec->tr); i++)
+		json_array_append_new(watch, json_string(tracer_watch_name(rec->tr, i)));
 	json_object_set_new(m, "watch", watch);
+	json_object_set_new(m, "watch_auto", json_boolean(tracer_watch_auto(rec->tr, &ncand)));
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
@@ -378,6 +380,11 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	if (write_observed_schedule(rec) < 0 || write_meta(rec, res) < 0)
 		return -1;
 	return 0;
+}
+
+struct tracer *record_tracer(struct recorder *rec)
+{
+	return rec->tr;
 }
 
 void record_free(struct recorder *rec)

@@ -25,6 +25,7 @@ struct record_opts {
 	bool no_heap;         /* do not record heap allocations */
 	const char *const *watch; /* --watch variables, at most 4 */
 	size_t nwatch;
+	bool no_auto_watch;   /* unannotated program, no --watch: watch nothing */
 };
 
 struct record_result {
@@ -46,6 +47,7 @@ enum tstep record_step(struct recorder *rec);
  * and schedules/0000.sched.  Returns 0, or -1 if the output is incomplete. */
 int record_finish(struct recorder *rec, enum tstep last, struct record_result *res);
 void record_free(struct recorder *rec);
+struct tracer *record_tracer(struct recorder *rec);
 
 /* Shared by record and replay: the directory helpers. */
 int outdir_prepare(const char *dir, bool force);

@@ -133,6 +133,9 @@ struct tracer_opts {
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 	const char *const *watch; /* --watch: variables to watch (at most 4) */
 	size_t nwatch;
+	bool auto_watch;       /* no --watch and no annotations: choose up to 4
+	                          scalar globals of the executable (watch.c) */
+	unsigned auto_budget;  /* accesses per auto-watched variable (default 1000) */
 };
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
@@ -182,6 +185,11 @@ struct tracer_stats {
 	unsigned mutexes, condvars;
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
+
+/* The variables being watched (--watch or chosen automatically). */
+size_t tracer_watch_count(const struct tracer *tr);
+const char *tracer_watch_name(const struct tracer *tr, size_t i);
+bool tracer_watch_auto(const struct tracer *tr, size_t *candidates);
 
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);

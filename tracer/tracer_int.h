@@ -44,7 +44,10 @@ struct sdt_arg {
 struct watch {
 	uint64_t addr, size;
 	uint64_t last;     /* value after the last access seen */
-	char name[64];
+	uint64_t hits;
+	uint64_t budget;   /* traps before it is disarmed (0: no limit) */
+	bool off;          /* disarmed: its budget ran out */
+	char name[128];
 };
 
 struct probe {
@@ -161,6 +164,8 @@ struct tracer {
 	size_t nprobes;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;
+	bool watch_auto;        /* chosen by avtrace, not the user */
+	size_t watch_candidates;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
@@ -193,6 +198,7 @@ int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
+void watch_disarm(struct tracer *tr, size_t i);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);

@@ -14,9 +14,21 @@
  * read (documented in docs/memory-access.md).  The event's site is the
  * instruction after the access, looked up like a return address (pc - 1),
  * which names the access's line.
+ *
+ * Unannotated programs, no flags: when the program has no avtrace.h probes
+ * and no --watch was given, avtrace watches up to four scalar globals of
+ * the executable itself (integers, enums, pointers, and scalar members of
+ * global structs, in address order; sym_scalar_globals()).  Small programs
+ * whose threads share a few plain globals are covered with no flags at all.
+ * Each automatically watched variable has a budget of accesses (1000 by
+ * default): a variable that hot is disarmed when it runs out, so a program
+ * that does not need watching keeps its cost (a few ms at most), and the
+ * trace says so in a note.  With more than four candidates the first four
+ * are watched and the rest are named in the note: choose with --watch.
  */
 #include <errno.h>
 #include <signal.h>
+#include <linux/hw_breakpoint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +57,8 @@ static uint64_t dr7_value(const struct tracer *tr)
 {
 	uint64_t dr7 = 0;
 	for (size_t i = 0; i < tr->nwatch; i++) {
+		if (tr->watch[i].off)
+			continue;
 		dr7 |= 1ull << (2 * i);                                     /* local enable */
 		dr7 |= 3ull << (16 + 4 * i);                                /* RW = read/write */
 		dr7 |= (uint64_t)len_bits(tr->watch[i].size) << (18 + 4 * i); /* LEN */
@@ -70,10 +84,43 @@ static int read_value(struct tracer *tr, const struct watch *w, uint64_t *v)
 	return ptu_read(tr->pid, w->addr, v, w->size);
 }
 
-/* Resolves the --watch names in the live process (at the entry stop). */
+static void watch_choose(struct tracer *tr, struct sym *s)
+{
+	struct sym_global g[64];
+	size_t n = sym_scalar_globals(s, 0, g, 64);
+	char note[1024];
+	size_t off = 0;
+	tr->watch_auto = true;
+	tr->watch_candidates = n;
+	for (size_t i = 0; i < n && tr->nwatch < 4; i++) {
+		struct watch *w = &tr->watch[tr->nwatch++];
+		memset(w, 0, sizeof *w);
+		w->addr = g[i].addr;
+		w->size = g[i].size;
+		w->budget = tr->opts.auto_budget ? tr->opts.auto_budget : 1000;
+		snprintf(w->name, sizeof w->name, "%.127s", g[i].name);
+		read_value(tr, w, &w->last);
+	}
+	if (!n)
+		return;
+	off += (size_t)snprintf(note, sizeof note, "watching automatically:");
+	for (size_t i = 0; i < tr->nwatch && off < sizeof note; i++)
+		off += (size_t)snprintf(note + off, sizeof note - off, " %s", tr->watch[i].name);
+	if (n > tr->nwatch && off < sizeof note)
+		off += (size_t)snprintf(note + off, sizeof note - off, "; not watched (choose with --watch):");
+	for (size_t i = tr->nwatch; i < n && off < sizeof note; i++)
+		off += (size_t)snprintf(note + off, sizeof note - off, " %s", g[i].name);
+	if (tr->sink.note)
+		tr->sink.note(tr->sink.ctx, tr, note);
+}
+
+/* Resolves the --watch names in the live process (at the entry stop), or
+ * chooses the variables of an unannotated program. */
 int watch_setup(struct tracer *tr, char *why, size_t whylen)
 {
-	if (!tr->opts.nwatch)
+	bool choose = tr->opts.auto_watch && !tr->opts.nwatch && !tr->nprobes;
+	tr->nwatch = 0;
+	if (!tr->opts.nwatch && !choose)
 		return 0;
 	struct sym *s = sym_new();
 	if (!s || sym_add_process(s, tr->pid) < 0) {
@@ -81,7 +128,11 @@ int watch_setup(struct tracer *tr, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot read the program's symbols for --watch");
 		return -1;
 	}
-	tr->nwatch = 0;
+	if (choose) {
+		watch_choose(tr, s);
+		sym_free(s);
+		return 0;
+	}
 	for (size_t i = 0; i < tr->opts.nwatch; i++) {
 		const char *expr = tr->opts.watch[i];
 		struct watch *w = &tr->watch[tr->nwatch];
@@ -121,24 +172,93 @@ int watch_setup(struct tracer *tr, char *why, size_t whylen)
 
 /* A SIGTRAP that may be a watchpoint: if so, emit the access and return
  * true (the thread stays stopped after the access: a scheduling point). */
+/* DR6 said nothing, yet the kernel calls the trap a hardware breakpoint
+ * (seen once in ~3000 replays under load): it is ours all the same and
+ * must not reach the program.  Which variable: one whose value changed
+ * (a write), else the only one armed (a read); else say so and drop it. */
+static long guess_dr6(struct tracer *tr, struct tthread *t)
+{
+	long bits = 0;
+	size_t armed = 0, last = 0;
+	for (size_t i = 0; i < tr->nwatch; i++) {
+		uint64_t v;
+		if (tr->watch[i].off)
+			continue;
+		armed++;
+		last = i;
+		if (read_value(tr, &tr->watch[i], &v) == 0 && v != tr->watch[i].last)
+			bits |= 1L << i;
+	}
+	if (!bits && armed == 1)
+		bits = 1L << last;
+	if (!bits)
+		avt_warn("T%u: a watchpoint fired but neither DR6 nor the values tell which; access not recorded",
+			 t->lid);
+	return bits;
+}
+
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r)
 {
 	if (!tr->nwatch)
 		return false;
 	errno = 0;
 	long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFF(6), 0L);
-	if (errno || !(dr6 & 0xf))
-		return false;
+	if (errno || !(dr6 & 0xf)) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 || si.si_code != TRAP_HWBKPT)
+			return false;
+		avt_debug("T%u: hardware breakpoint trap with empty DR6", t->lid);
+		dr6 = guess_dr6(tr, t);
+	}
 	ptrace(PTRACE_POKEUSER, t->tid, (void *)DR_OFF(6), 0L);
 	for (size_t i = 0; i < tr->nwatch; i++) {
 		if (!(dr6 & (1L << i)))
 			continue;
 		struct watch *w = &tr->watch[i];
 		uint64_t v;
+		if (w->off)
+			continue;
 		read_value(tr, w, &v);
 		enum avt_kind kind = v != w->last ? AVT_EV_WRITE : AVT_EV_READ;
 		w->last = v;
 		tr_emit(tr, t, kind, w->addr, 0, r->rip, AVT_F_WATCHED, (uint16_t)w->size);
+		if (w->budget && ++w->hits >= w->budget)
+			watch_disarm(tr, i);
 	}
 	return true;
+}
+
+/* An automatically watched variable ran out of budget: too hot to watch at
+ * ~25 us a trap; the rest of the run goes without it. */
+void watch_disarm(struct tracer *tr, size_t i)
+{
+	char note[256];
+	tr->watch[i].off = true;
+	uint64_t dr7 = dr7_value(tr);
+	for (size_t k = 0; k < tr->nthr; k++) {
+		struct tthread *o = tr->thr[k];
+		if (o && o->state != TS_DEAD)
+			ptrace(PTRACE_POKEUSER, o->tid, (void *)DR_OFF(7), (void *)(uintptr_t)dr7);
+	}
+	snprintf(note, sizeof note, "stopped watching %s after %llu accesses (its later accesses are not in the trace)",
+		 tr->watch[i].name, (unsigned long long)tr->watch[i].hits);
+	if (tr->sink.note)
+		tr->sink.note(tr->sink.ctx, tr, note);
+}
+
+size_t tracer_watch_count(const struct tracer *tr)
+{
+	return tr->nwatch;
+}
+
+const char *tracer_watch_name(const struct tracer *tr, size_t i)
+{
+	return i < tr->nwatch ? tr->watch[i].name : NULL;
+}
+
+bool tracer_watch_auto(const struct tracer *tr, size_t *candidates)
+{
+	*candidates = tr->watch_candidates;
+	return tr->watch_auto;
 }

@@ -118,7 +118,8 @@ record() {
 	*) prog=$(target "$prog") || exit ;;
 	esac
 	rm -f "$out.json"
-	avt record -o "$out" -- "$prog" "$@" >"$out.stdout" 2>"$out.stderr"
+	# shellcheck disable=SC2086 # REC_OPTS: extra record options of a test file
+	avt record -o "$out" ${REC_OPTS:-} -- "$prog" "$@" >"$out.stdout" 2>"$out.stderr"
 	REC_STATUS=$?
 	{
 		echo "  exit status $REC_STATUS; stderr:"

@@ -4,6 +4,9 @@
 # and bad input.  Run with tests/e2e/run.sh [replay | t_NAME].
 
 SCHEDS="$REPO/tests/e2e/schedules"
+# These schedules are about synchronization: record without the automatic
+# watchpoints of unannotated programs, whose accesses would be events too.
+REC_OPTS=--no-auto-watch
 
 # use_schedule OUT NAME N: install a hand-written schedule as schedule N.
 use_schedule() {
@@ -138,6 +141,7 @@ t_bad_input() {
 	# the executable changed since recording: refuse, run nothing
 	cp "$(target checkthenact)" ./prog && chmod +x prog
 	record out2 ./prog
+	expect_recorded out2 0
 	cp "$(target mutex_counter)" ./prog
 	replay out2 --schedule 0
 	expect_eq "$RP_STATUS" 2 "changed executable"
