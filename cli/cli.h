@@ -14,6 +14,17 @@ int cmd_replay(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int replay_all(const char *dir, unsigned jobs, const char *timeout);
+/* Replays schedules nums[0..n), jobs at a time, each pinned to its own
+ * CPU; with report_dir, each replay's text report goes to
+ * report_dir/NNNN.txt.  Results are in DIR/replays/NNNN.json. */
+int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, const char *timeout,
+		const char *report_dir);
+int cmd_predict(int argc, char **argv);
+int cmd_test(int argc, char **argv);
+int first_allowed_cpu(void);
+struct record_opts;
+struct tracer_stats;
+int record_run(const struct record_opts *o, struct tracer_stats *stats);
 int summary_table(const char *dir);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */

@@ -37,7 +37,6 @@ static const char record_help[] =
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
-int first_allowed_cpu(void);
 int first_allowed_cpu(void)
 {
 	cpu_set_t set;
@@ -99,6 +98,14 @@ int cmd_record(int argc, char **argv)
 	o.argv = argv + optind;
 	o.watch = watch;
 	o.nwatch = nwatch;
+	return record_run(&o, NULL);
+}
+
+/* Records o->argv; prints the summary; returns record's exit status (the
+ * target's, 1 if it deadlocked, 2 on error).  *stats gets the counts. */
+int record_run(const struct record_opts *opts, struct tracer_stats *stats)
+{
+	struct record_opts o = *opts;
 	struct recorder *rec = record_start(&o);
 	if (!rec)
 		return EXIT_USAGE;
@@ -120,6 +127,8 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	char ev[32];
 	const struct tracer_stats *s = &res.stats;
+	if (stats)
+		*stats = res.stats;
 	avt_info("avtrace: recorded %u thread%s, %s events (%u mutex%s, %u condvar%s) in %.2f s -> %s/",
 		 s->threads, s->threads == 1 ? "" : "s", fmt_thousands(s->events, ev, sizeof ev),
 		 s->mutexes, s->mutexes == 1 ? "" : "es", s->condvars, s->condvars == 1 ? "" : "s",

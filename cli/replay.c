@@ -11,7 +11,6 @@
 #include "replay/replay.h"
 #include "trace/log.h"
 
-int first_allowed_cpu(void);
 
 static const char replay_help[] =
 	"usage: avtrace replay [-d DIR] --schedule N [options]\n"

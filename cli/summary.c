@@ -98,7 +98,6 @@ int summary_table(const char *dir)
 	return counts[1] || counts[3] ? 1 : 0;
 }
 
-int first_allowed_cpu(void);
 
 static int nth_allowed_cpu(unsigned k)
 {
@@ -115,38 +114,42 @@ static int nth_allowed_cpu(unsigned k)
 	return -1;
 }
 
-static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout)
+/* One replay as its own process (the architecture's unit of work); its
+ * text report goes to report (or nowhere). */
+static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout,
+			  const char *report)
 {
 	char snum[16], scpu[16];
 	snprintf(snum, sizeof snum, "%u", num);
 	snprintf(scpu, sizeof scpu, "%d", cpu);
 	pid_t p = fork();
 	if (p == 0) {
-		if (!freopen("/dev/null", "w", stdout))
+		if (!freopen(report ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(2);
-		execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu", scpu,
-		      "--timeout", timeout, "--json", (char *)NULL);
+		if (report)
+			execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu",
+			      scpu, "--timeout", timeout, (char *)NULL);
+		else
+			execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu",
+			      scpu, "--timeout", timeout, "--json", (char *)NULL);
 		_exit(2);
 	}
 	return p;
 }
 
-/* Runs every schedule of DIR, jobs at a time, each on its own CPU. */
-int replay_all(const char *dir, unsigned jobs, const char *timeout)
+int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, const char *timeout,
+		const char *report_dir)
 {
-	unsigned *nums;
-	size_t n;
-	if (list_numbered(dir, "schedules", "sched", &nums, &n) < 0 || !n) {
-		avt_error("no schedules in '%s/schedules' (record or predict first)", dir);
-		free(nums);
-		return EXIT_USAGE;
-	}
 	pid_t *slot = calloc(jobs, sizeof *slot);
 	size_t next = 0, done = 0;
 	while (slot && done < n) {
 		for (unsigned j = 0; j < jobs && next < n; j++)
-			if (!slot[j])
-				slot[j] = spawn_replay(dir, nums[next++], nth_allowed_cpu(j), timeout);
+			if (!slot[j]) {
+				char rep[4200];
+				snprintf(rep, sizeof rep, "%s/%04u.txt", report_dir ? report_dir : "", nums[next]);
+				slot[j] = spawn_replay(dir, nums[next++], nth_allowed_cpu(j), timeout,
+						       report_dir ? rep : NULL);
+			}
 		int st;
 		pid_t p = wait(&st);
 		if (p < 0 && errno != EINTR)
@@ -159,9 +162,24 @@ int replay_all(const char *dir, unsigned jobs, const char *timeout)
 					fprintf(stderr, "\ravtrace: %zu/%zu replays done", done, n);
 			}
 	}
-	if (isatty(2))
+	if (isatty(2) && n)
 		fputc('\n', stderr);
+	int rc = slot ? 0 : -1;
 	free(slot);
+	return rc;
+}
+
+/* Runs every schedule of DIR, jobs at a time, each on its own CPU. */
+int replay_all(const char *dir, unsigned jobs, const char *timeout)
+{
+	unsigned *nums;
+	size_t n;
+	if (list_numbered(dir, "schedules", "sched", &nums, &n) < 0 || !n) {
+		avt_error("no schedules in '%s/schedules' (record or predict first)", dir);
+		free(nums);
+		return EXIT_USAGE;
+	}
+	run_replays(dir, nums, n, jobs, timeout, NULL);
 	free(nums);
 	return summary_table(dir);
 }
