@@ -306,7 +306,7 @@ int cmd_replay(int argc, char **argv)
 		print_report(&n, rp, &res, o.schedule);
 	}
 	if (res.gdb_pid)
-		printf("the program is stopped and detached: gdb -p %d  (then 'signal 0' or 'continue')\n",
+		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
 		       (int)res.gdb_pid);
 	names_close(&n);
 	int status = res.outcome == RO_ERROR ? EXIT_USAGE : outcome_status(res.outcome);

@@ -149,8 +149,11 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	struct replay *rp = ctx;
 	if (rp->stop)
 		return -1;
-	if (!current_step(rp))
+	if (!current_step(rp)) {
+		if (rp->opts.gdb) /* --gdb: stop where the schedule ends */
+			return -1;
 		return pick_free(tr, run, nrun, last, nlast, use_last);
+	}
 	uint32_t lid = rp->sched->steps[rp->step].thread;
 	struct tthread *t = tracer_thread(tr, lid);
 	if (!t || t->state == TS_DEAD) {

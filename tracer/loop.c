@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,7 +88,10 @@ static bool sig_is_fatal(pid_t pid, int sig)
 	return !(status_mask(pid, "SigCgt") & bit) && !(status_mask(pid, "SigIgn") & bit);
 }
 
-static void on_signal(struct tracer *tr, struct tthread *t, int sig)
+/* Delivers sig to t, recording it first when it is fatal.  Returns true
+ * when the thread is held instead (the sink asked to stop at the fatal
+ * event: replay --gdb leaves the process stopped before the signal). */
+static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 {
 	if (sig_is_fatal(tr->pid, sig)) {
 		siginfo_t si;
@@ -103,7 +108,12 @@ static void on_signal(struct tracer *tr, struct tthread *t, int sig)
 		tr->fatal_sig = sig;
 	}
 	t->priv->pending_sig = sig;
+	if (tr->fatal_sig && tr->sink_stop) {
+		t->state = TS_READY;
+		return true;
+	}
 	resume(t);
+	return false;
 }
 
 /* ---- thread creation, fork, exec */
@@ -157,14 +167,15 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 	tr->stats.forks_untraced++;
 }
 
-static void on_clone(struct tracer *tr, struct tthread *t)
+/* Returns true when t created a thread of the process (a create event). */
+static bool on_clone(struct tracer *tr, struct tthread *t)
 {
 	unsigned long msg = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg);
 	pid_t tid = (pid_t)msg;
 	if (!is_thread_of(tr->pid, tid)) {
 		untrace_child(tr, tid, false);
-		return;
+		return false;
 	}
 	uint64_t site = t->priv->create_site;
 	struct tthread *c = thread_add(tr, tid, t->lid);
@@ -177,6 +188,7 @@ static void on_clone(struct tracer *tr, struct tthread *t)
 	if (ptu_getregs(tid, &r) == 0)
 		c->fs_base = r.fs_base;
 	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
+	return true;
 }
 
 static int on_exec(struct tracer *tr, struct tthread *t)
@@ -219,10 +231,8 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->state = TS_READY; /* after the access: a scheduling point */
 		return t == run ? WR_POINT : WR_WAIT;
 	}
-	if (!b) {
-		on_signal(tr, t, SIGTRAP); /* the program's own */
-		return WR_WAIT;
-	}
+	if (!b) /* the program's own */
+		return on_signal(tr, t, SIGTRAP) && t == run ? WR_POINT : WR_WAIT;
 	r.rip = b->addr;
 	switch (b->kind) {
 	case BK_ENTRY:
@@ -248,6 +258,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 	case BK_PROBE:
 		probes_request(tr, t, &tr->probes[b->data], &r);
 		t->priv->resume_pc = b->addr + 1;
+		t->priv->stop_pc = b->addr;
 		t->priv->regs = r;
 		t->priv->regs_valid = true;
 		t->state = TS_REQ;
@@ -262,6 +273,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		}
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
+			t->priv->stop_pc = b->addr;
 			t->priv->regs = r;
 			t->priv->regs_valid = true;
 			t->state = TS_REQ;
@@ -372,10 +384,14 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 			t->state = TS_READY;
 			return WR_WAIT;
 		}
-		on_signal(tr, t, s.sig);
-		return WR_WAIT;
+		return on_signal(tr, t, s.sig) && t == run ? WR_POINT : WR_WAIT;
 	case PTU_EV_CLONE:
-		on_clone(tr, t);
+		/* the create is an event of its own: the parent stops after it,
+		 * so a schedule can run the child before the parent's next step */
+		if (on_clone(tr, t) && t == run) {
+			t->state = TS_READY;
+			return WR_POINT;
+		}
 		resume(t);
 		return WR_WAIT;
 	case PTU_EV_FORK: {
@@ -604,6 +620,11 @@ enum tstep tracer_step(struct tracer *tr)
 	commit(tr, t);
 	if (tr->sink_stop)
 		return TSTEP_STOPPED;
+	/* the slice counts from when t became the current thread, across its
+	 * steps: a thread spinning on watched or annotated reads has an event
+	 * every iteration and must still yield */
+	if (tr->current != t->lid)
+		tr->current_since = now_ns();
 	tr->current = t->lid;
 	t->state = TS_RUNNING;
 	if (t->wait != TW_NONE && !t->priv->expect_block) {
@@ -616,6 +637,10 @@ enum tstep tracer_step(struct tracer *tr)
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
 		t->state = TS_READY;
+	if (now_ns() - tr->current_since >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
+		t->preempted = true;
+		tr->current_since = now_ns();
+	}
 	if (w == WR_EXITED)
 		return TSTEP_EXITED;
 	if (w == WR_ERROR)
@@ -654,12 +679,35 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 	return NULL;
 }
 
+/* Hands the process to a debugger: every trace of ours taken out (int3s,
+ * trampoline return addresses, debug registers, a pc past an int3), a
+ * SIGSTOP pending so nothing runs, then every thread detached.  A fatal
+ * signal not yet delivered is dropped: continuing re-executes the faulting
+ * instruction. */
 pid_t tracer_detach_stopped(struct tracer *tr)
 {
+	timer_stop();
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *t = tr->thr[i];
+		if (!t || t->state == TS_DEAD)
+			continue;
+		struct tracer_priv_thread *p = t->priv;
+		for (int k = p->nrets; k-- > 0;)
+			ptu_write(tr->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
+		p->nrets = 0;
+		struct user_regs_struct r;
+		if (t->state == TS_REQ && p->stop_pc && ptu_getregs(t->tid, &r) == 0) {
+			r.rip = p->stop_pc; /* the original instruction is back there */
+			ptu_setregs(t->tid, &r);
+		}
+		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
+	}
+	bpt_restore_all(&tr->bpts, tr->memfd);
+	kill(tr->pid, SIGSTOP);
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *t = tr->thr[i];
 		if (t && t->state != TS_DEAD)
-			ptrace(PTRACE_DETACH, t->tid, 0L, (long)SIGSTOP);
+			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 	}
 	tr->alive = false;
 	return tr->pid;

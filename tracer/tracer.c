@@ -50,7 +50,7 @@ static void timer_start(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void timer_stop(void)
+void timer_stop(void)
 {
 	struct itimerval it;
 	memset(&it, 0, sizeof it);
@@ -280,6 +280,10 @@ static void child_exec(struct tracer *tr, int errfd)
 	if (tr->opts.cwd && chdir(tr->opts.cwd) < 0)
 		goto fail;
 	personality(ADDR_NO_RANDOMIZE);
+	/* a stopped process whose group becomes orphaned gets SIGHUP+SIGCONT
+	 * when avtrace exits; in a session of its own that never happens */
+	if (tr->opts.own_session)
+		setsid();
 	if (tr->opts.stdout_fd >= 0)
 		dup2(tr->opts.stdout_fd, 1);
 	if (tr->opts.quiet_target) {

@@ -136,6 +136,8 @@ struct tracer_opts {
 	bool auto_watch;       /* no --watch and no annotations: choose up to 4
 	                          scalar globals of the executable (watch.c) */
 	unsigned auto_budget;  /* accesses per auto-watched variable (default 1000) */
+	bool own_session;      /* setsid() the target: it must outlive avtrace
+	                          stopped (replay --gdb) */
 };
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);

@@ -106,6 +106,7 @@ struct tracer_priv_thread {
 	uint64_t create_site;  /* site of the pthread_create in progress */
 	struct user_regs_struct regs; /* registers at the request stop */
 	bool regs_valid;
+	uint64_t stop_pc;      /* address of the int3 it is stopped at (requests) */
 };
 
 /* Lock model entry. */
@@ -139,6 +140,7 @@ struct tracer {
 	struct tthread **thr; /* by logical id */
 	size_t nthr, capthr;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
+	uint64_t current_since; /* when it became the current thread (ns) */
 
 	struct bpt_table bpts;
 	struct modmap mods;
@@ -181,6 +183,7 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size);
 
 int exec_begin(struct tracer *tr);
+void timer_stop(void);
 int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		  struct user_regs_struct *r);
 

@@ -81,3 +81,32 @@ tests/targets/bin/multi_nopie: $(MULTI_DEPS) | tests/targets/bin
 tests/targets/bin/multi_stripped: tests/targets/bin/multi_O0
 	$(STRIP) -o $@ $<
 targets: tests/targets/bin/libmulti.so $(MULTI_BINS)
+
+# ---- memory accesses (tests/e2e/test_memory.sh, docs/memory-access.md):
+# every tests/targets/mem_NAME.c is built twice from the same source, so
+# line markers name the same lines in both:
+#   bin/mem_NAME        annotated: -I include, AVT_* are USDT probes
+#   bin/mem_NAME_plain  -DAVT_NO_ANNOTATIONS: tests/targets/mem/mem.h
+#                       defines AVT_* empty (for --watch)
+# and the annotation benchmark's loop (bench/annotation-overhead) twice at
+# -O2, the build whose cost matters: bin/annot_bench, bin/annot_bench_plain.
+MEM_SRC := $(sort $(wildcard tests/targets/mem_*.c))
+MEM_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%,$(MEM_SRC))
+MEM_PLAIN_BINS := $(addsuffix _plain,$(MEM_BINS))
+MEM_DEPS := tests/targets/mem/mem.h include/avtrace.h tests/targets/targets.mk
+ANNOT_BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra
+TARGET_BINS += $(MEM_PLAIN_BINS) tests/targets/bin/annot_bench_plain
+
+$(MEM_BINS): tests/targets/bin/%: tests/targets/%.c $(MEM_DEPS) | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -Iinclude -o $@ $< $(TARGET_LDFLAGS)
+
+$(MEM_PLAIN_BINS): tests/targets/bin/%_plain: tests/targets/%.c $(MEM_DEPS) | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -DAVT_NO_ANNOTATIONS -o $@ $< $(TARGET_LDFLAGS)
+
+tests/targets/bin/annot_bench: tests/targets/annot_bench.c $(MEM_DEPS) | tests/targets/bin
+	$(CC) $(ANNOT_BENCH_CFLAGS) -Iinclude -o $@ $<
+
+tests/targets/bin/annot_bench_plain: tests/targets/annot_bench.c $(MEM_DEPS) | tests/targets/bin
+	$(CC) $(ANNOT_BENCH_CFLAGS) -DAVT_NO_ANNOTATIONS -o $@ $<
+
+targets: $(MEM_PLAIN_BINS) tests/targets/bin/annot_bench_plain
