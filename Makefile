@@ -69,8 +69,10 @@ demo: avtrace targets
 	@examples/demo.sh
 
 install: avtrace
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig
 	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
+	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
+	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
 clean:
 	rm -f avtrace $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)

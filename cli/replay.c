@@ -125,12 +125,12 @@ static void print_predicted(const struct replay *rp)
 }
 
 static void print_report(struct names *n, const struct replay *rp, const struct replay_result *res,
-			 unsigned sched)
+			 const char *sched_label)
 {
 	char a[512], b[512], sig[32];
 	switch (res->outcome) {
 	case RO_PASS:
-		printf("PASS: schedule %u, %zu events, %.2f s\n", sched, res->nev, res->seconds);
+		printf("PASS: %s, %zu events, %.2f s\n", sched_label, res->nev, res->seconds);
 		return;
 	case RO_BUG: {
 		const struct avt_event *last = NULL;
@@ -303,7 +303,12 @@ int cmd_replay(int argc, char **argv)
 			fclose(f);
 		putchar('\n');
 	} else {
-		print_report(&n, rp, &res, o.schedule);
+		char label[4200];
+		if (o.sched_path)
+			snprintf(label, sizeof label, "schedule file '%s'", o.sched_path);
+		else
+			snprintf(label, sizeof label, "schedule %u", o.schedule);
+		print_report(&n, rp, &res, label);
 	}
 	if (res.gdb_pid)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",

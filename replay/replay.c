@@ -204,6 +204,16 @@ static void rp_module(void *ctx, struct tracer *tr, const struct avt_module_rec 
 	rp->modpaths[rp->nmods++] = strdup(path);
 }
 
+static void rp_alloc(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a)
+{
+	struct replay *rp = ctx;
+	struct avt_alloc_rec *n = realloc(rp->allocs, (rp->nallocs + 1) * sizeof *n);
+	if (!n)
+		return;
+	rp->allocs = n;
+	rp->allocs[rp->nallocs++] = *a;
+}
+
 static void rp_stack(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		     uint32_t depth)
 {
@@ -232,7 +242,7 @@ int replay_launch(struct replay *rp)
 	};
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
-		.stack = rp_stack,
+		.stack = rp_stack, .alloc = rp_alloc,
 	};
 	rp->tr = tracer_new(&to, &sink);
 	rp->t0 = mono();
@@ -261,7 +271,10 @@ static int run_oracle(struct replay *rp)
 		_exit(127);
 	}
 	int st;
-	if (p < 0 || waitpid(p, &st, 0) < 0)
+	pid_t w;
+	while (p > 0 && (w = waitpid(p, &st, 0)) < 0 && errno == EINTR)
+		; /* the tracer's tick */
+	if (p < 0 || w < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -405,6 +418,7 @@ void replay_free(struct replay *rp)
 	free(rp->ntexp);
 	free(rp->ev);
 	free(rp->bt);
+	free(rp->allocs);
 	for (size_t i = 0; i < rp->nmods; i++)
 		free(rp->modpaths[i]);
 	free(rp->modpaths);
@@ -436,8 +450,15 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		}
 		for (size_t i = 0; i < rp->nmods; i++)
 			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
-		for (size_t i = 0; i < res->nev; i++)
+		size_t a = 0;
+		for (size_t i = 0; i < res->nev; i++) {
+			/* allocations interleaved where they happened */
+			for (; a < rp->nallocs && rp->allocs[a].after_seq <= res->ev[i].seq; a++)
+				trace_write_alloc(w, &rp->allocs[a]);
 			trace_write_event(w, &res->ev[i]);
+		}
+		for (; a < rp->nallocs; a++)
+			trace_write_alloc(w, &rp->allocs[a]);
 		if (res->nbt && res->nev)
 			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
 		rc |= trace_writer_close(w);

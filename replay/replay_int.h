@@ -42,6 +42,8 @@ struct replay {
 	size_t nmods;
 	struct avt_frame *bt;
 	uint32_t nbt;
+	struct avt_alloc_rec *allocs; /* heap records of the run (for its trace) */
+	size_t nallocs;
 	int fatal_sig;
 	uint32_t fatal_thread;
 	enum tstep last_step;

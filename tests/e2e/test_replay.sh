@@ -166,3 +166,50 @@ t_replay_all_parallel_same_table() {
 	expect_eq "$?" 1 "exit status of summary"
 	expect_eq "$(cat sum.txt)" "$(cat one.txt)" "summary table"
 }
+
+t_gdb_leaves_the_failure_stopped() {
+	command -v gdb >/dev/null || skip "gdb is not installed"
+	line=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
+	record out checkthenact
+	use_schedule out checkthenact_bug 1
+	replay out --schedule 1 --gdb
+	expect_eq "$RP_STATUS" 1 "exit status of replay --gdb"
+	pid=$(sed -n 's/.*gdb -p \([0-9]*\).*/\1/p' out.replay)
+	[ -n "$pid" ] || fail "no 'gdb -p PID' in the output"
+	# still there, stopped, after avtrace exited
+	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+	expect_eq "$state" T "state of the detached process"
+	bt=$(timeout 30 gdb -p "$pid" -batch -ex 'thread apply all bt 1' 2>&1)
+	kill -9 "$pid" 2>/dev/null
+	expect_match "$bt" "checker .* at .*checkthenact[.]c:$line" "gdb sees the faulting line"
+}
+
+t_oracle_decides() {
+	record out mutex_counter 2 5
+	replay out --schedule 0 --stdout
+	expect_eq "$RP_STATUS" 0 "plain replay"
+	replay out --schedule 0 --oracle 'grep -q counter=10'
+	expect_eq "$RP_STATUS" 0 "oracle satisfied"
+	replay out --schedule 0 --oracle 'grep -q counter=11'
+	expect_eq "$RP_STATUS" 1 "oracle failing means BUG"
+	expect_match "$(cat out.replay)" "^BUG reproduced: the oracle 'grep -q counter=11' failed" "report"
+}
+
+t_schedule_file_option() {
+	record out checkthenact
+	replay out --file "$SCHEDS/checkthenact_bug.sched"
+	expect_eq "$RP_STATUS" 1 "exit status"
+	expect_match "$(cat out.replay)" "^BUG reproduced: SIGSEGV in T1" "report"
+	replay out --file "$SCHEDS/malformed.sched"
+	expect_eq "$RP_STATUS" 2 "malformed file"
+	expect_match "$(cat out.replay)" "malformed[.]sched:3: unknown directive 'rum'" "message"
+}
+
+t_install_layout() {
+	make -s -C "$REPO" install PREFIX=/usr DESTDIR="$PWD/root" >/dev/null || fail "make install failed"
+	expect_file root/usr/bin/avtrace
+	expect_file root/usr/include/avtrace.h
+	expect_match "$(cat root/usr/share/pkgconfig/avtrace.pc)" '^Cflags: -I\$\{includedir\}' "pkg-config file"
+	printf '#include <avtrace.h>\nint x;\nint main(void){ AVT_WRITE(&x); return 0; }\n' >a.c
+	cc -I root/usr/include a.c -o a || fail "the installed header does not compile"
+}
