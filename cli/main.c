@@ -15,6 +15,11 @@ static const char usage[] =
 	"                     run PROG once, serialized under ptrace, and record its\n"
 	"                     synchronization events to DIR (default ./avtrace-out);\n"
 	"                     exits with PROG's own status (128+N if killed by signal N)\n"
+	"  test [-o DIR] [-j N] -- PROG [ARGS...]\n"
+	"                     record, predict, replay every prediction; report only\n"
+	"                     the bugs reproduced (exit 1 if any, 0 if none)\n"
+	"  predict [-d DIR]   write schedules that would expose atomicity violations\n"
+	"                     and deadlocks (DIR/schedules/NNNN.sched)\n"
 	"  dump [-d DIR] [--json]\n"
 	"                     print the recorded events, one per line\n"
 	"  schedule --observed [-d DIR]\n"
@@ -50,6 +55,7 @@ int main(int argc, char **argv)
 		{ "schedule", cmd_schedule },
 		{ "replay", cmd_replay },
 		{ "summary", cmd_summary },
+		// PENDING_CMDS
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

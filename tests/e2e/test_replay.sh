@@ -6,7 +6,7 @@
 SCHEDS="$REPO/tests/e2e/schedules"
 # These schedules are about synchronization: record without the automatic
 # watchpoints of unannotated programs, whose accesses would be events too.
-REC_OPTS=--no-auto-watch
+export REC_OPTS=--no-auto-watch
 
 # use_schedule OUT NAME N: install a hand-written schedule as schedule N.
 use_schedule() {
