@@ -12,6 +12,13 @@
  * (it spins on a flag that only another thread sets, or sleeps in the
  * kernel on something we do not model).
  *
+ * When the scheduled thread cannot proceed, the other threads that stopped
+ * after an event but before their next request (a parent right after a
+ * create) are first run up to that request: that runs no event of theirs,
+ * and only then can "everybody blocked" (DEADLOCK: the tracer reports it)
+ * be told from "the schedule asks the impossible" (INFEASIBLE).  Should
+ * such a thread emit an event on the way, the schedule cannot be followed.
+ *
  * After "free" (or when the steps end), every thread may run: the current
  * one keeps running until it blocks or its time slice ends, then the next
  * in logical-id order, exactly like recording.  Events are no longer
@@ -75,6 +82,15 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 		rp->evcap = ncap;
 	}
 	rp->ev[rp->nev++] = *ev;
+	if (rp->advancing && ev->kind != AVT_EV_FATAL_SIGNAL) {
+		rp->has_div = true;
+		rp->actual = *ev;
+		memset(&rp->expected, 0, sizeof rp->expected);
+		policy_infeasible(rp, "step %zu (run T%u %u): T%u cannot proceed, and T%u, run up to its next request, did an event first",
+				  rp->step + 1, rp->sched->steps[rp->step].thread,
+				  rp->sched->steps[rp->step].count, rp->sched->steps[rp->step].thread, ev->thread);
+		return -1;
+	}
 	if (ev->kind == AVT_EV_FATAL_SIGNAL) {
 		rp->fatal_sig = ev->size;
 		rp->fatal_thread = ev->thread;
@@ -147,6 +163,7 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last)
 {
 	struct replay *rp = ctx;
+	rp->advancing = false;
 	if (rp->stop)
 		return -1;
 	if (!current_step(rp)) {
@@ -178,6 +195,12 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		*use_last = true;
 		return i;
 	}
+	for (size_t k = 0; k < nrun; k++)
+		if (run[k]->state == TS_READY && run[k]->started && !run[k]->preempted) {
+			rp->advancing = true;
+			*use_last = false;
+			return (int)k;
+		}
 	uint64_t obj;
 	uint32_t holder;
 	const char *what = tracer_blocked_on(tr, t, &obj, &holder);

@@ -27,6 +27,7 @@ struct replay {
 	size_t step;                  /* index of the current step */
 	uint32_t left;                /* events left in the current step */
 	bool in_free;
+	bool advancing;               /* running another thread to its next request */
 
 	/* what happened */
 	bool stop;                    /* the policy decided the run is over */
