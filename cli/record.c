@@ -32,7 +32,7 @@ static const char record_help[] =
 	"                     name, var.member, var[N], or 0xADDR[:SIZE].  Without\n"
 	"                     --watch, a program with no avtrace.h annotations gets\n"
 	"                     up to 4 of its scalar globals watched automatically\n"
-	"                     (1000 accesses each at most; see docs/memory-access.md)\n"
+	"                     (256 accesses each at most; see docs/memory-access.md)\n"
 	"      --no-auto-watch  do not watch anything automatically\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";

@@ -135,7 +135,7 @@ struct tracer_opts {
 	size_t nwatch;
 	bool auto_watch;       /* no --watch and no annotations: choose up to 4
 	                          scalar globals of the executable (watch.c) */
-	unsigned auto_budget;  /* accesses per auto-watched variable (default 1000) */
+	unsigned auto_budget;  /* accesses per auto-watched variable (default 256) */
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 };

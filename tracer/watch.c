@@ -20,7 +20,7 @@
  * the executable itself (integers, enums, pointers, and scalar members of
  * global structs, in address order; sym_scalar_globals()).  Small programs
  * whose threads share a few plain globals are covered with no flags at all.
- * Each automatically watched variable has a budget of accesses (1000 by
+ * Each automatically watched variable has a budget of accesses (256 by
  * default): a variable that hot is disarmed when it runs out, so a program
  * that does not need watching keeps its cost (a few ms at most), and the
  * trace says so in a note.  With more than four candidates the first four
@@ -97,7 +97,7 @@ static void watch_choose(struct tracer *tr, struct sym *s)
 		memset(w, 0, sizeof *w);
 		w->addr = g[i].addr;
 		w->size = g[i].size;
-		w->budget = tr->opts.auto_budget ? tr->opts.auto_budget : 1000;
+		w->budget = tr->opts.auto_budget ? tr->opts.auto_budget : 256;
 		snprintf(w->name, sizeof w->name, "%.127s", g[i].name);
 		read_value(tr, w, &w->last);
 	}
