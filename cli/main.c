@@ -55,7 +55,8 @@ int main(int argc, char **argv)
 		{ "schedule", cmd_schedule },
 		{ "replay", cmd_replay },
 		{ "summary", cmd_summary },
-		// PENDING_CMDS
+		{ "predict", cmd_predict },
+		{ "test", cmd_test },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

@@ -270,8 +270,8 @@ static int run_oracle(struct replay *rp)
 		execl("/bin/sh", "sh", "-c", rp->opts.oracle, (char *)NULL);
 		_exit(127);
 	}
-	int st;
-	pid_t w;
+	int st = 0;
+	pid_t w = -1;
 	while (p > 0 && (w = waitpid(p, &st, 0)) < 0 && errno == EINTR)
 		; /* the tracer's tick */
 	if (p < 0 || w < 0)

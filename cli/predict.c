@@ -1,0 +1,116 @@
+/* avtrace predict: mine the recording for schedules that expose bugs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "names.h"
+#include "predict/predict.h"
+#include "trace/log.h"
+
+static const char predict_help[] =
+	"usage: avtrace predict [-d DIR] [--max N] [--no-deadlocks] [--no-sidetrack]\n"
+	"\n"
+	"Analyses DIR/trace.avt (default ./avtrace-out) offline and writes one\n"
+	"schedule per predicted bug: DIR/predictions.json and\n"
+	"DIR/schedules/NNNN.sched (0001, 0002, ... in rank order: fewer threads\n"
+	"and context switches first).  Detectors (docs/predict.md):\n"
+	"  sidetrack  atomicity violations: a function takes the same lock twice\n"
+	"             and another thread's critical section fits between\n"
+	"  deadlock   lock-order cycles across threads, even if the run survived\n"
+	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
+	"\n"
+	"  -d, --dir DIR       recording directory\n"
+	"      --max N         at most N predictions (default 100)\n"
+	"      --no-deadlocks  skip the deadlock predictor\n"
+	"      --no-sidetrack  skip the atomicity predictor\n";
+
+/* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
+const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
+			     char *buf, size_t len);
+const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
+			     char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < p->nevents && off < len; i++) {
+		uint64_t seq = p->events[i];
+		if (seq >= t->nev)
+			continue;
+		char site[256];
+		const char *func;
+		names_at(n, seq);
+		names_site(n, &t->ev[seq], site, sizeof site, &func);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " / " : "", site);
+	}
+	return buf;
+}
+
+int print_predictions(const struct prediction_set *set, const struct trace *t);
+int print_predictions(const struct prediction_set *set, const struct trace *t)
+{
+	struct names n;
+	char where[512], thr[64];
+	if (names_open(&n, t) < 0)
+		return -1;
+	printf("  %-4s %-10s %-15s %-9s %-40s %s\n", "#", "detector", "pattern", "threads", "where",
+	       "switches");
+	for (size_t i = 0; i < set->n; i++) {
+		const struct prediction *p = &set->p[i];
+		size_t off = 0;
+		thr[0] = 0;
+		for (unsigned k = 0; k < p->nthreads && off < sizeof thr; k++)
+			off += (size_t)snprintf(thr + off, sizeof thr - off, "%sT%u", k ? "," : "", p->threads[k]);
+		printf("  %-4u %-10s %-15s %-9s %-40s %u\n", p->id, p->detector, p->pattern, thr,
+		       prediction_where(&n, t, p, where, sizeof where), p->context_switches);
+	}
+	names_close(&n);
+	return 0;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dir", required_argument, 0, 'd' }, { "max", required_argument, 0, 'm' },
+		{ "no-deadlocks", no_argument, 0, 'D' }, { "no-sidetrack", no_argument, 0, 'S' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	const char *dir = "avtrace-out";
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': dir = optarg; break;
+		case 'm':
+			o.max_predictions = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o.max_predictions)
+				return usage_error("predict", "bad --max '%s'", optarg);
+			break;
+		case 'D': o.deadlocks = false; break;
+		case 'S': o.sidetrack = false; break;
+		case 'h': fputs(predict_help, stdout); return 0;
+		default: return usage_error("predict", "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("predict", "unexpected argument '%s'", argv[optind]);
+	struct trace *t = load_trace(dir);
+	if (!t)
+		return EXIT_USAGE;
+	struct prediction_set set;
+	int rc = EXIT_USAGE;
+	if (predict_run(t, &o, &set) == 0) {
+		if (predict_write(&set, t, dir) == 0) {
+			printf("%zu prediction%s -> %s/schedules/\n", set.n, set.n == 1 ? "" : "s", dir);
+			if (set.n)
+				print_predictions(&set, t);
+			rc = 0;
+		}
+		prediction_set_release(&set);
+	}
+	trace_free(t);
+	return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * The prediction model of one trace: per-thread event lists, the
+ * happens-before relation as vector clocks, the lockset after every event
+ * and, on demand, acquisition histories.  Everything the detectors and the
+ * schedule synthesis know about a trace comes from here; it is built in one
+ * linear pass (pr_model_new) and read-only afterwards.
+ *
+ * Events are named by their index in trace->ev (a uint32_t; traces of 2^31
+ * events or more are refused).  A thread's events are tev[thread][0..tnev),
+ * and tev[thread][i] has tindex i (checked when building).
+ *
+ * Vector clocks count events: VC(e)[u] is the number of u's events that
+ * happen before e or are e, so VC(e)[thread(e)] = tindex(e) + 1, and
+ * a happens before b iff VC(b)[thread(a)] > tindex(a).  Edges: program
+ * order; create -> the child's start; the child's exit -> join; release
+ * (and a cond wait, which releases its mutex) -> the next acquire of that
+ * lock (rwlocks: the join of all releases so far); the last signal or
+ * broadcast after a thread's wait -> its waking acquire; every sem_post so
+ * far -> a sem_wait; all threads of one barrier episode -> each of their
+ * barrier events; the holder's acquire -> a trylock_fail, and the
+ * trylock_fail -> the holder's next release.  Clocks are stored as shared
+ * snapshots: a thread's clock is copied only when another thread's
+ * component changes, and a thread's own component is implied by tindex.
+ *
+ * Locksets are nodes of persistent lists (one node per acquisition, shared
+ * by every event that holds it), so storing the lockset after every event
+ * costs one index.  Acquisition histories are computed on demand from the
+ * start of the stretch of events during which the thread held any lock.
+ *
+ * Ownership: struct pr_model borrows the trace (which must outlive it) and
+ * owns every array in it; pr_model_free() frees them all.  struct pr_ah
+ * owns its arrays (pr_ah_release()).
+ */
+#ifndef AVT_PREDICT_MODEL_H
+#define AVT_PREDICT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+#define PR_NONE UINT32_MAX
+/* Traces with more threads are refused (clocks cost threads^2 words). */
+#define PR_MAX_THREADS 65536u
+/* A clock reference (struct pr_model in_lock / in_sync) with this bit set
+ * names a snapshot; without it, the event whose clock it is. */
+#define PR_REF_SNAP 0x80000000u
+
+enum pr_mode {
+	PR_EXCL = 0,   /* acquire, wr_acquire */
+	PR_READ = 1,   /* rd_acquire */
+};
+
+struct pr_lsnode {
+	uint32_t lock;   /* object id */
+	uint32_t acq;    /* the acquiring event */
+	uint32_t parent; /* node of the locks held before it; 0 = none */
+	uint32_t mode;   /* enum pr_mode */
+};
+
+struct pr_model {
+	const struct trace *t;   /* borrowed */
+	uint32_t nthreads;       /* max logical id + 1 */
+	uint32_t nev;
+	uint32_t **tev;          /* [thread][tindex] -> event */
+	uint32_t *tnev;          /* events of each thread */
+
+	uint32_t nobjs;          /* locks, conds, sems, barriers: ids 0..nobjs */
+	uint64_t *objaddr;       /* id -> address */
+	uint8_t *objrw;          /* id -> 1 if ever rd_/wr_acquired (an rwlock) */
+	size_t objcap;
+	uint32_t *htab;          /* address -> id + 1, open addressing (0 = free) */
+	size_t hcap;
+
+	/* per event */
+	uint32_t *lock;          /* lock id of acquire/release/trylock_fail/wait, else PR_NONE */
+	uint32_t *vc;            /* snapshot of VC(e) (own component implied) */
+	uint32_t *in_lock;       /* clock the acquire joined from its lock, or PR_NONE */
+	uint32_t *in_sync;       /* clock joined from other edges, or PR_NONE */
+	uint32_t *ls;            /* lockset node after the event; 0 = empty */
+
+	uint32_t *snap;          /* nsnap x nthreads clocks */
+	size_t nsnap, snapcap;
+	struct pr_lsnode *lsn;   /* [0] is the empty set */
+	size_t nlsn, lsncap;
+};
+
+/* Builds the model of t.  NULL after an avt_error() (inconsistent thread
+ * indices, a trace too long, out of memory). */
+struct pr_model *pr_model_new(const struct trace *t);
+void pr_model_free(struct pr_model *m);
+
+static inline const struct avt_event *pr_ev(const struct pr_model *m, uint32_t e)
+{
+	return &m->t->ev[e];
+}
+
+/* Event of thread u at tindex i, or PR_NONE if out of range. */
+uint32_t pr_tev(const struct pr_model *m, uint32_t u, uint32_t i);
+/* The object id of address a, or PR_NONE if it never appears. */
+uint32_t pr_obj_id(const struct pr_model *m, uint64_t a);
+/* Acquire kinds that take the lock (not AVT_F_RECURSIVE inner levels). */
+bool pr_is_acquire(const struct avt_event *e);
+/* Release of a lock (release not recursive, or a cond wait). */
+bool pr_is_release(const struct avt_event *e);
+/* PR_EXCL or PR_READ for an acquire. */
+enum pr_mode pr_acq_mode(const struct avt_event *e);
+
+/* ---- vector clocks ---- */
+
+/* VC(e)[u]. */
+uint32_t pr_vc_at(const struct pr_model *m, uint32_t e, uint32_t u);
+/* VC(e) into out[nthreads]. */
+void pr_vc_get(const struct pr_model *m, uint32_t e, uint32_t *out);
+/* Component u of the clock before e: VC of the previous event of e's
+ * thread (the clock an acquire has before it joins its lock's), 0 if e is
+ * the thread's first event. */
+uint32_t pr_vc_pre_at(const struct pr_model *m, uint32_t e, uint32_t u);
+/* Component u of a clock reference (in_lock / in_sync value). */
+uint32_t pr_ref_at(const struct pr_model *m, uint32_t ref, uint32_t u);
+/* a happens before b, or a == b. */
+bool pr_hb(const struct pr_model *m, uint32_t a, uint32_t b);
+/* a happens before b through some path other than b's own lock edge:
+ * a is in the past of the clock b had before joining its lock (SideTrack's
+ * test for "not concurrent"). */
+bool pr_hb_pre(const struct pr_model *m, uint32_t a, uint32_t b);
+/* out[u] = max(out[u], ref[u]) for a clock reference. */
+void pr_ref_join(const struct pr_model *m, uint32_t ref, uint32_t *out);
+/* The clock of thread u after its first pos events if event drop (one of
+ * them, or PR_NONE) had not joined its lock's clock: what u needs to get
+ * there when that lock is taken earlier than recorded.  out[nthreads]. */
+void pr_cut_clock(const struct pr_model *m, uint32_t u, uint32_t pos, uint32_t drop,
+		  uint32_t *out);
+
+/* ---- locksets ---- */
+
+/* Lockset node before e (after the thread's previous event). */
+uint32_t pr_ls_before(const struct pr_model *m, uint32_t e);
+/* Number of locks in the set of node n. */
+uint32_t pr_ls_size(const struct pr_model *m, uint32_t n);
+/* The node of lock l in set n, or 0. */
+uint32_t pr_ls_find(const struct pr_model *m, uint32_t n, uint32_t lock);
+/* Two lock sets (nodes) share a lock held in conflicting modes (not both
+ * read). */
+bool pr_ls_conflict(const struct pr_model *m, uint32_t a, uint32_t b);
+/* The first event of the stretch during which thread u held a lock without
+ * interruption and that ends with its first pos events (its tindex), or
+ * pos itself when the thread held nothing after pos events.  Everything
+ * before the returned tindex may run without holding a lock at the end. */
+uint32_t pr_stretch_start(const struct pr_model *m, uint32_t u, uint32_t pos);
+
+/* ---- acquisition histories ---- */
+
+/* The locks a thread holds at a point and, for each, the locks it
+ * acquired since it took it (PENELOPE Section 3.2, after Kahlon et al). */
+struct pr_ah {
+	uint32_t n;        /* held locks, outermost first */
+	uint32_t *lock;
+	uint32_t *mode;
+	uint32_t *acq;     /* acquiring events */
+	uint32_t *off;     /* history of held lock i: hist[off[i] .. off[i + 1]) */
+	uint32_t *hist;
+};
+
+/* The state of thread u after its first pos events (0 <= pos <= tnev).
+ * Returns 0 or -1 (out of memory, after avt_error()). */
+int pr_ah_at(const struct pr_model *m, uint32_t u, uint32_t pos, struct pr_ah *out);
+void pr_ah_release(struct pr_ah *ah);
+bool pr_ah_holds(const struct pr_ah *ah, uint32_t lock);
+/* No lock is held by both in conflicting modes. */
+bool pr_ah_disjoint(const struct pr_ah *a, const struct pr_ah *b);
+/* Compatible: there are no locks l, l' with l' in AH_a(l) and l in AH_b(l'). */
+bool pr_ah_compatible(const struct pr_ah *a, const struct pr_ah *b);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * predict_run(): model, detectors, schedule synthesis, ranking (predict.h).
+ *
+ * Candidates are synthesized cheapest first and synthesis stops at
+ * max_predictions successes: a candidate whose schedule cannot be built
+ * (its cut is unreachable under the recorded dependencies and replay's
+ * lock rule) is dropped, which is the feasibility filter.  A global budget
+ * of scheduled events bounds the time spent on long prefixes.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deadlock.h"
+#include "model.h"
+#include "predict.h"
+#include "rank.h"
+#include "sidetrack.h"
+#include "synth.h"
+#include "trace/log.h"
+
+#define SYNTH_BUDGET 50000000ull /* events scheduled over all predictions */
+
+/* "module+0xOFF" (the module file's base name), or "0xADDR". */
+static const char *site_name(const struct trace *t, uint16_t mod, uint64_t off, char *buf,
+			     size_t len)
+{
+	const struct avt_module *m = mod == AVT_MOD_NONE ? NULL : trace_module(t, mod);
+	if (mod == AVT_MOD_NONE)
+		snprintf(buf, len, "0x%" PRIx64, off);
+	else if (!m || !m->path)
+		snprintf(buf, len, "module%u+0x%" PRIx64, mod, off);
+	else {
+		const char *base = strrchr(m->path, '/');
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : m->path, off);
+	}
+	return buf;
+}
+
+static const char *ev_site(const struct trace *t, const struct avt_event *e, char *buf,
+			   size_t len)
+{
+	return site_name(t, e->site_mod, e->site_off, buf, len);
+}
+
+/* A malloc'ed printf. */
+static char *fmt(const char *f, ...) AVT_PRINTF(1, 2);
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static const char *verb(const struct avt_event *e)
+{
+	switch (e->kind) {
+	case AVT_EV_RD_ACQUIRE:
+		return "read-locks";
+	case AVT_EV_WR_ACQUIRE:
+		return "write-locks";
+	default:
+		return "acquires";
+	}
+}
+
+static char *summary_sidetrack(const struct trace *t, const struct prediction *p,
+			       const struct avt_event *e[3])
+{
+	static const char *const when[] = { "before-window", "ran before that window",
+					    "in-window", "ran inside it",
+					    "after-window", "ran after it" };
+	char s1[128], s2[128], s3[128], f[160];
+	const char *how = "";
+	for (unsigned i = 0; i < 6; i += 2)
+		if (!strcmp(p->pattern, when[i]))
+			how = when[i + 1];
+	if (p->nblame) {
+		char b[128];
+		snprintf(f, sizeof f, "in one call of the function at %s",
+			 site_name(t, p->blame[0].mod, p->blame[0].off, b, sizeof b));
+	} else {
+		snprintf(f, sizeof f, "in one transaction");
+	}
+	return fmt("T%u takes lock 0x%" PRIx64 " at %s and again at %s %s; T%u's critical "
+		   "section on it from %s can run in between (it %s in the recorded run)",
+		   e[0]->thread, e[0]->obj, ev_site(t, e[0], s1, sizeof s1),
+		   ev_site(t, e[2], s3, sizeof s3), f, e[1]->thread, ev_site(t, e[1], s2, sizeof s2),
+		   how);
+}
+
+static char *summary_deadlock(const struct trace *t, const struct prediction *p)
+{
+	unsigned k = p->nthreads;
+	char *s = fmt("lock-order cycle of %u threads:", k);
+	for (unsigned i = 0; s && i < k; i++) {
+		const struct avt_event *h = &t->ev[p->events[i]], *r = &t->ev[p->events[k + i]];
+		char a[128], b[128];
+		char *n = fmt("%s%s T%u holds 0x%" PRIx64 " (taken at %s) and requests 0x%" PRIx64
+			      " at %s", s, i ? ";" : "", h->thread, h->obj,
+			      ev_site(t, h, a, sizeof a), r->obj, ev_site(t, r, b, sizeof b));
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/* The schedule's first comment: "N: detector pattern — T1 ... at ...". */
+static int add_comment(const struct trace *t, struct prediction *p)
+{
+	char *c = fmt("%u: %s %s \u2014", p->id, p->detector, p->pattern);
+	unsigned k = p->nthreads;
+	for (unsigned i = 0; c && i < p->nevents; i++) {
+		const struct avt_event *e = &t->ev[p->events[i]];
+		bool request = !strcmp(p->detector, "deadlock") && i >= k;
+		char b[128];
+		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", c, i ? "," : "", e->thread,
+			      request ? "requests" : verb(e), e->obj, ev_site(t, e, b, sizeof b));
+		free(c);
+		c = n;
+	}
+	int rc = c ? schedule_add_comment(p->sched, c) : -1;
+	free(c);
+	return rc;
+}
+
+/* The cycle starting at thread `first`: the prediction lists the thread
+ * whose request ends the schedule first. */
+static struct pr_cand rotated(const struct pr_cand *c, uint32_t first)
+{
+	struct pr_cand r = *c;
+	uint32_t k = c->nthr;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t j = (i + first) % k;
+		r.thr[i] = c->thr[j];
+		r.ev[i] = c->ev[j];
+		r.ev[k + i] = c->ev[k + j];
+		r.lock[i] = c->lock[j];
+	}
+	return r;
+}
+
+static int fill(const struct pr_model *m, const struct pr_cand *cand, const struct pr_plan *plan,
+		struct schedule *s, struct prediction *p)
+{
+	const struct trace *t = m->t;
+	struct pr_cand rc = cand->det == PR_DET_DEADLOCK && plan->final > 0 ?
+		rotated(cand, (uint32_t)plan->final) : *cand;
+	const struct pr_cand *c = &rc;
+	memset(p, 0, sizeof *p);
+	p->detector = pr_detector_name(c->det);
+	p->pattern = pr_pattern_name(c->pat);
+	p->nthreads = c->nthr;
+	memcpy(p->threads, c->thr, c->nthr * sizeof *c->thr);
+	p->nevents = c->nev;
+	for (uint32_t i = 0; i < c->nev; i++)
+		p->events[i] = t->ev[c->ev[i]].seq;
+	p->nobjs = c->nlock;
+	for (uint32_t i = 0; i < c->nlock; i++)
+		p->objs[i] = m->objaddr[c->lock[i]];
+	p->nblame = c->nblame;
+	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
+	p->sched = s;
+	p->context_switches = s->nsteps ? (unsigned)s->nsteps - 1 : 0;
+	p->cut_seq = plan->p0 < t->nev ? t->ev[plan->p0].seq : 0;
+	if (c->det == PR_DET_SIDETRACK) {
+		const struct avt_event *e[3] = { &t->ev[c->ev[0]], &t->ev[c->ev[1]],
+						 &t->ev[c->ev[2]] };
+		p->summary = summary_sidetrack(t, p, e);
+	} else {
+		p->summary = summary_deadlock(t, p);
+	}
+	return p->summary ? 0 : -1;
+}
+
+/* Synthesizes candidates in order until max predictions are made. */
+static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsigned max,
+		      struct prediction_set *out)
+{
+	uint64_t budget = SYNTH_BUDGET;
+	out->p = calloc(cs->n ? cs->n : 1, sizeof *out->p);
+	if (!out->p) {
+		avt_error("cannot predict: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < cs->n && out->n < max; i++) {
+		struct pr_plan plan;
+		struct schedule *s;
+		if (pr_plan_cand(m, &cs->c[i], &plan) < 0)
+			continue;
+		int rc = pr_synth(m, &plan, &budget, &s);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			avt_debug("candidate %zu (%s %s) has no feasible schedule", i,
+				  pr_detector_name(cs->c[i].det), pr_pattern_name(cs->c[i].pat));
+			if (!budget) {
+				avt_warn("schedule synthesis stopped: budget of %llu events spent",
+					 (unsigned long long)SYNTH_BUDGET);
+				break;
+			}
+			continue;
+		}
+		if (fill(m, &cs->c[i], &plan, s, &out->p[out->n]) < 0) {
+			out->n++; /* released with the set */
+			avt_error("cannot predict: out of memory");
+			return -1;
+		}
+		out->n++;
+	}
+	return 0;
+}
+
+int predict_run(const struct trace *t, const struct predict_opts *o, struct prediction_set *out)
+{
+	struct pr_cands cs;
+	int rc = -1;
+	memset(out, 0, sizeof *out);
+	struct pr_model *m = pr_model_new(t);
+	if (!m)
+		return -1;
+	pr_cands_init(&cs, m);
+	if (o->sidetrack && pr_sidetrack(m, &cs) < 0)
+		goto out;
+	if (o->deadlocks && pr_deadlock(m, &cs) < 0)
+		goto out;
+	pr_cands_prerank(&cs);
+	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,
+		       out) < 0)
+		goto out;
+	pr_predictions_rank(out->p, out->n);
+	for (size_t i = 0; i < out->n; i++)
+		if (add_comment(t, &out->p[i]) < 0) {
+			avt_error("cannot predict: out of memory");
+			goto out;
+		}
+	rc = 0;
+out:
+	if (rc < 0)
+		prediction_set_release(out);
+	pr_cands_release(&cs);
+	pr_model_free(m);
+	return rc;
+}
+
+void prediction_set_release(struct prediction_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		schedule_free(s->p[i].sched);
+		free(s->p[i].summary);
+	}
+	free(s->p);
+	s->p = NULL;
+	s->n = 0;
+}

@@ -1,0 +1,112 @@
+/*
+ * predict: offline analyses of one recorded trace that produce alternative
+ * schedules, each meant to expose a concurrency bug the recorded run did
+ * not show.  See docs/predict.md for the model, the detectors' rules and
+ * the schedule synthesis.
+ *
+ *     struct prediction_set set;
+ *     struct predict_opts o = { .max_predictions = 0, .deadlocks = true,
+ *                               .sidetrack = true };
+ *     if (predict_run(trace, &o, &set) == 0) {
+ *             predict_write(&set, trace, "avtrace-out");
+ *             prediction_set_release(&set);
+ *     }
+ *
+ * Detectors: "sidetrack" (atomicity violations predicted from lock events,
+ * patterns "before-window", "in-window", "after-window") and "deadlock"
+ * (lock-order cycles, pattern "cycle").  Every prediction carries the
+ * schedule that replay should enforce to reproduce it.
+ *
+ * Ownership: a struct prediction_set owns its array, and every prediction
+ * owns its schedule and summary; prediction_set_release() frees them all.
+ * detector and pattern point to static strings.  The trace passed to
+ * predict_run() is borrowed and may be freed once it returns.
+ */
+#ifndef AVT_PREDICT_PREDICT_H
+#define AVT_PREDICT_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/schedule.h"
+#include "trace/trace.h"
+
+/* max_predictions 0 means this many. */
+#define PREDICT_DEFAULT_MAX 100u
+
+/* A code site as in events: module id + offset (absolute if AVT_MOD_NONE). */
+struct predict_site {
+	uint16_t mod;
+	uint64_t off;
+};
+
+struct prediction {
+	unsigned id;               /* 1-based, in rank order */
+	const char *detector;      /* "sidetrack", "deadlock" */
+	const char *pattern;       /* "before-window", "in-window", "after-window", "cycle" */
+	uint32_t threads[4];
+	unsigned nthreads;
+	/* seqs of the events that make the violation, in the order the
+	 * schedule puts them.  sidetrack: e1 (T1's first acquire), e2 (T2's
+	 * acquire), e3 (T1's second acquire).  deadlock with k threads: the k
+	 * acquisitions each thread holds, then the k requests (the first
+	 * request is the one the schedule ends with). */
+	uint64_t events[8];
+	unsigned nevents;
+	uint64_t objs[4];          /* locks involved (addresses) */
+	unsigned nobjs;
+	unsigned context_switches; /* of its schedule: steps - 1 */
+	struct schedule *sched;    /* owned */
+	char *summary;             /* owned; one line, sites as module+0xoff */
+	/* sidetrack with call stacks: a site inside each function whose
+	 * invocation the prediction shows is not atomic, innermost first */
+	struct predict_site blame[4];
+	unsigned nblame;
+	uint64_t cut_seq;          /* first recorded event the schedule reorders */
+};
+
+struct predict_opts {
+	unsigned max_predictions;  /* 0: PREDICT_DEFAULT_MAX */
+	bool deadlocks;
+	bool sidetrack;
+};
+
+struct prediction_set {
+	struct prediction *p;
+	size_t n;
+};
+
+/* Analyses t and fills out with the predictions in rank order, ids 1..n.
+ * out is overwritten, not released: release a set before reusing it.
+ * Returns 0, or -1 after an avt_error() (malformed trace, out of memory);
+ * out is then empty. */
+int predict_run(const struct trace *t, const struct predict_opts *o,
+		struct prediction_set *out);
+void prediction_set_release(struct prediction_set *s);
+
+/* Writes DIR/predictions.json and DIR/schedules/NNNN.sched for every
+ * prediction (NNNN = id, from 0001; 0000, the recorded order, is never
+ * touched).  Schedules NNNN > n left by an earlier run are removed, so the
+ * directory always matches predictions.json.  Returns 0, or -1 after an
+ * avt_error(). */
+int predict_write(const struct prediction_set *s, const struct trace *t, const char *dir);
+
+/* The file name of prediction id's schedule relative to the output
+ * directory ("schedules/0001.sched"), in buf. */
+const char *predict_schedule_name(unsigned id, char *buf, size_t len);
+
+/*
+ * A synthetic, well-formed trace for benchmarks: T0 creates nthreads - 1
+ * workers, which perform about nevents lock events in total on nlocks
+ * mutexes (plain critical sections, nested pairs mostly in a global order,
+ * some inverted, and check-then-act pairs), serialized by a seeded random
+ * scheduler that never lets a thread acquire a held lock; then T0 joins
+ * them.  Sites come from a small fixed set, as code would.  The same
+ * arguments always give the same trace.  Free with trace_free(); NULL
+ * after an avt_error().
+ */
+struct trace *predict_synthetic_trace(uint64_t nevents, unsigned nthreads, unsigned nlocks,
+				      uint64_t seed);
+
+#endif

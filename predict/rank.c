@@ -1,0 +1,238 @@
+/*
+ * Candidate dedupe and ranking (rank.h).
+ *
+ * The dedupe key is the detector, the pattern and the code sites of the
+ * events that make the violation, not the threads or the times: the same
+ * code interleaved the same way is one bug, however often a loop or a pool
+ * of identical workers repeats it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank.h"
+#include "trace/log.h"
+
+const char *pr_detector_name(enum pr_detector d)
+{
+	return d == PR_DET_DEADLOCK ? "deadlock" : "sidetrack";
+}
+
+const char *pr_pattern_name(enum pr_pattern p)
+{
+	switch (p) {
+	case PR_PAT_BEFORE:
+		return "before-window";
+	case PR_PAT_IN:
+		return "in-window";
+	case PR_PAT_AFTER:
+		return "after-window";
+	default:
+		return "cycle";
+	}
+}
+
+void pr_cands_init(struct pr_cands *cs, const struct pr_model *m)
+{
+	memset(cs, 0, sizeof *cs);
+	cs->m = m;
+}
+
+void pr_cands_release(struct pr_cands *cs)
+{
+	free(cs->c);
+	free(cs->tab);
+	memset(cs, 0, sizeof *cs);
+}
+
+static int site_cmp(const struct avt_event *a, const struct avt_event *b)
+{
+	if (a->site_mod != b->site_mod)
+		return a->site_mod < b->site_mod ? -1 : 1;
+	if (a->site_off != b->site_off)
+		return a->site_off < b->site_off ? -1 : 1;
+	return 0;
+}
+
+static int same_key(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b)
+{
+	if (a->det != b->det || a->pat != b->pat || a->nev != b->nev)
+		return 0;
+	for (uint32_t i = 0; i < a->nev; i++)
+		if (site_cmp(pr_ev(m, a->ev[i]), pr_ev(m, b->ev[i])))
+			return 0;
+	return 1;
+}
+
+static size_t key_hash(const struct pr_model *m, const struct pr_cand *c)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL * ((uint64_t)c->det * 8 + c->pat + 1);
+	for (uint32_t i = 0; i < c->nev; i++) {
+		const struct avt_event *e = pr_ev(m, c->ev[i]);
+		h ^= e->site_off + ((uint64_t)e->site_mod << 48);
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return (size_t)h;
+}
+
+/* Rotates a cycle so that the thread whose (hold, request) sites are the
+ * smallest comes first. */
+static void canon_cycle(const struct pr_model *m, struct pr_cand *c)
+{
+	uint32_t k = c->nthr, best = 0;
+	for (uint32_t i = 1; i < k; i++) {
+		int d = site_cmp(pr_ev(m, c->ev[i]), pr_ev(m, c->ev[best]));
+		if (!d)
+			d = site_cmp(pr_ev(m, c->ev[k + i]), pr_ev(m, c->ev[k + best]));
+		if (d < 0)
+			best = i;
+	}
+	if (!best)
+		return;
+	struct pr_cand r = *c;
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t j = (i + best) % k;
+		r.thr[i] = c->thr[j];
+		r.ev[i] = c->ev[j];
+		r.ev[k + i] = c->ev[k + j];
+		r.lock[i] = c->lock[j];
+	}
+	*c = r;
+}
+
+static size_t find_slot(const struct pr_cands *cs, const struct pr_cand *c, int *found)
+{
+	size_t i = key_hash(cs->m, c) & (cs->tabcap - 1);
+	*found = 0;
+	for (; cs->tab[i]; i = (i + 1) & (cs->tabcap - 1))
+		if (same_key(cs->m, &cs->c[cs->tab[i] - 1], c)) {
+			*found = 1;
+			break;
+		}
+	return i;
+}
+
+static int rehash(struct pr_cands *cs)
+{
+	size_t ncap = cs->tabcap ? cs->tabcap * 2 : 64;
+	uint32_t *old = cs->tab;
+	size_t ocap = cs->tabcap;
+	cs->tab = calloc(ncap, sizeof *cs->tab);
+	if (!cs->tab) {
+		cs->tab = old;
+		return -1;
+	}
+	cs->tabcap = ncap;
+	for (size_t k = 0; k < ocap; k++) {
+		if (!old[k])
+			continue;
+		int found;
+		cs->tab[find_slot(cs, &cs->c[old[k] - 1], &found)] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+int pr_cands_has(const struct pr_cands *cs, const struct pr_cand *c)
+{
+	struct pr_cand k = *c;
+	int found = 0;
+	if (k.det == PR_DET_DEADLOCK)
+		canon_cycle(cs->m, &k);
+	if (cs->tabcap)
+		find_slot(cs, &k, &found);
+	return found;
+}
+
+int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c)
+{
+	struct pr_cand k = *c;
+	int found;
+	if (k.det == PR_DET_DEADLOCK)
+		canon_cycle(cs->m, &k);
+	if ((cs->n + 1) * 2 > cs->tabcap && rehash(cs) < 0)
+		goto oom;
+	size_t slot = find_slot(cs, &k, &found);
+	if (found)
+		return 0;
+	if (cs->n == cs->cap) {
+		size_t ncap = cs->cap ? cs->cap * 2 : 16;
+		struct pr_cand *n = realloc(cs->c, ncap * sizeof *n);
+		if (!n)
+			goto oom;
+		cs->c = n;
+		cs->cap = ncap;
+	}
+	cs->c[cs->n++] = k;
+	cs->tab[slot] = (uint32_t)cs->n;
+	return 1;
+oom:
+	avt_error("cannot predict: out of memory");
+	return -1;
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct pr_cand *a = pa, *b = pb;
+	if (a->nthr != b->nthr)
+		return a->nthr < b->nthr ? -1 : 1;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	if (a->det != b->det)
+		return a->det < b->det ? -1 : 1;
+	return a->pat < b->pat ? -1 : a->pat > b->pat;
+}
+
+static int round_cmp(const void *pa, const void *pb)
+{
+	const struct pr_cand *a = pa, *b = pb;
+	if (a->round != b->round)
+		return a->round < b->round ? -1 : 1;
+	return a->det < b->det ? -1 : a->det > b->det;
+}
+
+void pr_cands_prerank(struct pr_cands *cs)
+{
+	uint32_t taken[2] = { 0, 0 };
+	/* the dedupe table indexes the array: it is not needed any more */
+	free(cs->tab);
+	cs->tab = NULL;
+	cs->tabcap = 0;
+	if (!cs->n)
+		return;
+	qsort(cs->c, cs->n, sizeof *cs->c, cand_cmp);
+	/* detectors take turns, each in its own order, so that a flood of
+	 * one kind cannot crowd the other out of max_predictions */
+	for (size_t i = 0; i < cs->n; i++)
+		cs->c[i].round = taken[cs->c[i].det == PR_DET_DEADLOCK]++;
+	qsort(cs->c, cs->n, sizeof *cs->c, round_cmp);
+}
+
+static int pred_cmp(const void *pa, const void *pb)
+{
+	const struct prediction *a = pa, *b = pb;
+	if (a->nthreads != b->nthreads)
+		return a->nthreads < b->nthreads ? -1 : 1;
+	if (a->context_switches != b->context_switches)
+		return a->context_switches < b->context_switches ? -1 : 1;
+	if (a->cut_seq != b->cut_seq)
+		return a->cut_seq < b->cut_seq ? -1 : 1;
+	int d = strcmp(a->detector, b->detector);
+	if (d)
+		return d;
+	d = strcmp(a->pattern, b->pattern);
+	if (d)
+		return d;
+	for (unsigned i = 0; i < a->nevents && i < b->nevents; i++)
+		if (a->events[i] != b->events[i])
+			return a->events[i] < b->events[i] ? -1 : 1;
+	return 0;
+}
+
+void pr_predictions_rank(struct prediction *p, size_t n)
+{
+	if (n)
+		qsort(p, n, sizeof *p, pred_cmp);
+	for (size_t i = 0; i < n; i++)
+		p[i].id = (unsigned)(i + 1);
+}

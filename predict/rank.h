@@ -1,0 +1,68 @@
+/*
+ * Candidates and their order.  A detector reports each violation it finds
+ * as a struct pr_cand; pr_cands_add() keeps only the first of every
+ * (detector, pattern, sites) so that a loop repeating one violation gives
+ * one candidate, not one per iteration.  Candidates are synthesized in
+ * pr_cands_prerank() order (cheap: fewer threads, earlier in the trace,
+ * the detectors taking turns),
+ * and the resulting predictions are put in final order by
+ * pr_predictions_rank() (fewer threads, fewer context switches, earlier).
+ *
+ * Ownership: struct pr_cands owns its arrays (pr_cands_release()).
+ */
+#ifndef AVT_PREDICT_RANK_H
+#define AVT_PREDICT_RANK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "predict.h"
+
+enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK };
+enum pr_pattern { PR_PAT_BEFORE, PR_PAT_IN, PR_PAT_AFTER, PR_PAT_CYCLE };
+
+struct pr_cand {
+	enum pr_detector det;
+	enum pr_pattern pat;
+	uint32_t nthr;
+	uint32_t thr[4];
+	/* events (indices into trace->ev).  sidetrack: e1, e2, e3.  deadlock
+	 * with k threads: hold_0 .. hold_k-1, then req_0 .. req_k-1, where
+	 * thread i holds lock[i] (acquired at hold_i) and requests lock[i+1
+	 * mod k] at req_i. */
+	uint32_t nev;
+	uint32_t ev[8];
+	uint32_t nlock;
+	uint32_t lock[4];          /* lock ids */
+	uint32_t nblame;
+	struct predict_site blame[4];
+	uint32_t order;            /* earliest event involved: the pre-rank key */
+	uint32_t round;            /* pr_cands_prerank()'s use */
+};
+
+struct pr_cands {
+	struct pr_cand *c;
+	size_t n, cap;
+	uint32_t *tab;             /* dedupe: open addressing of index + 1 */
+	size_t tabcap;
+	const struct pr_model *m;  /* borrowed: sites of events */
+};
+
+void pr_cands_init(struct pr_cands *cs, const struct pr_model *m);
+void pr_cands_release(struct pr_cands *cs);
+/* 1 if added, 0 if an equal (detector, pattern, sites) is already there,
+ * -1 if out of memory (after avt_error()).  A deadlock cycle is rotated
+ * first so that the same cycle found from another lock compares equal. */
+int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c);
+/* Would c be a duplicate (same key as one added)? */
+int pr_cands_has(const struct pr_cands *cs, const struct pr_cand *c);
+void pr_cands_prerank(struct pr_cands *cs);
+
+const char *pr_detector_name(enum pr_detector d);
+const char *pr_pattern_name(enum pr_pattern p);
+
+/* Sorts p[0..n) into rank order and numbers them 1..n. */
+void pr_predictions_rank(struct prediction *p, size_t n);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * Transaction rules (txn.h).
+ *
+ * Why the body rule: SideTrack assumes every method is atomic, which for a
+ * C program includes each thread's start routine and main: a worker that
+ * takes a job under the queue lock and later takes the next one would be
+ * "non-atomic" in every correct program.  Those functions are the thread's
+ * whole life, not an operation, so windows inside them count only when the
+ * function itself locks twice (a check-then-act written inline).
+ */
+#include <stdlib.h>
+
+#include "trace/log.h"
+#include "txn.h"
+
+/* Frame k counted from the outermost. */
+static const struct avt_frame *outer(const struct avt_stack *s, uint32_t k)
+{
+	return &s->frames[s->depth - 1 - k];
+}
+
+static const struct avt_stack *stack_of(const struct pr_model *m, uint32_t e)
+{
+	if (!m->t->nstacks)
+		return NULL;
+	const struct avt_stack *s = trace_stack(m->t, m->t->ev[e].seq);
+	return s && s->depth && outer(s, 0)->inv ? s : NULL;
+}
+
+bool pr_txn_boundary(const struct avt_event *e)
+{
+	switch (e->kind) {
+	case AVT_EV_START:
+	case AVT_EV_EXIT:
+	case AVT_EV_CREATE:
+	case AVT_EV_JOIN:
+	case AVT_EV_WAIT:
+	case AVT_EV_SIGNAL:
+	case AVT_EV_BROADCAST:
+	case AVT_EV_BARRIER:
+	case AVT_EV_SEM_WAIT:
+	case AVT_EV_SEM_POST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool pr_txn_has_site(const struct avt_event *e)
+{
+	return e->kind != AVT_EV_START && e->kind != AVT_EV_EXIT && e->kind != AVT_EV_NONE &&
+	       e->site_mod != AVT_MOD_NONE;
+}
+
+/* Per thread: the outermost frames common to all its stacked events (same
+ * invocation), and which depths have an event directly in them. */
+struct bodyscan {
+	const struct avt_stack *first;
+	uint32_t common;
+	uint64_t direct;  /* bit k: some event's innermost frame is at depth k */
+};
+
+static void scan_event(struct bodyscan *b, const struct avt_stack *s)
+{
+	if (!b->first) {
+		b->first = s;
+		b->common = s->depth;
+	}
+	uint32_t k = 0;
+	while (k < b->common && k < s->depth && outer(s, k)->inv == outer(b->first, k)->inv)
+		k++;
+	b->common = k;
+	if (s->depth - 1 < 64)
+		b->direct |= 1ULL << (s->depth - 1);
+}
+
+static uint32_t body_depth(const struct bodyscan *b)
+{
+	if (!b->first || !b->common)
+		return 1;
+	uint32_t n = 1;
+	while (n < b->common && n < 64 && (b->direct >> n & 1))
+		n++;
+	return n;
+}
+
+struct pr_txn *pr_txn_new(const struct pr_model *m)
+{
+	struct pr_txn *x = calloc(1, sizeof *x);
+	struct bodyscan *bs = calloc(m->nthreads, sizeof *bs);
+	if (!x || !bs)
+		goto oom;
+	x->m = m;
+	x->body = malloc(m->nthreads * sizeof *x->body);
+	if (!x->body)
+		goto oom;
+	for (uint32_t i = 0; i < m->nev; i++) {
+		const struct avt_stack *s = stack_of(m, i);
+		if (s && pr_txn_has_site(pr_ev(m, i)))
+			scan_event(&bs[pr_ev(m, i)->thread], s);
+	}
+	for (uint32_t u = 0; u < m->nthreads; u++)
+		x->body[u] = body_depth(&bs[u]);
+	free(bs);
+	return x;
+oom:
+	free(bs);
+	pr_txn_free(x);
+	avt_error("cannot predict: out of memory");
+	return NULL;
+}
+
+void pr_txn_free(struct pr_txn *x)
+{
+	if (!x)
+		return;
+	free(x->body);
+	free(x);
+}
+
+bool pr_txn_stacked(const struct pr_txn *x, uint32_t a, uint32_t b)
+{
+	return stack_of(x->m, a) && stack_of(x->m, b);
+}
+
+static bool same_frame(const struct avt_frame *a, const struct avt_frame *b)
+{
+	return a->mod == b->mod && a->off == b->off;
+}
+
+static bool stack_window(const struct pr_txn *x, uint32_t a, uint32_t b,
+			 struct predict_site *blame, uint32_t *nblame)
+{
+	const struct avt_stack *sa = stack_of(x->m, a), *sb = stack_of(x->m, b);
+	uint32_t n = sa->depth < sb->depth ? sa->depth : sb->depth, kc = 0, body;
+	while (kc < n && outer(sa, kc)->inv && outer(sa, kc)->inv == outer(sb, kc)->inv)
+		kc++;
+	if (!kc)
+		return false; /* not inside one call of anything */
+	kc--;
+	/* the same statement of the common function again: a loop */
+	if (same_frame(outer(sa, kc), outer(sb, kc)))
+		return false;
+	body = x->body[pr_ev(x->m, a)->thread];
+	if (kc < body && !(sa->depth == kc + 1 && sb->depth == kc + 1))
+		return false;
+	for (uint32_t k = kc + 1; k-- > 0 && *nblame < 4;) {
+		blame[*nblame].mod = outer(sa, k)->mod;
+		blame[*nblame].off = outer(sa, k)->off;
+		++*nblame;
+		if (k <= body)
+			break;
+	}
+	return true;
+}
+
+bool pr_txn_window(const struct pr_txn *x, uint32_t a, uint32_t b, struct predict_site *blame,
+		   uint32_t *nblame)
+{
+	const struct avt_event *ea = pr_ev(x->m, a), *eb = pr_ev(x->m, b);
+	*nblame = 0;
+	if (pr_txn_stacked(x, a, b))
+		return stack_window(x, a, b, blame, nblame);
+	return ea->site_mod != eb->site_mod || ea->site_off != eb->site_off;
+}

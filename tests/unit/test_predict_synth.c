@@ -1,0 +1,625 @@
+/*
+ * Schedule synthesis: the exact steps for a check-then-act trace and a
+ * lock-order inversion, and every schedule checked by simulating replay's
+ * rules: each thread runs its recorded events in order, a thread must
+ * exist to run, never acquires a lock another thread holds (except the
+ * final request of a deadlock, after which nobody can move), never joins
+ * a live thread, never wakes from a cond wait nobody signalled, and a
+ * failed trylock finds its lock held.  Synthetic traces are checked the
+ * same way, prediction by prediction.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict/predict.h"
+#include "predict/tracebuf.h"
+
+enum { LM = 0x1000, LN = 0x1040, LA = 0x1080, LB = 0x10c0, LZ = 0x1100, CV = 0x2000 };
+enum { SA = 0x400, SB = 0x480, SC = 0x500 };
+
+static struct pr_tracebuf *tb;
+static struct trace *tr;
+static struct prediction_set ps;
+
+static void setup(void)
+{
+	tb = pr_tracebuf_new();
+	ck_assert_ptr_nonnull(tb);
+	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
+	tr = NULL;
+	memset(&ps, 0, sizeof ps);
+}
+
+static void teardown(void)
+{
+	prediction_set_release(&ps);
+	trace_free(tr);
+	pr_tracebuf_free(tb);
+}
+
+static uint32_t evx(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint64_t site,
+		    uint16_t flags)
+{
+	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, 0, site, flags);
+	ck_assert(s != UINT64_MAX);
+	return (uint32_t)s;
+}
+
+static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
+{
+	return evx(t, k, obj, 0, site, 0);
+}
+
+static uint32_t acq(uint32_t t, uint64_t l, uint64_t site)
+{
+	return ev(t, AVT_EV_ACQUIRE, l, site);
+}
+
+static uint32_t rel(uint32_t t, uint64_t l, uint64_t site)
+{
+	return ev(t, AVT_EV_RELEASE, l, site + 8);
+}
+
+static void spawn(uint32_t n)
+{
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	for (uint32_t t = 1; t <= n; t++)
+		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
+}
+
+static void start(uint32_t t)
+{
+	ev(t, AVT_EV_START, 0, 0);
+}
+
+static void finish_and_join(uint32_t n)
+{
+	for (uint32_t t = 1; t <= n; t++)
+		ev(t, AVT_EV_EXIT, 0, 0);
+	for (uint32_t t = 1; t <= n; t++)
+		ev(0, AVT_EV_JOIN, t, 0x780 + t * 8);
+	ev(0, AVT_EV_EXIT, 0, 0);
+}
+
+static void predict(void)
+{
+	struct predict_opts o = { 0, true, true };
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+}
+
+/* ---- the replay-rule simulator ---- */
+
+#define SIM_MAX 64
+
+struct sim {
+	const struct trace *t;
+	uint32_t nthr;
+	const struct avt_event **ev[SIM_MAX];
+	uint32_t nev[SIM_MAX], next[SIM_MAX];
+	bool created[SIM_MAX], exited[SIM_MAX];
+	uint64_t waited[SIM_MAX];      /* step count at the thread's last wait */
+	uint64_t laddr[256];
+	uint32_t owner[256], readers[256];
+	uint64_t caddr[64], csig[64];  /* cond: step count at its last signal */
+	size_t nl, nc;
+	uint64_t clock;                /* events run so far */
+	uint64_t *order;               /* seqs in the order run */
+	char why[256];
+};
+
+static uint32_t lock_slot(struct sim *s, uint64_t a)
+{
+	for (size_t i = 0; i < s->nl; i++)
+		if (s->laddr[i] == a)
+			return (uint32_t)i;
+	/* plain tests in the simulator: each ck_assert records a mark point */
+	if (s->nl >= 256)
+		ck_abort_msg("too many locks for the simulator");
+	s->laddr[s->nl] = a;
+	s->owner[s->nl] = s->readers[s->nl] = 0;
+	return (uint32_t)s->nl++;
+}
+
+static uint32_t cond_slot(struct sim *s, uint64_t a)
+{
+	for (size_t i = 0; i < s->nc; i++)
+		if (s->caddr[i] == a)
+			return (uint32_t)i;
+	if (s->nc >= 64)
+		ck_abort_msg("too many conds for the simulator");
+	s->caddr[s->nc] = a;
+	s->csig[s->nc] = 0;
+	return (uint32_t)s->nc++;
+}
+
+static void sim_init(struct sim *s, const struct trace *t)
+{
+	memset(s, 0, sizeof *s);
+	s->t = t;
+	for (size_t i = 0; i < t->nev; i++) {
+		uint32_t u = t->ev[i].thread;
+		if (u >= SIM_MAX)
+			ck_abort_msg("too many threads for the simulator");
+		if (u + 1 > s->nthr)
+			s->nthr = u + 1;
+		s->nev[u]++;
+	}
+	for (uint32_t u = 0; u < s->nthr; u++) {
+		s->ev[u] = calloc(s->nev[u] + 1, sizeof *s->ev[u]);
+		s->nev[u] = 0;
+	}
+	for (size_t i = 0; i < t->nev; i++)
+		s->ev[t->ev[i].thread][s->nev[t->ev[i].thread]++] = &t->ev[i];
+	s->created[0] = true;
+	s->order = calloc(t->nev + 1, sizeof *s->order);
+}
+
+static void sim_free(struct sim *s)
+{
+	for (uint32_t u = 0; u < s->nthr; u++)
+		free(s->ev[u]);
+	free(s->order);
+}
+
+/* Held by another thread in a mode that excludes an acquisition of `excl`. */
+static bool held_against(struct sim *s, uint64_t addr, uint32_t u, bool excl)
+{
+	uint32_t l = lock_slot(s, addr);
+	if (s->owner[l] && s->owner[l] != u + 1)
+		return true;
+	return excl && s->readers[l] > 0;
+}
+
+static bool acquire_blocked(struct sim *s, const struct avt_event *e, uint32_t u)
+{
+	if (!avt_kind_is_acquire(e->kind) || (e->flags & AVT_F_RECURSIVE))
+		return false;
+	return held_against(s, e->obj, u, e->kind != AVT_EV_RD_ACQUIRE);
+}
+
+/* Why thread u's next event cannot run now, or NULL. */
+static const char *cannot(struct sim *s, uint32_t u)
+{
+	if (s->next[u] >= s->nev[u])
+		return "has no events left";
+	if (!s->created[u])
+		return "does not exist yet";
+	const struct avt_event *e = s->ev[u][s->next[u]];
+	if (acquire_blocked(s, e, u))
+		return "acquires a lock another thread holds";
+	if (e->kind == AVT_EV_TRYLOCK_FAIL && !held_against(s, e->obj, u, true))
+		return "fails a trylock on a free lock";
+	if (e->kind == AVT_EV_JOIN && (e->obj >= SIM_MAX || !s->exited[e->obj]))
+		return "joins a live thread";
+	if ((e->flags & AVT_F_COND_WAKE) && !(e->flags & AVT_F_TIMED_OUT) &&
+	    s->csig[cond_slot(s, e->obj2)] <= s->waited[u])
+		return "wakes from a wait nobody signalled";
+	return NULL;
+}
+
+static void apply(struct sim *s, uint32_t u)
+{
+	const struct avt_event *e = s->ev[u][s->next[u]++];
+	s->order[s->clock++] = e->seq;
+	if (avt_kind_is_acquire(e->kind) && !(e->flags & AVT_F_RECURSIVE)) {
+		uint32_t l = lock_slot(s, e->obj);
+		if (e->kind == AVT_EV_RD_ACQUIRE)
+			s->readers[l]++;
+		else
+			s->owner[l] = u + 1;
+	} else if ((e->kind == AVT_EV_RELEASE && !(e->flags & AVT_F_RECURSIVE)) ||
+		   e->kind == AVT_EV_WAIT) {
+		uint32_t l = lock_slot(s, e->kind == AVT_EV_WAIT ? e->obj2 : e->obj);
+		if (s->owner[l] == u + 1)
+			s->owner[l] = 0;
+		else if (s->readers[l])
+			s->readers[l]--;
+		if (e->kind == AVT_EV_WAIT)
+			s->waited[u] = s->clock;
+	} else if (e->kind == AVT_EV_SIGNAL || e->kind == AVT_EV_BROADCAST) {
+		s->csig[cond_slot(s, e->obj)] = s->clock;
+	} else if (e->kind == AVT_EV_CREATE && e->obj < SIM_MAX) {
+		s->created[e->obj] = true;
+	} else if (e->kind == AVT_EV_EXIT) {
+		s->exited[u] = true;
+	}
+}
+
+/* Runs schedule sch.  Returns 1 if it runs to `free`, 2 if its last step is
+ * a request that deadlocks (only allowed if may_deadlock), 0 with s->why
+ * set otherwise. */
+static int simulate(struct sim *s, const struct schedule *sch, bool may_deadlock)
+{
+	for (size_t i = 0; i < sch->nsteps; i++) {
+		uint32_t u = sch->steps[i].thread;
+		if (u >= SIM_MAX) {
+			snprintf(s->why, sizeof s->why, "step %zu: no thread T%u", i + 1, u);
+			return 0;
+		}
+		for (uint32_t k = 0; k < sch->steps[i].count; k++) {
+			const char *no = cannot(s, u);
+			if (no && may_deadlock && i + 1 == sch->nsteps && sch->steps[i].count == 1 &&
+			    !strcmp(no, "acquires a lock another thread holds")) {
+				for (uint32_t v = 0; v < s->nthr; v++)
+					if (!cannot(s, v)) {
+						snprintf(s->why, sizeof s->why,
+							 "final request of T%u but T%u can run", u, v);
+						return 0;
+					}
+				return 2;
+			}
+			if (no) {
+				snprintf(s->why, sizeof s->why, "step %zu: T%u %s", i + 1, u, no);
+				return 0;
+			}
+			apply(s, u);
+		}
+	}
+	if (!sch->has_free) {
+		snprintf(s->why, sizeof s->why, "no free at the end");
+		return 0;
+	}
+	return 1;
+}
+
+static int64_t pos(const struct sim *s, uint64_t seq)
+{
+	for (uint64_t i = 0; i < s->clock; i++)
+		if (s->order[i] == seq)
+			return (int64_t)i;
+	return -1;
+}
+
+static void assert_steps(const struct schedule *s, const uint32_t (*want)[2], size_t n)
+{
+	ck_assert_uint_eq(s->nsteps, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(s->steps[i].thread, want[i][0]);
+		ck_assert_uint_eq(s->steps[i].count, want[i][1]);
+	}
+	ck_assert(s->has_free);
+}
+
+/* The violation's events run in the predicted order, and T2's critical
+ * section (from e2 to its release) lies between T1's two. */
+static void assert_atomicity_order(struct sim *s, const struct prediction *p)
+{
+	int64_t e1 = pos(s, p->events[0]), e2 = pos(s, p->events[1]), e3 = pos(s, p->events[2]);
+	ck_assert_int_ge(e1, 0);
+	ck_assert_int_gt(e2, e1);
+	ck_assert_int_gt(e3, e2);
+	/* after e3 nothing of the schedule remains but free */
+	ck_assert_int_eq(e3, (int64_t)s->clock - 1);
+	/* T1 released the lock before e2 and T2 released it before e3 */
+	uint32_t t1 = s->t->ev[p->events[0]].thread, t2 = s->t->ev[p->events[1]].thread;
+	bool rel1 = false, rel2 = false;
+	for (int64_t i = e1 + 1; i < e3; i++) {
+		const struct avt_event *e = &s->t->ev[s->order[i]];
+		if (e->obj != p->objs[0] || (e->kind != AVT_EV_RELEASE && e->kind != AVT_EV_WAIT))
+			continue;
+		if (e->thread == t1 && i < e2)
+			rel1 = true;
+		if (e->thread == t2 && i > e2)
+			rel2 = true;
+	}
+	ck_assert(rel1 && rel2);
+}
+
+static void check_all(void)
+{
+	for (size_t i = 0; i < ps.n; i++) {
+		struct sim s;
+		const struct prediction *p = &ps.p[i];
+		bool dl = !strcmp(p->detector, "deadlock");
+		sim_init(&s, tr);
+		int rc = simulate(&s, p->sched, dl);
+		if (!rc)
+			ck_abort_msg("prediction %u (%s %s): %s", p->id, p->detector, p->pattern,
+				     s.why);
+		if (!dl)
+			assert_atomicity_order(&s, p);
+		ck_assert_uint_eq(p->context_switches, p->sched->nsteps - 1);
+		sim_free(&s);
+	}
+}
+
+/* tests/targets/checkthenact.c */
+START_TEST(check_then_act_steps)
+{
+	spawn(2);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	start(2);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	const struct prediction *p = &ps.p[0];
+	ck_assert_str_eq(p->detector, "sidetrack");
+	ck_assert_str_eq(p->pattern, "after-window");
+	ck_assert_uint_eq(p->id, 1);
+	static const uint32_t want[][2] = { { 0, 3 }, { 1, 3 }, { 2, 3 }, { 1, 1 } };
+	assert_steps(p->sched, want, 4);
+	ck_assert_uint_eq(p->context_switches, 3);
+	ck_assert_uint_eq(p->nevents, 3);
+	ck_assert_uint_eq(p->events[0], 4);
+	ck_assert_uint_eq(p->events[1], 9);
+	ck_assert_uint_eq(p->events[2], 6);
+	ck_assert_uint_eq(p->objs[0], LM);
+	ck_assert_uint_eq(p->sched->ncomments, 1);
+	ck_assert_str_eq(p->sched->comments[0],
+			 "1: sidetrack after-window \u2014 T1 acquires 0x1000 at app+0x400, "
+			 "T2 acquires 0x1000 at app+0x500, T1 acquires 0x1000 at app+0x480");
+	ck_assert_ptr_nonnull(strstr(p->summary, "app+0x400"));
+	check_all();
+}
+END_TEST
+
+/* tests/targets/lockorder.c */
+START_TEST(lock_order_inversion_steps)
+{
+	spawn(2);
+	start(1);
+	acq(1, LA, SA);
+	acq(1, LB, SB);
+	rel(1, LB, SB);
+	rel(1, LA, SA);
+	start(2);
+	acq(2, LB, SC);
+	acq(2, LA, SC + 0x10);
+	rel(2, LA, SC + 0x10);
+	rel(2, LB, SC);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	const struct prediction *p = &ps.p[0];
+	ck_assert_str_eq(p->detector, "deadlock");
+	ck_assert_str_eq(p->pattern, "cycle");
+	/* T1 takes a, T2 takes b, T1 asks for b: nobody can move */
+	static const uint32_t want[][2] = { { 0, 3 }, { 1, 2 }, { 2, 2 }, { 1, 1 } };
+	assert_steps(p->sched, want, 4);
+	ck_assert_uint_eq(p->nobjs, 2);
+	ck_assert_uint_eq(p->objs[0], LA);
+	ck_assert_uint_eq(p->objs[1], LB);
+	struct sim s;
+	sim_init(&s, tr);
+	ck_assert_int_eq(simulate(&s, p->sched, true), 2);
+	sim_free(&s);
+	check_all();
+}
+END_TEST
+
+/* The same inversion recorded the other way round: T2 nests b, a first.
+ * T2's hold runs first, so T2's request ends the schedule. */
+START_TEST(lock_order_reversed_steps)
+{
+	spawn(2);
+	start(2);
+	uint32_t h2 = acq(2, LB, SC), q2 = acq(2, LA, SC + 0x10);
+	rel(2, LA, SC + 0x10);
+	rel(2, LB, SC);
+	start(1);
+	uint32_t h1 = acq(1, LA, SA), q1 = acq(1, LB, SB);
+	rel(1, LB, SB);
+	rel(1, LA, SA);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	const struct prediction *p = &ps.p[0];
+	static const uint32_t want[][2] = { { 0, 3 }, { 2, 2 }, { 1, 2 }, { 2, 1 } };
+	assert_steps(p->sched, want, 4);
+	ck_assert_uint_eq(p->threads[0], 2);
+	ck_assert_uint_eq(p->threads[1], 1);
+	ck_assert_uint_eq(p->events[0], h2);
+	ck_assert_uint_eq(p->events[1], h1);
+	ck_assert_uint_eq(p->events[2], q2);
+	ck_assert_uint_eq(p->events[3], q1);
+	ck_assert_uint_eq(p->objs[0], LB);
+	check_all();
+}
+END_TEST
+
+/* A third thread that could still run: the schedule stops at the cut and
+ * lets `free` find the deadlock. */
+START_TEST(lock_order_with_bystander)
+{
+	spawn(3);
+	start(1);
+	acq(1, LA, SA);
+	acq(1, LB, SB);
+	rel(1, LB, SB);
+	rel(1, LA, SA);
+	start(2);
+	acq(2, LB, SC);
+	acq(2, LA, SC + 0x10);
+	rel(2, LA, SC + 0x10);
+	rel(2, LB, SC);
+	start(3);
+	acq(3, LZ, SC + 0x40);
+	rel(3, LZ, SC + 0x40);
+	finish_and_join(3);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	const struct schedule *s = ps.p[0].sched;
+	ck_assert_uint_eq(s->steps[s->nsteps - 1].thread, 2);
+	check_all();
+}
+END_TEST
+
+START_TEST(before_window_schedule)
+{
+	spawn(2);
+	start(2);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	ck_assert_str_eq(ps.p[0].pattern, "before-window");
+	/* region I keeps T2's start where it was recorded; T2's section then
+	 * moves after T1's first one */
+	static const uint32_t want[][2] = { { 0, 3 }, { 2, 1 }, { 1, 3 }, { 2, 2 }, { 1, 1 } };
+	assert_steps(ps.p[0].sched, want, 5);
+	check_all();
+}
+END_TEST
+
+START_TEST(in_window_schedule)
+{
+	spawn(2);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	start(2);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	ck_assert_str_eq(ps.p[0].pattern, "in-window");
+	check_all();
+}
+END_TEST
+
+/* After region I the current thread keeps running: T1's window (lock n)
+ * and T2's way to its section (lock k) were recorded interleaved, but need
+ * not be run so. */
+START_TEST(few_switches_after_region1)
+{
+	spawn(2);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	start(2);
+	acq(2, LA, 0x600);
+	rel(2, LA, 0x600);
+	acq(1, LN, 0x640);
+	rel(1, LN, 0x640);
+	acq(2, LB, 0x680);
+	rel(2, LB, 0x680);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_eq(ps.n, 1);
+	ck_assert_str_eq(ps.p[0].pattern, "after-window");
+	static const uint32_t want[][2] = { { 0, 3 }, { 1, 5 }, { 2, 7 }, { 1, 1 } };
+	assert_steps(ps.p[0].sched, want, 4);
+	check_all();
+}
+END_TEST
+
+/* The culprit's section needs a cond wake-up: the signaller must run
+ * first in the new schedule too. */
+START_TEST(cond_edges_respected)
+{
+	spawn(3);
+	start(2);
+	acq(2, LM, 0x300);
+	evx(2, AVT_EV_WAIT, CV, LM, 0x310, 0);
+	start(3);
+	acq(3, LM, 0x320);
+	ev(3, AVT_EV_SIGNAL, CV, 0x330);
+	rel(3, LM, 0x320);
+	evx(2, AVT_EV_ACQUIRE, LM, CV, 0x310, AVT_F_COND_WAKE);
+	rel(2, LM, 0x340);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	finish_and_join(3);
+	predict();
+	ck_assert_uint_ge(ps.n, 1);
+	check_all();
+}
+END_TEST
+
+/* PECAN's outermost lock: T2's section sits inside lock n, which T1's
+ * window also takes; n must be taken by T2 after T1's use of it. */
+START_TEST(outer_lock_moves_with_culprit)
+{
+	spawn(2);
+	start(1);
+	acq(1, LM, SA);
+	rel(1, LM, SA);
+	acq(1, LN, 0x600);
+	rel(1, LN, 0x600);
+	acq(1, LM, SB);
+	rel(1, LM, SB);
+	start(2);
+	acq(2, LN, 0x640);
+	acq(2, LM, SC);
+	rel(2, LM, SC);
+	rel(2, LN, 0x640);
+	finish_and_join(2);
+	predict();
+	ck_assert_uint_ge(ps.n, 1);
+	check_all();
+}
+END_TEST
+
+START_TEST(synthetic_schedules_feasible)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct predict_opts o = { 0, true, true };
+		pr_tracebuf_free(tb);
+		tb = NULL;
+		trace_free(tr);
+		tr = predict_synthetic_trace(20000, 6, 8, seed);
+		ck_assert_ptr_nonnull(tr);
+		prediction_set_release(&ps);
+		ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+		ck_assert_uint_gt(ps.n, 0);
+		check_all();
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("predict_synth");
+	TCase *c = tcase_create("schedules");
+	tcase_add_checked_fixture(c, setup, teardown);
+	tcase_add_test(c, check_then_act_steps);
+	tcase_add_test(c, lock_order_inversion_steps);
+	tcase_add_test(c, lock_order_reversed_steps);
+	tcase_add_test(c, lock_order_with_bystander);
+	tcase_add_test(c, before_window_schedule);
+	tcase_add_test(c, in_window_schedule);
+	tcase_add_test(c, few_switches_after_region1);
+	tcase_add_test(c, cond_edges_respected);
+	tcase_add_test(c, outer_lock_moves_with_culprit);
+	tcase_add_test(c, synthetic_schedules_feasible);
+	suite_add_tcase(s, c);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
