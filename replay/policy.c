@@ -137,28 +137,6 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 	return -1;
 }
 
-/* Same as recording: keep the current thread, else round robin. */
-static int pick_free(struct tracer *tr, struct tthread **run, size_t nrun,
-		     struct tthread **last, size_t nlast, bool *use_last)
-{
-	struct tthread **set = nrun ? run : last;
-	size_t n = nrun ? nrun : nlast;
-	*use_last = !nrun;
-	uint32_t cur = tracer_current(tr);
-	size_t nthr = tracer_nthreads(tr) + 1, best = 0;
-	uint32_t bestkey = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (set[i]->lid == cur && !set[i]->preempted)
-			return (int)i;
-		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
-		if (key < bestkey) {
-			bestkey = key;
-			best = i;
-		}
-	}
-	return (int)best;
-}
-
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -169,7 +147,7 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	if (!current_step(rp)) {
 		if (rp->opts.gdb) /* --gdb: stop where the schedule ends */
 			return -1;
-		return pick_free(tr, run, nrun, last, nlast, use_last);
+		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
 	}
 	uint32_t lid = rp->sched->steps[rp->step].thread;
 	struct tthread *t = tracer_thread(tr, lid);

@@ -617,6 +617,8 @@ enum tstep tracer_step(struct tracer *tr)
 	struct tthread *t = i < 0 ? NULL : use_last ? last[i] : run[i];
 	if (!t)
 		return TSTEP_STOPPED;
+	if (use_last && t->state == TS_KWAIT && t->wait != TW_UNKNOWN && tr->rescue)
+		tr->rescue--;
 	commit(tr, t);
 	if (tr->sink_stop)
 		return TSTEP_STOPPED;
@@ -646,6 +648,33 @@ enum tstep tracer_step(struct tracer *tr)
 	if (w == WR_ERROR)
 		return TSTEP_ERROR;
 	return tr->sink_stop ? TSTEP_STOPPED : TSTEP_CONTINUE;
+}
+
+int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
+			    struct tthread **last, size_t nlast, bool *use_last)
+{
+	bool spinning = nrun > 0;
+	for (size_t i = 0; i < nrun; i++)
+		if (!run[i]->preempted)
+			spinning = false;
+	bool from_last = !nrun || (spinning && nlast);
+	struct tthread **set = from_last ? last : run;
+	size_t n = from_last ? nlast : nrun;
+	*use_last = from_last;
+	uint32_t cur = tr->current;
+	size_t nthr = tr->nthr + 1, best = 0;
+	uint32_t bestkey = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (set[i]->lid == cur && !set[i]->preempted && !from_last)
+			return (int)i;
+		/* distance after the current thread, wrapping around */
+		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
+		if (key < bestkey) {
+			bestkey = key;
+			best = i;
+		}
+	}
+	return (int)best;
 }
 
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,

@@ -140,18 +140,26 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 	uint64_t mutex = 0;
 	switch (t->wait) {
 	case TW_COND:
-	case TW_TIMED:
+	case TW_TIMED: {
 		/* a condition waiter re-acquires its mutex before returning */
 		if (p->nrets)
 			mutex = p->rets[p->nrets - 1].obj2;
-		if (mutex && !lock_free_for(&tr->model, mutex, t->lid, true))
-			return 0;
-		if (t->woken)
+		bool free_mutex = !mutex || lock_free_for(&tr->model, mutex, t->lid, true);
+		if (t->woken && free_mutex)
 			return 1;
-		return t->wait == TW_TIMED ? 2 : 0;
+		if (t->wait == TW_TIMED && free_mutex)
+			return 2;
+		/* see below: glibc may need it to run a little, mutex or not
+		 * (it only takes the mutex for real after its own bookkeeping) */
+		return tr->rescue ? 2 : 0;
+	}
 	case TW_BARRIER:
 	case TW_SEM:
-		return t->woken ? 1 : 0;
+		/* an unsignalled waiter may have been interrupted asleep on a
+		 * glibc-internal lock (the condvar's own), not in its real wait;
+		 * others then block on that lock: let it run, as a last resort,
+		 * a bounded number of times between two events */
+		return t->woken ? 1 : tr->rescue ? 2 : 0;
 	case TW_UNKNOWN:
 		return 2;
 	default:

@@ -171,30 +171,10 @@ static void rec_note(void *ctx, struct tracer *tr, const char *text)
 	trace_write_note(rec->w, text);
 }
 
-/* Run the current thread while it can; otherwise the next one after it in
- * logical-id order (round robin); timed/unknown waiters only when nobody
- * else can run. */
 static int rec_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		    struct tthread **last, size_t nlast, bool *use_last)
 {
-	struct tthread **set = nrun ? run : last;
-	size_t n = nrun ? nrun : nlast;
-	*use_last = !nrun;
-	uint32_t cur = tracer_current(tr);
-	size_t best = 0;
-	uint32_t bestkey = UINT32_MAX;
-	size_t nthr = tracer_nthreads(tr) + 1;
-	for (size_t i = 0; i < n; i++) {
-		if (set[i]->lid == cur && !set[i]->preempted)
-			return (int)i;
-		/* distance after the current thread, wrapping around */
-		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
-		if (key < bestkey) {
-			bestkey = key;
-			best = i;
-		}
-	}
-	return (int)best;
+	return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
 }
 
 struct recorder *record_start(const struct record_opts *opts)

@@ -31,6 +31,7 @@
 #include "tracer_int.h"
 
 #define TICK_US 1000
+#define RESCUE_TRIES 64
 
 static volatile sig_atomic_t ticks;
 
@@ -181,6 +182,7 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	ev.size = size;
 	tracer_site(tr, site, &ev.site_mod, &ev.site_off);
 	t->idle_ns = 0;
+	tr->rescue = RESCUE_TRIES;
 	tr->stats.events++;
 	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
 		tr->sink_stop = true;

@@ -143,6 +143,15 @@ struct tracer_opts {
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
 void tracer_free(struct tracer *tr);
 
+/* The record policy (also replay's after "free"): keep the current thread
+ * while it can run and its slice lasts, else the next one in logical-id
+ * order; threads that can only proceed as a last resort get a turn when
+ * nothing else can run, or when everything that can has just spun through
+ * a slice without an event (it may be waiting for one of them: glibc's
+ * condition variables hand off internal state between threads). */
+int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
+			    struct tthread **last, size_t nlast, bool *use_last);
+
 /* Resolves and checks the program (exists, executable, ELF, not setuid)
  * without running it; tracer_launch does it too.  -1 after one error. */
 int tracer_check(struct tracer *tr);

@@ -153,6 +153,8 @@ struct tracer {
 
 	uint64_t seq;
 	uint64_t wait_seq;
+	unsigned rescue;        /* last-resort resumes of unsignalled waiters left
+	                           before "nobody can run" means deadlock */
 	struct tracer_stats stats;
 
 	bool sink_stop;         /* the sink asked to stop the session */
