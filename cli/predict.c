@@ -47,6 +47,41 @@ const char *prediction_where(struct names *n, const struct trace *t, const struc
 	return buf;
 }
 
+/* The schedules' first comment, which replay prints as "predicted:",
+ * re-worded with names: "1: sidetrack after-window — T1 acquire shared.m
+ * at checkthenact.c:55, T2 acquire shared.m at checkthenact.c:71, ...". */
+void name_predictions(struct prediction_set *set, const struct trace *t);
+void name_predictions(struct prediction_set *set, const struct trace *t)
+{
+	struct names n;
+	if (names_open(&n, t) < 0)
+		return;
+	for (size_t i = 0; i < set->n; i++) {
+		struct prediction *p = &set->p[i];
+		char text[2048], obj[256], site[256];
+		size_t off = (size_t)snprintf(text, sizeof text, "%u: %s %s —", p->id, p->detector, p->pattern);
+		for (unsigned k = 0; k < p->nevents && off < sizeof text; k++) {
+			if (p->events[k] >= t->nev)
+				continue;
+			const struct avt_event *e = &t->ev[p->events[k]];
+			const char *func;
+			names_at(&n, e->seq);
+			names_obj_or_addr(&n, e->obj, obj, sizeof obj);
+			names_site(&n, e, site, sizeof site, &func);
+			off += (size_t)snprintf(text + off, sizeof text - off, "%s T%u %s %s at %s", k ? "," : "",
+						e->thread, avt_kind_name(e->kind), obj, site);
+		}
+		if (p->sched && p->sched->ncomments) {
+			char *c = strdup(text);
+			if (c) {
+				free(p->sched->comments[0]);
+				p->sched->comments[0] = c;
+			}
+		}
+	}
+	names_close(&n);
+}
+
 int print_predictions(const struct prediction_set *set, const struct trace *t);
 int print_predictions(const struct prediction_set *set, const struct trace *t)
 {
@@ -103,6 +138,7 @@ int cmd_predict(int argc, char **argv)
 	struct prediction_set set;
 	int rc = EXIT_USAGE;
 	if (predict_run(t, &o, &set) == 0) {
+		name_predictions(&set, t);
 		if (predict_write(&set, t, dir) == 0) {
 			printf("%zu prediction%s -> %s/schedules/\n", set.n, set.n == 1 ? "" : "s", dir);
 			if (set.n)

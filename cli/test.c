@@ -90,6 +90,7 @@ static const char *short_outcome(const struct outcome *o, char *buf, size_t len)
 }
 
 int print_predictions(const struct prediction_set *set, const struct trace *t);
+void name_predictions(struct prediction_set *set, const struct trace *t);
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len);
 
@@ -210,7 +211,13 @@ int cmd_test(int argc, char **argv)
 	if (!t)
 		return EXIT_USAGE;
 	struct prediction_set set;
-	if (predict_run(t, &po, &set) < 0 || predict_write(&set, t, ro.dir) < 0) {
+	if (predict_run(t, &po, &set) < 0) {
+		trace_free(t);
+		return EXIT_USAGE;
+	}
+	name_predictions(&set, t);
+	if (predict_write(&set, t, ro.dir) < 0) {
+		prediction_set_release(&set);
 		trace_free(t);
 		return EXIT_USAGE;
 	}

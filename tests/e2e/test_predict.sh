@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# Acceptance tests of `avtrace predict` and `avtrace test` on unannotated
+# programs whose threads communicate through locks: each buggy target is
+# reproduced with the right lock and line, ten times out of ten; each
+# correct target gets no report.  Run with tests/e2e/run.sh predict.
+
+# avt_test OUT PROG [ARGS...]: avtrace test; stdout in OUT.test, status in TEST_STATUS.
+TEST_STATUS=
+avt_test() {
+	local out=$1 prog=$2
+	shift 2
+	avt_timed 120 test -q -f -o "$out" -- "$(target "$prog")" "$@" >"$out.test" 2>&1
+	TEST_STATUS=$?
+	sed 's/^/  | /' "$out.test" >&3
+}
+
+# reports OUT: the number of reports written.
+reports() {
+	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
+}
+
+# expect_bug_10 PROG HEADLINE-REGEX LOCK: `avtrace test` reproduces the same
+# bug ten times out of ten, with one report naming LOCK.
+expect_bug_10() {
+	local prog=$1 want=$2 lock=$3 i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		avt_test out "$prog"
+		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
+		expect_eq "$(reports out)" 1 "reports of run $i"
+		report=$(cat out/reports/*.txt)
+		expect_match "$report" "$want" "report of run $i"
+		expect_match "$report" "$lock" "lock named in run $i"
+	done
+}
+
+t_test_check_then_act() {
+	line=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
+	expect_bug_10 checkthenact "^BUG reproduced: SIGSEGV in T1 at checkthenact[.]c:$line \\(checker\\)" \
+		"acquire shared[.]m +checkthenact[.]c:"
+	expect_match "$(cat out.test)" 'sidetrack +after-window .*BUG \(SIGSEGV\)' "table"
+}
+
+t_test_bulk_copy() {
+	line=$(marker_line "$SRC/vec_copy.c" "/* COPY LINE */") || exit
+	expect_bug_10 vec_copy "^BUG reproduced: SIGSEGV in T1 at vec_copy[.]c:$line \\(vec_copy\\)" \
+		"acquire src[.]m +vec_copy[.]c:"
+}
+
+t_test_lost_deposit() {
+	line=$(grep -n 'assert(balance == ' "$REPO/examples/bank.c" | cut -d: -f1)
+	[ -n "$line" ] || fail "no assert in bank.c"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		avt_timed 120 test -q -f -o out -- "$REPO/examples/bin/bank" >out.test 2>&1
+		expect_eq "$?" 1 "exit status, run $i"
+		expect_eq "$(reports out)" 1 "one report for one bug, run $i"
+		expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in T0 at bank[.]c:$line \\(main\\)" "report, run $i"
+		expect_match "$(cat out/reports/*.txt)" "balance_lock" "lock named, run $i"
+	done
+}
+
+t_test_split_invariant() {
+	line=$(marker_line "$SRC/invariant.c" "/* CHECK LINE */") || exit
+	expect_bug_10 invariant "^BUG reproduced: SIGABRT in T2 at invariant[.]c:$line \\(check\\)" \
+		"acquire range[.]m +invariant[.]c:"
+}
+
+t_test_lock_order_inversion() {
+	la=$(marker_line "$SRC/lockorder.c" "/* T1 LOCKS B */") || exit
+	lb=$(marker_line "$SRC/lockorder.c" "/* T2 LOCKS A */") || exit
+	expect_bug_10 lockorder "^DEADLOCK reproduced" "T1 waits for lock lock_b at lockorder[.]c:$la \\(held by T2\\)"
+	expect_match "$(cat out/reports/*.txt)" "T2 waits for lock lock_a at lockorder[.]c:$lb \\(held by T1\\)" "cycle"
+	expect_match "$(cat out/reports/*.txt)" "predicted: 1: deadlock cycle — T1 acquire lock_a" "prediction in words"
+}
+
+t_test_correct_programs_no_report() {
+	for p in "mutex_counter 4 50" "workqueue" "condvar" "rwlock" "sem" "barrier"; do
+		# shellcheck disable=SC2086 # program and its arguments
+		avt_test out $p
+		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on $p"
+		expect_eq "$(reports out)" 0 "reports for $p"
+		expect_match "$(cat out.test)" '^no bug reproduced$' "verdict for $p"
+	done
+}
+
+t_predict_command() {
+	record out checkthenact
+	expect_recorded out 0
+	avt predict -d out >pred.txt 2>&1 || fail "avtrace predict failed"
+	expect_match "$(cat pred.txt)" '^1 prediction -> out/schedules/' "summary"
+	expect_match "$(cat pred.txt)" 'sidetrack +after-window +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
+	expect_file out/predictions.json
+	expect_file out/schedules/0001.sched
+	expect_match "$(jq -r '.[0].detector' out/predictions.json 2>/dev/null || jq -r '.predictions[0].detector' out/predictions.json)" \
+		sidetrack "predictions.json"
+	expect_match "$(sed -n 2p out/schedules/0001.sched)" '^# 1: sidetrack after-window — T1 acquire shared[.]m at checkthenact[.]c:' "schedule comment"
+	# the recorded order is left alone
+	expect_match "$(sed -n 2p out/schedules/0000.sched)" 'the recorded order' "schedule 0"
+	avt predict -d nowhere >err.txt 2>&1
+	expect_eq "$?" 2 "predict on a missing recording"
+}
