@@ -34,7 +34,7 @@ static void flag_names(uint16_t f, json_t *arr)
 			json_array_append_new(arr, json_string(names[i].name));
 }
 
-static json_t *stack_json(struct names *n, const struct avt_stack *st)
+static json_t *stack_json(struct names *n, const struct avt_stack *st, bool exact0)
 {
 	json_t *arr = json_array();
 	char site[512];
@@ -43,10 +43,12 @@ static json_t *stack_json(struct names *n, const struct avt_stack *st)
 		json_t *f = json_object();
 		const struct avt_frame *fr = &st->frames[i];
 		if (n)
-			names_frame(n, fr->mod, fr->off, i > 0, site, sizeof site, &func);
+			names_frame(n, fr->mod, fr->off, i > 0 || !exact0, site, sizeof site, &func);
 		else
 			snprintf(site, sizeof site, "%u+0x%llx", fr->mod, (unsigned long long)fr->off);
 		json_object_set_new(f, "site", json_string(site));
+		if (fr->inv)
+			json_object_set_new(f, "call", json_integer(fr->inv));
 		if (func)
 			json_object_set_new(f, "func", json_string(func));
 		json_array_append_new(arr, f);
@@ -127,8 +129,10 @@ static void print_json(struct names *n, const struct avt_event *ev, const struct
 		else
 			json_decref(fl);
 	}
+	/* a crash's backtrace, or the event's call stack (record --stacks) */
 	if (st)
-		json_object_set_new(o, "backtrace", stack_json(n, st));
+		json_object_set_new(o, ev->kind == AVT_EV_FATAL_SIGNAL ? "backtrace" : "stack",
+				    stack_json(n, st, (ev->flags & AVT_F_SITE_EXACT) != 0));
 	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(o);
@@ -160,7 +164,7 @@ static void print_text(struct names *n, const struct avt_event *ev, const struct
 	printf("%6llu T%-3u %-13s %s%s%s%s%s%s\n", (unsigned long long)ev->seq, ev->thread,
 	       avt_kind_name(ev->kind), obj, extra, *site ? "  " : "", site, func ? " " : "",
 	       func ? func : "");
-	if (st)
+	if (st && ev->kind == AVT_EV_FATAL_SIGNAL)
 		print_stack_text(n, st);
 }
 

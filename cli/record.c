@@ -34,6 +34,10 @@ static const char record_help[] =
 	"                     up to 4 of its scalar globals watched automatically\n"
 	"                     (256 accesses each at most; see docs/memory-access.md)\n"
 	"      --no-auto-watch  do not watch anything automatically\n"
+	"      --stacks       record each event's call stack, with the identity of\n"
+	"                     each function call (for the atomicity detector;\n"
+	"                     needs frame pointers: -O0 or -fno-omit-frame-pointer)\n"
+	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
@@ -56,6 +60,8 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
 		{ "no-heap", no_argument, 0, 'H' }, { "watch", required_argument, 0, 'w' },
 		{ "no-auto-watch", no_argument, 0, 'W' },
+		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
+		{ "no-stacks", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
@@ -80,6 +86,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'H': o.no_heap = true; break;
 		case 'W': o.no_auto_watch = true; break;
+		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
+		case 'N': o.stack_depth = 0; break;
+		case 'k':
+			o.stack_depth = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o.stack_depth || o.stack_depth > 16)
+				return usage_error("record", "bad --stack-depth '%s' (1..16)", optarg);
+			break;
 		case 'w':
 			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
 				if (nwatch == 4)

@@ -28,7 +28,10 @@ static const char test_help[] =
 	"  -j, --jobs N       replays at a time, each on its own CPU (default: CPUs)\n"
 	"      --max N        replay at most N predictions (default 100)\n"
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2)\n"
-	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n";
+	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
+	"      --no-stacks    do not record call stacks (they are on: each function\n"
+	"                     call is a transaction for the atomicity detector)\n"
+	"      --stack-depth N  frames per event (default 8, at most 16)\n";
 
 struct outcome {
 	char oc[16];
@@ -150,10 +153,14 @@ int cmd_test(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
 		{ "jobs", required_argument, 0, 'j' }, { "max", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' }, { "watch", required_argument, 0, 'w' },
-		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-heap", no_argument, 0, 'H' },
+		{ "no-auto-watch", no_argument, 0, 'W' },
+		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
+		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	/* call stacks on: function calls are the transactions SideTrack checks */
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
+				  .stack_depth = 8 };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true };
 	static const char *watch[5];
 	const char *timeout = "2";
@@ -188,6 +195,13 @@ int cmd_test(int argc, char **argv)
 			}
 			break;
 		case 'W': ro.no_auto_watch = true; break;
+		case 'K': break;
+		case 'N': ro.stack_depth = 0; break;
+		case 'k':
+			ro.stack_depth = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !ro.stack_depth || ro.stack_depth > 16)
+				return usage_error("test", "bad --stack-depth '%s' (1..16)", optarg);
+			break;
 		case 'H': ro.no_heap = true; break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(test_help, stdout); return 0;

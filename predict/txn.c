@@ -52,59 +52,26 @@ bool pr_txn_has_site(const struct avt_event *e)
 	       e->site_mod != AVT_MOD_NONE;
 }
 
-/* Per thread: the outermost frames common to all its stacked events (same
- * invocation), and which depths have an event directly in them. */
-struct bodyscan {
-	const struct avt_stack *first;
-	uint32_t common;
-	uint64_t direct;  /* bit k: some event's innermost frame is at depth k */
-};
-
-static void scan_event(struct bodyscan *b, const struct avt_stack *s)
-{
-	if (!b->first) {
-		b->first = s;
-		b->common = s->depth;
-	}
-	uint32_t k = 0;
-	while (k < b->common && k < s->depth && outer(s, k)->inv == outer(b->first, k)->inv)
-		k++;
-	b->common = k;
-	if (s->depth - 1 < 64)
-		b->direct |= 1ULL << (s->depth - 1);
-}
-
-static uint32_t body_depth(const struct bodyscan *b)
-{
-	if (!b->first || !b->common)
-		return 1;
-	uint32_t n = 1;
-	while (n < b->common && n < 64 && (b->direct >> n & 1))
-		n++;
-	return n;
-}
+/* The thread's body is its start function (main for T0: the tracer's
+ * stacks stop at the first frame outside user code), whose one call spans
+ * the whole thread and so is a transaction only for the locks it takes
+ * directly.  The functions it calls, even once, are transactions of their
+ * own (a copier thread's single call of vec_copy must still be one). */
+#define BODY_DEPTH 1
 
 struct pr_txn *pr_txn_new(const struct pr_model *m)
 {
 	struct pr_txn *x = calloc(1, sizeof *x);
-	struct bodyscan *bs = calloc(m->nthreads, sizeof *bs);
-	if (!x || !bs)
+	if (!x)
 		goto oom;
 	x->m = m;
-	x->body = malloc(m->nthreads * sizeof *x->body);
+	x->body = malloc((m->nthreads ? m->nthreads : 1) * sizeof *x->body);
 	if (!x->body)
 		goto oom;
-	for (uint32_t i = 0; i < m->nev; i++) {
-		const struct avt_stack *s = stack_of(m, i);
-		if (s && pr_txn_has_site(pr_ev(m, i)))
-			scan_event(&bs[pr_ev(m, i)->thread], s);
-	}
 	for (uint32_t u = 0; u < m->nthreads; u++)
-		x->body[u] = body_depth(&bs[u]);
-	free(bs);
+		x->body[u] = BODY_DEPTH;
 	return x;
 oom:
-	free(bs);
 	pr_txn_free(x);
 	avt_error("cannot predict: out of memory");
 	return NULL;

@@ -444,8 +444,15 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	struct tracer_priv_thread *p = t->priv;
 	if (!p->nrets)
 		return -1;
+	/* longjmp or the like skipped frames: drop those below the stack */
+	while (p->nrets > 1 && p->rets[p->nrets - 1].sp + 8 < r->rsp)
+		p->nrets--;
 	struct retframe f = p->rets[--p->nrets];
 	r->rip = f.ret;
+	if (f.hook == HK_FRAME) {
+		stack_frame_returned(t, f.sp);
+		return 1;
+	}
 	int64_t rv = (int64_t)r->rax;
 	uint16_t tflag = 0;
 	enum hop op = hook_defs[f.hook].op;

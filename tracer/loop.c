@@ -274,6 +274,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
 			t->priv->stop_pc = b->addr;
+			t->priv->entry_rbp = r.rbp;
 			t->priv->regs = r;
 			t->priv->regs_valid = true;
 			t->state = TS_REQ;

@@ -22,6 +22,7 @@ struct recorder {
 	struct trace_writer *w;
 	char *dir;
 	struct timespec t0;
+	uint16_t last_kind;   /* kind of the last event written */
 	uint64_t last_flush_ns;
 };
 
@@ -132,6 +133,7 @@ static int rec_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	struct recorder *rec = ctx;
 	if (trace_write_event(rec->w, ev) < 0)
 		return -1;
+	rec->last_kind = ev->kind;
 	/* a crash of the target must leave every event before it on disk */
 	if (ev->kind == AVT_EV_FATAL_SIGNAL)
 		trace_writer_flush(rec->w);
@@ -156,7 +158,8 @@ static void rec_stack(void *ctx, struct tracer *tr, uint64_t seq, const struct a
 {
 	struct recorder *rec = ctx;
 	trace_write_stack(rec->w, seq, f, depth);
-	trace_writer_flush(rec->w);
+	if (rec->last_kind == AVT_EV_FATAL_SIGNAL) /* the crash's backtrace */
+		trace_writer_flush(rec->w);
 }
 
 static void rec_alloc(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a)
@@ -188,6 +191,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
 		.watch = opts->watch, .nwatch = opts->nwatch, .auto_watch = !opts->no_auto_watch,
+		.stack_depth = opts->stack_depth,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -289,6 +293,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "watch", watch);
 	json_object_set_new(m, "watch_auto", json_boolean(tracer_watch_auto(rec->tr, &ncand)));
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
+	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));

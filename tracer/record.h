@@ -26,6 +26,7 @@ struct record_opts {
 	const char *const *watch; /* --watch variables, at most 4 */
 	size_t nwatch;
 	bool no_auto_watch;   /* unannotated program, no --watch: watch nothing */
+	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */
 };
 
 struct record_result {

@@ -186,6 +186,14 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	tr->stats.events++;
 	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
 		tr->sink_stop = true;
+	if (tr->opts.stack_depth && tr->sink.stack && site && kind != AVT_EV_FATAL_SIGNAL) {
+		struct avt_frame f[MAX_STACK_DEPTH];
+		/* a create is emitted inside pthread_create, whose rbp is libc's */
+		uint64_t rbp = kind == AVT_EV_CREATE ? t->priv->entry_rbp : 0;
+		int n = stack_capture(tr, t, site, rbp, f, (int)tr->opts.stack_depth);
+		if (n > 0)
+			tr->sink.stack(tr->sink.ctx, tr, ev.seq, f, (uint32_t)n);
+	}
 }
 
 #define MAX_STACK 64
@@ -201,6 +209,9 @@ void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
 	}
 	uint64_t pcs[MAX_STACK];
 	struct avt_frame f[MAX_STACK];
+	/* the unwinder must see the real return addresses, not trampolines */
+	stack_unswap(tr, t);
+	t->priv->nrets = 0;
 	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
 	if (n <= 0)
 		return;

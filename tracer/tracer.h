@@ -138,6 +138,7 @@ struct tracer_opts {
 	unsigned auto_budget;  /* accesses per auto-watched variable (default 256) */
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
+	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
 };
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);

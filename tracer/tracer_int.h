@@ -28,6 +28,7 @@ enum {
 	HK_EXIT = -2,  /* the thread's own exit */
 	HK_START = -3, /* a fresh thread's first run */
 	HK_PROBE = -4, /* an avtrace.h probe: read, write, begin, end */
+	HK_FRAME = -5, /* a user function's return watched for --stacks */
 };
 
 /* A USDT argument operand (probes.c). */
@@ -93,7 +94,8 @@ struct retframe {
 	uint64_t site;
 };
 
-#define MAX_RETFRAMES 16
+#define MAX_RETFRAMES 32
+#define MAX_STACK_DEPTH 16
 
 struct tracer_priv_thread {
 	struct retframe rets[MAX_RETFRAMES];
@@ -107,6 +109,10 @@ struct tracer_priv_thread {
 	struct user_regs_struct regs; /* registers at the request stop */
 	bool regs_valid;
 	uint64_t stop_pc;      /* address of the int3 it is stopped at (requests) */
+	uint64_t entry_rbp;    /* frame pointer at its last request: the caller's */
+	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
+	int nlive;
+	uint32_t next_inv;
 };
 
 /* Lock model entry. */
@@ -198,6 +204,12 @@ void probes_request(struct tracer *tr, struct tthread *t, const struct probe *p,
 		    const struct user_regs_struct *r);
 int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_struct *r,
 	     uint64_t *out);
+
+/* stack.c */
+int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, uint64_t rbp,
+		  struct avt_frame *out, int max);
+void stack_frame_returned(struct tthread *t, uint64_t slot);
+void stack_unswap(struct tracer *tr, struct tthread *t);
 
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);

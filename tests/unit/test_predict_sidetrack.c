@@ -515,24 +515,25 @@ START_TEST(stacks_thread_body_not_a_transaction)
 }
 END_TEST
 
-/* main under _start: main creates threads itself (it is body), and calls
+/* main (its caller is in libc, so it is the outermost user frame, as the
+ * tracer records it) creates threads itself (it is body), and calls
  * helper(), which locks twice: helper is a transaction. */
 START_TEST(stacks_main_body_and_helper)
 {
 	uint32_t s0 = ev(0, AVT_EV_START, UINT32_MAX, 0);
 	(void)s0;
 	uint32_t cr = ev(0, AVT_EV_CREATE, 1, 0x700);
-	stack(cr, 2, (uint64_t)0x700, 2u, (uint64_t)0x10, 1u);
+	stack(cr, 1, (uint64_t)0x700, 1u);
 	uint32_t a = acq(0, LM, SA), ra = rel(0, LM, SA);
 	uint32_t b = acq(0, LM, SB), rb = rel(0, LM, SB);
-	stack(a, 3, (uint64_t)SA, 5u, (uint64_t)0x720, 2u, (uint64_t)0x10, 1u);
-	stack(ra, 3, (uint64_t)SA + 8, 5u, (uint64_t)0x720, 2u, (uint64_t)0x10, 1u);
-	stack(b, 3, (uint64_t)SB, 5u, (uint64_t)0x720, 2u, (uint64_t)0x10, 1u);
-	stack(rb, 3, (uint64_t)SB + 8, 5u, (uint64_t)0x720, 2u, (uint64_t)0x10, 1u);
+	stack(a, 2, (uint64_t)SA, 5u, (uint64_t)0x720, 1u);
+	stack(ra, 2, (uint64_t)SA + 8, 5u, (uint64_t)0x720, 1u);
+	stack(b, 2, (uint64_t)SB, 5u, (uint64_t)0x720, 1u);
+	stack(rb, 2, (uint64_t)SB + 8, 5u, (uint64_t)0x720, 1u);
 	/* main's own two calls of other functions locking m: not a window */
 	uint32_t x = acq(0, LM, SR), rx = rel(0, LM, SR);
-	stack(x, 3, (uint64_t)SR, 6u, (uint64_t)0x730, 2u, (uint64_t)0x10, 1u);
-	stack(rx, 3, (uint64_t)SR + 8, 6u, (uint64_t)0x730, 2u, (uint64_t)0x10, 1u);
+	stack(x, 2, (uint64_t)SR, 6u, (uint64_t)0x730, 1u);
+	stack(rx, 2, (uint64_t)SR + 8, 6u, (uint64_t)0x730, 1u);
 	start(1);
 	uint32_t c = acq(1, LM, SC), rc = rel(1, LM, SC);
 	stack(c, 1, (uint64_t)SC, 1u);
