@@ -71,6 +71,13 @@ void name_predictions(struct prediction_set *set, const struct trace *t)
 			off += (size_t)snprintf(text + off, sizeof text - off, "%s T%u %s %s at %s", k ? "," : "",
 						e->thread, avt_kind_name(e->kind), obj, site);
 		}
+		/* SideTrack's blame: the calls that should have been atomic */
+		for (unsigned k = 0; k < p->nblame && off < sizeof text; k++) {
+			const char *func = NULL;
+			names_frame(&n, p->blame[k].mod, p->blame[k].off, 1, site, sizeof site, &func);
+			off += (size_t)snprintf(text + off, sizeof text - off, "%s%s (%s)",
+						k ? ", " : "; not atomic: ", func ? func : "?", site);
+		}
 		if (p->sched && p->sched->ncomments) {
 			char *c = strdup(text);
 			if (c) {

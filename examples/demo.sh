@@ -1,18 +1,19 @@
 #!/bin/sh
-# The README demo: record the bank example once (it passes), then replay
-# the interleaving that loses a deposit (it aborts), with source lines.
+# The README demo: record the bank example once (it passes), let avtrace
+# predict the interleavings that would break it, and replay the first one:
+# the lost deposit is reproduced, with source lines.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 out=${AVTRACE_DEMO_OUT:-/tmp/avtrace-demo}
-echo "\$ avtrace record -o $out --force -- examples/bin/bank"
-./avtrace record -o "$out" --force -- examples/bin/bank || exit 2
+run() {
+	echo "\$ $*"
+	"$@"
+}
+run ./avtrace record -o "$out" --force --stacks -- examples/bin/bank || exit 2
 echo
-echo "\$ avtrace dump -d $out"
-./avtrace dump -d "$out"
-cp examples/bank-lost-update.sched "$out/schedules/0001.sched"
+run ./avtrace predict -d "$out" || exit 2
 echo
-echo "\$ avtrace replay -d $out --schedule 1      # examples/bank-lost-update.sched"
-./avtrace replay -d "$out" --schedule 1
+run ./avtrace replay -d "$out" --schedule 1
 status=$?
 echo
 echo "replay exit status: $status (1 = bug reproduced)"
