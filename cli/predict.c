@@ -24,7 +24,10 @@ static const char predict_help[] =
 	"  -d, --dir DIR       recording directory\n"
 	"      --max N         at most N predictions (default 100)\n"
 	"      --no-deadlocks  skip the deadlock predictor\n"
-	"      --no-sidetrack  skip the atomicity predictor\n";
+	"      --no-sidetrack  skip the atomicity predictor\n"
+	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
+	"                      (default: every function call, with record --stacks;\n"
+	"                      the call stacks are needed for this option)\n";
 
 /* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
@@ -89,6 +92,56 @@ void name_predictions(struct prediction_set *set, const struct trace *t)
 	names_close(&n);
 }
 
+/* --atomic FUNC[,FUNC]: the callback predict asks about a function. */
+struct atomic_funcs {
+	struct names n;
+	char *names[16];
+	size_t count;
+	bool open;
+};
+
+static bool is_atomic_func(void *ctx, uint16_t mod, uint64_t off)
+{
+	struct atomic_funcs *a = ctx;
+	char site[256];
+	const char *func = NULL;
+	names_frame(&a->n, mod, off, 1, site, sizeof site, &func);
+	for (size_t i = 0; func && i < a->count; i++)
+		if (!strcmp(func, a->names[i]))
+			return true;
+	return false;
+}
+
+int atomic_funcs_parse(struct atomic_funcs *a, char *arg);
+int atomic_funcs_parse(struct atomic_funcs *a, char *arg)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		if (a->count == sizeof a->names / sizeof a->names[0])
+			return -1;
+		a->names[a->count++] = tok;
+	}
+	return 0;
+}
+
+/* Arms o->atomic when functions were named; names come from t. */
+void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o);
+void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o)
+{
+	if (!a->count || names_open(&a->n, t) < 0)
+		return;
+	a->open = true;
+	o->atomic = is_atomic_func;
+	o->atomic_ctx = a;
+}
+
+void atomic_funcs_release(struct atomic_funcs *a);
+void atomic_funcs_release(struct atomic_funcs *a)
+{
+	if (a->open)
+		names_close(&a->n);
+	a->open = false;
+}
+
 int print_predictions(const struct prediction_set *set, const struct trace *t);
 int print_predictions(const struct prediction_set *set, const struct trace *t)
 {
@@ -116,10 +169,12 @@ int cmd_predict(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "dir", required_argument, 0, 'd' }, { "max", required_argument, 0, 'm' },
 		{ "no-deadlocks", no_argument, 0, 'D' }, { "no-sidetrack", no_argument, 0, 'S' },
+		{ "atomic", required_argument, 0, 'A' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
+	struct atomic_funcs af = { .count = 0 };
 	int c;
 	char *end;
 	optind = 1;
@@ -133,6 +188,10 @@ int cmd_predict(int argc, char **argv)
 			break;
 		case 'D': o.deadlocks = false; break;
 		case 'S': o.sidetrack = false; break;
+		case 'A':
+			if (atomic_funcs_parse(&af, optarg) < 0)
+				return usage_error("predict", "--atomic takes at most 16 functions");
+			break;
 		case 'h': fputs(predict_help, stdout); return 0;
 		default: return usage_error("predict", "bad option");
 		}
@@ -144,6 +203,7 @@ int cmd_predict(int argc, char **argv)
 		return EXIT_USAGE;
 	struct prediction_set set;
 	int rc = EXIT_USAGE;
+	atomic_funcs_arm(&af, t, &o);
 	if (predict_run(t, &o, &set) == 0) {
 		name_predictions(&set, t);
 		if (predict_write(&set, t, dir) == 0) {
@@ -154,6 +214,7 @@ int cmd_predict(int argc, char **argv)
 		}
 		prediction_set_release(&set);
 	}
+	atomic_funcs_release(&af);
 	trace_free(t);
 	return rc;
 }

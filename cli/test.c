@@ -31,7 +31,8 @@ static const char test_help[] =
 	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
-	"      --stack-depth N  frames per event (default 8, at most 16)\n";
+	"      --stack-depth N  frames per event (default 8, at most 16)\n"
+	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n";
 
 struct outcome {
 	char oc[16];
@@ -94,6 +95,15 @@ static const char *short_outcome(const struct outcome *o, char *buf, size_t len)
 
 int print_predictions(const struct prediction_set *set, const struct trace *t);
 void name_predictions(struct prediction_set *set, const struct trace *t);
+struct atomic_funcs {
+	struct names n;
+	char *names[16];
+	size_t count;
+	bool open;
+};
+int atomic_funcs_parse(struct atomic_funcs *a, char *arg);
+void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o);
+void atomic_funcs_release(struct atomic_funcs *a);
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len);
 
@@ -156,8 +166,10 @@ int cmd_test(int argc, char **argv)
 		{ "no-auto-watch", no_argument, 0, 'W' },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
-		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
+		{ "atomic", required_argument, 0, 'A' }, { 0, 0, 0, 0 },
 	};
+	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
 				  .stack_depth = 8 };
@@ -203,6 +215,10 @@ int cmd_test(int argc, char **argv)
 				return usage_error("test", "bad --stack-depth '%s' (1..16)", optarg);
 			break;
 		case 'H': ro.no_heap = true; break;
+		case 'A':
+			if (atomic_funcs_parse(&af, optarg) < 0)
+				return usage_error("test", "--atomic takes at most 16 functions");
+			break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
@@ -225,7 +241,10 @@ int cmd_test(int argc, char **argv)
 	if (!t)
 		return EXIT_USAGE;
 	struct prediction_set set;
-	if (predict_run(t, &po, &set) < 0) {
+	atomic_funcs_arm(&af, t, &po);
+	int prc = predict_run(t, &po, &set);
+	atomic_funcs_release(&af);
+	if (prc < 0) {
 		trace_free(t);
 		return EXIT_USAGE;
 	}

@@ -226,7 +226,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	if (!m)
 		return -1;
 	pr_cands_init(&cs, m);
-	if (o->sidetrack && pr_sidetrack(m, &cs) < 0)
+	if (o->sidetrack && pr_sidetrack(m, &cs, o) < 0)
 		goto out;
 	if (o->deadlocks && pr_deadlock(m, &cs) < 0)
 		goto out;

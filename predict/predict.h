@@ -70,6 +70,11 @@ struct predict_opts {
 	unsigned max_predictions;  /* 0: PREDICT_DEFAULT_MAX */
 	bool deadlocks;
 	bool sidetrack;
+	/* --atomic FUNC: when set, only calls of the functions it accepts are
+	 * transactions (it is given a site inside the function: module id +
+	 * offset); every other function's calls are not checked. */
+	bool (*atomic)(void *ctx, uint16_t mod, uint64_t off);
+	void *atomic_ctx;
 };
 
 struct prediction_set {

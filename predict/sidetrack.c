@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "predict.h"
 #include "sidetrack.h"
 #include "trace/log.h"
 #include "txn.h"
@@ -234,7 +235,7 @@ static int pass(struct st *s)
 	return 0;
 }
 
-int pr_sidetrack(const struct pr_model *m, struct pr_cands *cs)
+int pr_sidetrack(const struct pr_model *m, struct pr_cands *cs, const struct predict_opts *o)
 {
 	struct st s;
 	int rc = -1;
@@ -245,6 +246,10 @@ int pr_sidetrack(const struct pr_model *m, struct pr_cands *cs)
 	s.txn = pr_txn_new(m);
 	if (!s.txn)
 		goto out;
+	if (o && o->atomic) {
+		s.txn->atomic = o->atomic;
+		s.txn->atomic_ctx = o->atomic_ctx;
+	}
 	s.locks = malloc((m->nobjs ? m->nobjs : 1) * sizeof *s.locks);
 	s.thr = calloc(m->nthreads, sizeof *s.thr);
 	if (!s.locks || !s.thr) {

@@ -23,6 +23,8 @@
 #include "rank.h"
 
 /* 0, or -1 after an avt_error() (out of memory). */
-int pr_sidetrack(const struct pr_model *m, struct pr_cands *cs);
+struct predict_opts;
+/* o may be NULL (every function call is a transaction). */
+int pr_sidetrack(const struct pr_model *m, struct pr_cands *cs, const struct predict_opts *o);
 
 #endif

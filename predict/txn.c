@@ -105,6 +105,21 @@ static bool stack_window(const struct pr_txn *x, uint32_t a, uint32_t b,
 	if (!kc)
 		return false; /* not inside one call of anything */
 	kc--;
+	if (x->atomic) {
+		/* --atomic: the innermost common call of a declared function */
+		uint32_t innermost = kc;
+		while (!x->atomic(x->atomic_ctx, outer(sa, kc)->mod, outer(sa, kc)->off))
+			if (kc-- == 0)
+				return false;
+		/* the loop rule holds only at the innermost common call: further
+		 * out, one statement holds a call both events are inside */
+		if (kc == innermost && same_frame(outer(sa, kc), outer(sb, kc)))
+			return false;
+		blame[0].mod = outer(sa, kc)->mod;
+		blame[0].off = outer(sa, kc)->off;
+		*nblame = 1;
+		return true;
+	}
 	/* the same statement of the common function again: a loop */
 	if (same_frame(outer(sa, kc), outer(sb, kc)))
 		return false;

@@ -34,6 +34,9 @@
 struct pr_txn {
 	const struct pr_model *m;
 	uint32_t *body;      /* per thread: frames (from the outermost) that are its body */
+	/* --atomic: which functions' calls are transactions (NULL: all) */
+	bool (*atomic)(void *ctx, uint16_t mod, uint64_t off);
+	void *atomic_ctx;
 };
 
 struct pr_txn *pr_txn_new(const struct pr_model *m);

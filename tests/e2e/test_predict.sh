@@ -98,3 +98,16 @@ t_predict_command() {
 	avt predict -d nowhere >err.txt 2>&1
 	expect_eq "$?" 2 "predict on a missing recording"
 }
+
+# --atomic FUNC: only the named functions' calls are transactions.
+t_test_atomic_option() {
+	bank="$REPO/examples/bin/bank"
+	for f in deposit alice; do
+		avt_timed 120 test -q -f -o out --atomic "$f" -- "$bank" >out.test 2>&1
+		expect_eq "$?" 1 "--atomic $f: the lost deposit is inside a call of $f"
+		expect_match "$(cat out/reports/*.txt)" "not atomic: $f \\(bank[.]c:[0-9]+\\)" "blame with --atomic $f"
+	done
+	avt_timed 120 test -q -f -o out --atomic read_balance -- "$bank" >out.test 2>&1
+	expect_eq "$?" 0 "--atomic read_balance: one critical section, nothing to predict"
+	expect_match "$(cat out.test)" '0 predictions' "no prediction"
+}

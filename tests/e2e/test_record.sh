@@ -484,3 +484,31 @@ t_force() {
 	expect_count out acquire counter_lock 15
 	expect_count out create "" 3
 }
+
+# avtrace killed with SIGKILL: the target dies with it (PTRACE_O_EXITKILL)
+# and the trace is readable up to the last flush.
+t_sigkill_avtrace() {
+	need_jq
+	prog=$(target lockheavy) || exit
+	"$AVTRACE" record -q -o out -- "$prog" 5000000 >/dev/null 2>&1 &
+	rec=$!
+	i=0
+	while [ ! -s out/trace.avt ] || [ "$(stat -c %s out/trace.avt)" -lt 200000 ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "no trace written after 20 s"
+		sleep 0.1
+	done
+	child=$(pgrep -P "$rec" | head -n 1)
+	[ -n "$child" ] || fail "no traced child"
+	kill -9 "$rec"
+	wait "$rec" 2>/dev/null
+	i=0
+	while kill -0 "$child" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 50 ] || fail "the target outlived avtrace"
+		sleep 0.1
+	done
+	n=$(avt dump -d out --json 2>err.txt | jq -r .kind | grep -c acquire)
+	[ "$n" -gt 1000 ] || fail "only $n acquires readable"
+	expect_no_file out/meta.json
+}

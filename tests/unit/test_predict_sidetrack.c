@@ -94,7 +94,7 @@ static void stack(uint32_t seq, uint32_t depth, ...)
 	ck_assert_int_eq(pr_tracebuf_stack(tb, seq, f, depth), 0);
 }
 
-static void detect(void)
+static void detect_with(const struct predict_opts *o)
 {
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
@@ -102,7 +102,12 @@ static void detect(void)
 	m = pr_model_new(tr);
 	ck_assert_ptr_nonnull(m);
 	pr_cands_init(&cs, m);
-	ck_assert_int_eq(pr_sidetrack(m, &cs), 0);
+	ck_assert_int_eq(pr_sidetrack(m, &cs, o), 0);
+}
+
+static void detect(void)
+{
+	detect_with(NULL);
 }
 
 static const struct pr_cand *find(enum pr_pattern p, uint32_t e1, uint32_t e2, uint32_t e3)
@@ -545,6 +550,60 @@ START_TEST(stacks_main_body_and_helper)
 }
 END_TEST
 
+/* --atomic: only the declared functions' calls are transactions.  The
+ * callback is given a site inside the candidate function. */
+static uint64_t atomic_lo, atomic_hi;
+static bool atomic_in_range(void *ctx, uint16_t mod, uint64_t off)
+{
+	(void)ctx;
+	(void)mod;
+	return off >= atomic_lo && off < atomic_hi;
+}
+
+static void helper_window_trace(uint32_t *a, uint32_t *b, uint32_t *c)
+{
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	uint32_t cr = ev(0, AVT_EV_CREATE, 1, 0x700);
+	stack(cr, 1, (uint64_t)0x700, 1u);
+	*a = acq(0, LM, SA);
+	uint32_t ra = rel(0, LM, SA);
+	*b = acq(0, LM, SB);
+	uint32_t rb = rel(0, LM, SB);
+	stack(*a, 2, (uint64_t)SA, 5u, (uint64_t)0x720, 1u);
+	stack(ra, 2, (uint64_t)SA + 8, 5u, (uint64_t)0x720, 1u);
+	stack(*b, 2, (uint64_t)SB, 5u, (uint64_t)0x720, 1u);
+	stack(rb, 2, (uint64_t)SB + 8, 5u, (uint64_t)0x720, 1u);
+	start(1);
+	*c = acq(1, LM, SC);
+	uint32_t rc = rel(1, LM, SC);
+	stack(*c, 1, (uint64_t)SC, 1u);
+	stack(rc, 1, (uint64_t)SC + 8, 1u);
+}
+
+START_TEST(atomic_declared_function_is_checked)
+{
+	uint32_t a, b, c;
+	helper_window_trace(&a, &b, &c);
+	atomic_lo = SA < SB ? SA : SB;
+	atomic_hi = (SA > SB ? SA : SB) + 1;
+	struct predict_opts o = { .sidetrack = true, .atomic = atomic_in_range };
+	detect_with(&o);
+	ck_assert_uint_eq(cs.n, 1);
+	ck_assert_ptr_nonnull(find(PR_PAT_AFTER, a, c, b));
+}
+END_TEST
+
+START_TEST(atomic_undeclared_function_is_not)
+{
+	uint32_t a, b, c;
+	helper_window_trace(&a, &b, &c);
+	atomic_lo = atomic_hi = 0; /* --atomic names some other function */
+	struct predict_opts o = { .sidetrack = true, .atomic = atomic_in_range };
+	detect_with(&o);
+	ck_assert_uint_eq(cs.n, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_sidetrack");
@@ -558,6 +617,8 @@ static Suite *suite(void)
 	tcase_add_test(r, figure8_top_not_reported);
 	tcase_add_test(r, figure8_bottom_reported);
 	tcase_add_test(r, rwlock_readers_do_not_interfere);
+	tcase_add_test(r, atomic_declared_function_is_checked);
+	tcase_add_test(r, atomic_undeclared_function_is_not);
 	suite_add_tcase(s, r);
 	TCase *x = tcase_create("transactions");
 	tcase_add_checked_fixture(x, setup, teardown);
