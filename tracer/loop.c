@@ -255,6 +255,18 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->state = TS_READY;
 		return t == run ? WR_POINT : WR_WAIT;
 	}
+	case BK_DLDEBUG: {
+		/* _dl_debug_state is a bare ret: emulate it */
+		uint64_t ret;
+		tr_modules_changed(tr);
+		if (ptu_read_u64(tr->pid, r.rsp, &ret) == 0) {
+			r.rip = ret;
+			r.rsp += 8;
+		}
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
+	}
 	case BK_PROBE:
 		probes_request(tr, t, &tr->probes[b->data], &r);
 		t->priv->resume_pc = b->addr + 1;

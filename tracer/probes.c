@@ -320,6 +320,11 @@ void probes_plant(struct tracer *tr)
 		module_probes(tr, &tr->mods.m[i]);
 }
 
+void probes_plant_module(struct tracer *tr, const struct elfmod *m)
+{
+	module_probes(tr, m);
+}
+
 void probes_request(struct tracer *tr, struct tthread *t, const struct probe *p,
 		    const struct user_regs_struct *r)
 {

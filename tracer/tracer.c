@@ -402,10 +402,9 @@ static uint64_t auxv_entry(pid_t pid)
 	return entry;
 }
 
-static void announce_modules(struct tracer *tr)
+static void announce_module(struct tracer *tr, struct elfmod *m)
 {
-	for (size_t i = 0; i < tr->mods.n; i++) {
-		struct elfmod *m = &tr->mods.m[i];
+	{
 		m->id = tr->next_mod_id++;
 		struct avt_module_rec rec;
 		memset(&rec, 0, sizeof rec);
@@ -418,6 +417,59 @@ static void announce_modules(struct tracer *tr)
 		if (tr->sink.module)
 			tr->sink.module(tr->sink.ctx, tr, &rec, m->path);
 	}
+}
+
+static void announce_modules(struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->mods.n; i++)
+		announce_module(tr, &tr->mods.m[i]);
+}
+
+/* dlopen: modules mapped since we last looked get ids, records and
+ * their probes planted (dlclose leaves old ones be: ids stay unique). */
+void tr_modules_changed(struct tracer *tr)
+{
+	struct modmap now;
+	if (modmap_load(&now, tr->pid) < 0)
+		return;
+	for (size_t i = 0; i < now.n; i++) {
+		struct elfmod *n = &now.m[i];
+		bool known = false;
+		for (size_t k = 0; k < tr->mods.n && !known; k++)
+			known = tr->mods.m[k].lo == n->lo && !strcmp(tr->mods.m[k].path, n->path);
+		if (known)
+			continue;
+		struct elfmod *grown = realloc(tr->mods.m, (tr->mods.n + 1) * sizeof *grown);
+		if (!grown)
+			break;
+		tr->mods.m = grown;
+		struct elfmod *m = &tr->mods.m[tr->mods.n++];
+		*m = *n;
+		m->path = strdup(n->path);
+		announce_module(tr, m);
+		probes_plant_module(tr, m);
+	}
+	modmap_release(&now);
+}
+
+/* Libraries dlopen()ed later may carry probes: stop at the dynamic
+ * linker's _dl_debug_state, which it calls after every link-map change. */
+static void plant_dl_debug(struct tracer *tr)
+{
+	struct elfmod *ld = modmap_find_name(&tr->mods, "ld-linux");
+	static const char *const name[] = { "_dl_debug_state" };
+	struct elfsym sym;
+	int has_symtab;
+	uint8_t insn = 0;
+	if (!ld || elf_lookup_funcs(ld->path, name, 1, &sym, &has_symtab) != 1 ||
+	    ptu_read(tr->pid, ld->bias + sym.value, &insn, 1) < 0)
+		return;
+	if (insn != 0xc3) { /* we emulate exactly a bare ret */
+		avt_warn("_dl_debug_state in '%s' is not a bare ret: probes in dlopen()ed libraries are not seen",
+			 ld->path);
+		return;
+	}
+	bpt_insert_raw(&tr->bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
 }
 
 /* The new image is at its first instruction: stop it at AT_ENTRY, where
@@ -466,6 +518,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	tr->probes = NULL;
 	tr->nprobes = 0;
 	probes_plant(tr);
+	plant_dl_debug(tr);
 	if (watch_setup(tr, why, sizeof why) < 0) {
 		avt_error("%s", why);
 		return -1;

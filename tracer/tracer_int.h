@@ -21,6 +21,7 @@ enum {
 	BK_TRAMP,      /* the return trampoline */
 	BK_ENTRY,      /* one-shot stop at the program entry */
 	BK_PROBE,      /* an avtrace.h USDT probe; data = probe index */
+	BK_DLDEBUG,    /* the dynamic linker's _dl_debug_state (a bare ret) */
 };
 
 /* Pseudo hooks for requests that are not function entries. */
@@ -191,6 +192,8 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size);
 
 int exec_begin(struct tracer *tr);
+/* The dynamic linker changed the link map (dlopen): new modules. */
+void tr_modules_changed(struct tracer *tr);
 void timer_stop(void);
 int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		  struct user_regs_struct *r);
@@ -200,6 +203,7 @@ void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq);
 
 /* probes.c */
 void probes_plant(struct tracer *tr);
+void probes_plant_module(struct tracer *tr, const struct elfmod *m);
 void probes_request(struct tracer *tr, struct tthread *t, const struct probe *p,
 		    const struct user_regs_struct *r);
 int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_struct *r,

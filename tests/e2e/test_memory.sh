@@ -533,3 +533,19 @@ t_mem_watch_bad_input() {
 	expect_one_line_error err
 	expect_match "$(cat err)" "aligned" "message"
 }
+
+# A library loaded by dlopen() after start: its probes are found when the
+# dynamic linker reports the new link map, and replay plants them again.
+t_mem_dlopen_probes() {
+	need_jq
+	rl=$(marker_line "$REPO/tests/targets/dl/annot_lib.c" "/* LIB READ LINE */") || exit
+	wl=$(marker_line "$REPO/tests/targets/dl/annot_lib.c" "/* LIB WRITE LINE */") || exit
+	record out dlopener
+	expect_recorded out 0
+	expect_count out read lib_counter 4
+	expect_count out write lib_counter 4
+	sites=$(avt dump -d out --json | jq -r 'select(.obj_name == "lib_counter") | "\(.kind) \(.site) \(.func)"' | sort -u | tr '\n' ';')
+	expect_eq "$sites" "read annot_lib.c:$rl annot_bump;write annot_lib.c:$wl annot_bump;" "sites in the library"
+	avt_timed 30 replay -d out --schedule 0 >rp.txt 2>&1
+	expect_eq "$?" 0 "replay of the recorded order"
+}

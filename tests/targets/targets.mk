@@ -110,3 +110,11 @@ tests/targets/bin/annot_bench_plain: tests/targets/annot_bench.c $(MEM_DEPS) | t
 	$(CC) $(ANNOT_BENCH_CFLAGS) -DAVT_NO_ANNOTATIONS -o $@ $<
 
 targets: $(MEM_PLAIN_BINS) tests/targets/bin/annot_bench_plain
+
+# ---- a library with avtrace.h probes loaded by dlopen() (dlopener.c)
+tests/targets/bin/libannot.so: tests/targets/dl/annot_lib.c include/avtrace.h | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -Iinclude -fPIC -shared -o $@ $<
+
+tests/targets/bin/dlopener: tests/targets/bin/libannot.so
+tests/targets/bin/dlopener: TARGET_LDFLAGS += -ldl
+targets: tests/targets/bin/libannot.so
