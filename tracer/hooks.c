@@ -280,22 +280,10 @@ void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_r
 	}
 }
 
+/* The request's call: its return comes back through the trampoline. */
 static int push_ret(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
-	struct tracer_priv_thread *p = t->priv;
-	if (p->nrets == MAX_RETFRAMES)
-		return -1;
-	struct retframe *f = &p->rets[p->nrets];
-	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
-	    ptu_write(tr->memfd, r->rsp, &tr->tramp, sizeof tr->tramp) < 0)
-		return -1;
-	f->sp = r->rsp;
-	f->hook = t->req.hook;
-	f->obj = t->req.obj;
-	f->obj2 = t->req.obj2;
-	f->site = t->req.site;
-	p->nrets++;
-	return 0;
+	return push_frame(tr, t, r, t->req.hook, t->req.obj, t->req.obj2, t->req.site);
 }
 
 static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)

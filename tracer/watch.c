@@ -173,7 +173,7 @@ int watch_setup(struct tracer *tr, char *why, size_t whylen)
 /* A SIGTRAP that may be a watchpoint: if so, emit the access and return
  * true (the thread stays stopped after the access: a scheduling point). */
 /* DR6 said nothing, yet the kernel calls the trap a hardware breakpoint
- * (seen once in ~3000 replays under load): it is ours all the same and
+ * (seen about once in a few thousand runs under load): it is ours and
  * must not reach the program.  Which variable: one whose value changed
  * (a write), else the only one armed (a read); else say so and drop it. */
 static long guess_dr6(struct tracer *tr, struct tthread *t)
@@ -206,7 +206,11 @@ bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_str
 	if (errno || !(dr6 & 0xf)) {
 		siginfo_t si;
 		memset(&si, 0, sizeof si);
-		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 || si.si_code != TRAP_HWBKPT)
+		/* a debug exception (not int3's SI_KERNEL, nor a raise()) while
+		 * watchpoints are armed; the kernel calls one whose DR6 it lost
+		 * TRAP_BRKPT, not TRAP_HWBKPT */
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 ||
+		    (si.si_code != TRAP_HWBKPT && si.si_code != TRAP_BRKPT && si.si_code != TRAP_TRACE))
 			return false;
 		avt_debug("T%u: hardware breakpoint trap with empty DR6", t->lid);
 		dr6 = guess_dr6(tr, t);
