@@ -195,7 +195,11 @@ int cmd_dump(int argc, char **argv)
 	struct names nm, *n = NULL;
 	if (!raw && names_open(&nm, t) == 0)
 		n = &nm;
+	size_t note = 0;
 	for (size_t i = 0; i < t->nev; i++) {
+		/* the recorder's notes (exec, watchpoints, ...) where they happened */
+		for (; !json && note < t->nnotes && t->notes[note].after_seq <= i; note++)
+			printf("# %s\n", t->notes[note].text);
 		if (n)
 			names_at(n, t->ev[i].seq);
 		const struct avt_stack *st = t->nstacks ? trace_stack(t, t->ev[i].seq) : NULL;
@@ -204,6 +208,8 @@ int cmd_dump(int argc, char **argv)
 		else
 			print_text(n, &t->ev[i], st);
 	}
+	for (; !json && note < t->nnotes; note++)
+		printf("# %s\n", t->notes[note].text);
 	if (t->truncated)
 		avt_warn("trace '%s/trace.avt' ends inside a record (the recording was cut short)", dir);
 	if (n)

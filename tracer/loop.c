@@ -231,8 +231,17 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->state = TS_READY; /* after the access: a scheduling point */
 		return t == run ? WR_POINT : WR_WAIT;
 	}
-	if (!b) /* the program's own */
+	if (!b) { /* the program's own; say so in the trace, it may not be */
+		siginfo_t si;
+		char note[160];
+		memset(&si, 0, sizeof si);
+		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
+		snprintf(note, sizeof note, "SIGTRAP (si_code %d) at 0x%llx in T%u passed to the program",
+			 si.si_code, (unsigned long long)r.rip, t->lid);
+		if (tr->sink.note)
+			tr->sink.note(tr->sink.ctx, tr, note);
 		return on_signal(tr, t, SIGTRAP) && t == run ? WR_POINT : WR_WAIT;
+	}
 	r.rip = b->addr;
 	switch (b->kind) {
 	case BK_ENTRY:
