@@ -2,20 +2,78 @@
  * predict on a synthetic trace (issue: predict from lock events): 1M lock
  * events, 16 threads, 64 locks by default; prints the time of predict_run
  * alone, the predictions made and the process's peak memory.
- * Usage: predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED]
+ * Usage: predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED] [accesses]
+ *
+ * With "accesses", memory accesses are woven into the same trace for the
+ * PENELOPE detector: every critical section reads and writes a variable of
+ * its lock (protected: nothing to find, all the work to do), and after
+ * one release in eight the thread reads, or one in sixteen writes, one of
+ * four unprotected globals (races: windows and culprits everywhere).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "predict/predict.h"
+#include "predict/tracebuf.h"
 
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	return x ^ (x >> 33);
+}
+
+static int add(struct pr_tracebuf *b, const struct avt_event *e, enum avt_kind k, uint64_t obj,
+	       uint64_t site)
+{
+	return pr_tracebuf_event(b, e->thread, k, obj, 0, e->site_mod, site, 0) == UINT64_MAX ? -1 : 0;
+}
+
+/* The accesses after event e (see the header comment). */
+static int accesses(struct pr_tracebuf *b, const struct avt_event *e)
+{
+	uint64_t h = mix(e->seq);
+	if (avt_kind_is_acquire(e->kind))
+		return add(b, e, AVT_EV_READ, 0x200000 + (e->obj & 0xffff) * 8, e->site_off + 0x1000) |
+		       add(b, e, AVT_EV_WRITE, 0x200000 + (e->obj & 0xffff) * 8, e->site_off + 0x1008);
+	if (e->kind != AVT_EV_RELEASE || h % 8)
+		return 0;
+	/* one line reads each global, one writes it, as in a program */
+	bool w = (h >> 8) % 2;
+	uint64_t v = (h >> 16) % 4;
+	return add(b, e, w ? AVT_EV_WRITE : AVT_EV_READ, 0x300000 + v * 8, 0x9000 + v * 16 + w * 8);
+}
+
+/* t with accesses woven in; t is freed. */
+static struct trace *with_accesses(struct trace *t)
+{
+	struct pr_tracebuf *b = pr_tracebuf_new();
+	for (size_t i = 0; b && i < t->nmod; i++)
+		if (pr_tracebuf_module(b, t->mod[i].rec.id, t->mod[i].path) < 0)
+			goto fail;
+	for (size_t i = 0; b && i < t->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		if (pr_tracebuf_event(b, e->thread, e->kind, e->obj, e->obj2, e->site_mod, e->site_off,
+				      e->flags) == UINT64_MAX || accesses(b, e) < 0)
+			goto fail;
+	}
+	trace_free(t);
+	return b ? pr_tracebuf_finish(b) : NULL;
+fail:
+	pr_tracebuf_free(b);
+	trace_free(t);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -25,9 +83,11 @@ int main(int argc, char **argv)
 	unsigned nlocks = argc > 3 ? (unsigned)atoi(argv[3]) : 64;
 	uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
 	struct trace *t = predict_synthetic_trace(nev, nthr, nlocks, seed);
+	if (t && argc > 5 && !strcmp(argv[5], "accesses"))
+		t = with_accesses(t);
 	if (!t)
 		return 2;
-	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
 	struct prediction_set set;
 	double t0 = now();
 	if (predict_run(t, &o, &set) < 0)

@@ -10,7 +10,7 @@
 #include "trace/log.h"
 
 static const char predict_help[] =
-	"usage: avtrace predict [-d DIR] [--max N] [--no-deadlocks] [--no-sidetrack]\n"
+	"usage: avtrace predict [-d DIR] [--max N] [--no-deadlocks] [--no-sidetrack] [--no-penelope]\n"
 	"\n"
 	"Analyses DIR/trace.avt (default ./avtrace-out) offline and writes one\n"
 	"schedule per predicted bug: DIR/predictions.json and\n"
@@ -18,6 +18,8 @@ static const char predict_help[] =
 	"and context switches first).  Detectors (docs/predict.md):\n"
 	"  sidetrack  atomicity violations: a function takes the same lock twice\n"
 	"             and another thread's critical section fits between\n"
+	"  penelope   the five single-variable access patterns (RWR, RWW, WWR, WRW,\n"
+	"             WWW) from read/write events\n"
 	"  deadlock   lock-order cycles across threads, even if the run survived\n"
 	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
 	"\n"
@@ -25,6 +27,7 @@ static const char predict_help[] =
 	"      --max N         at most N predictions (default 100)\n"
 	"      --no-deadlocks  skip the deadlock predictor\n"
 	"      --no-sidetrack  skip the atomicity predictor\n"
+	"      --no-penelope   skip the access-pattern predictor\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
 	"                      (default: every function call, with record --stacks;\n"
 	"                      the call stacks are needed for this option)\n";
@@ -169,11 +172,11 @@ int cmd_predict(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "dir", required_argument, 0, 'd' }, { "max", required_argument, 0, 'm' },
 		{ "no-deadlocks", no_argument, 0, 'D' }, { "no-sidetrack", no_argument, 0, 'S' },
-		{ "atomic", required_argument, 0, 'A' },
+		{ "atomic", required_argument, 0, 'A' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
-	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
 	struct atomic_funcs af = { .count = 0 };
 	int c;
 	char *end;
@@ -188,6 +191,7 @@ int cmd_predict(int argc, char **argv)
 			break;
 		case 'D': o.deadlocks = false; break;
 		case 'S': o.sidetrack = false; break;
+		case 'P': o.penelope = false; break;
 		case 'A':
 			if (atomic_funcs_parse(&af, optarg) < 0)
 				return usage_error("predict", "--atomic takes at most 16 functions");

@@ -173,7 +173,7 @@ int cmd_test(int argc, char **argv)
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
 				  .stack_depth = 8 };
-	struct predict_opts po = { .deadlocks = true, .sidetrack = true };
+	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true };
 	static const char *watch[5];
 	const char *timeout = "2";
 	unsigned jobs = 0;

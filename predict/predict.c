@@ -15,6 +15,7 @@
 
 #include "deadlock.h"
 #include "model.h"
+#include "penelope.h"
 #include "predict.h"
 #include "rank.h"
 #include "sidetrack.h"
@@ -95,6 +96,27 @@ static char *summary_sidetrack(const struct trace *t, const struct prediction *p
 		   how);
 }
 
+static char *summary_penelope(const struct trace *t, const struct prediction *p)
+{
+	const struct avt_event *e1 = &t->ev[p->events[0]], *f = &t->ev[p->events[1]],
+			       *e2 = &t->ev[p->events[2]];
+	char s1[128], s2[128], s3[128], w[160];
+	if (p->nblame) {
+		char b[128];
+		snprintf(w, sizeof w, "in one call of the function at %s",
+			 site_name(t, p->blame[0].mod, p->blame[0].off, b, sizeof b));
+	} else {
+		snprintf(w, sizeof w, "in one transaction");
+	}
+	return fmt("T%u %s 0x%" PRIx64 " at %s and %s it at %s %s; T%u's %s at %s can run in "
+		   "between (%s: not serializable; it ran %s that window in the recorded run)",
+		   e1->thread, e1->kind == AVT_EV_WRITE ? "writes" : "reads", e1->obj,
+		   ev_site(t, e1, s1, sizeof s1), e2->kind == AVT_EV_WRITE ? "writes" : "reads",
+		   ev_site(t, e2, s3, sizeof s3), w, f->thread,
+		   f->kind == AVT_EV_WRITE ? "write" : "read", ev_site(t, f, s2, sizeof s2),
+		   p->pattern, f->seq < e1->seq ? "before" : "after");
+}
+
 static char *summary_deadlock(const struct trace *t, const struct prediction *p)
 {
 	unsigned k = p->nthreads;
@@ -119,9 +141,11 @@ static int add_comment(const struct trace *t, struct prediction *p)
 	for (unsigned i = 0; c && i < p->nevents; i++) {
 		const struct avt_event *e = &t->ev[p->events[i]];
 		bool request = !strcmp(p->detector, "deadlock") && i >= k;
+		const char *v = request ? "requests" : avt_kind_is_access(e->kind) ?
+			(e->kind == AVT_EV_WRITE ? "writes" : "reads") : verb(e);
 		char b[128];
-		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", c, i ? "," : "", e->thread,
-			      request ? "requests" : verb(e), e->obj, ev_site(t, e, b, sizeof b));
+		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", c, i ? "," : "", e->thread, v,
+			      e->obj, ev_site(t, e, b, sizeof b));
 		free(c);
 		c = n;
 	}
@@ -164,6 +188,10 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 	p->nobjs = c->nlock;
 	for (uint32_t i = 0; i < c->nlock; i++)
 		p->objs[i] = m->objaddr[c->lock[i]];
+	if (c->det == PR_DET_PENELOPE) {
+		p->nobjs = 1; /* the variable */
+		p->objs[0] = t->ev[c->ev[0]].obj;
+	}
 	p->nblame = c->nblame;
 	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
 	p->sched = s;
@@ -173,48 +201,117 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		const struct avt_event *e[3] = { &t->ev[c->ev[0]], &t->ev[c->ev[1]],
 						 &t->ev[c->ev[2]] };
 		p->summary = summary_sidetrack(t, p, e);
+	} else if (c->det == PR_DET_PENELOPE) {
+		p->summary = summary_penelope(t, p);
 	} else {
 		p->summary = summary_deadlock(t, p);
 	}
 	return p->summary ? 0 : -1;
 }
 
+static int plan_and_synth(const struct pr_model *m, const struct pr_cand *c, uint64_t *budget,
+			  struct pr_plan *plan, struct schedule **s, bool *kept)
+{
+	*s = NULL;
+	*kept = true;
+	if (c->det == PR_DET_PENELOPE)
+		return pr_penelope_synth(m, c, budget, plan, s, kept);
+	if (pr_plan_cand(m, c, plan) < 0)
+		return 0;
+	return pr_synth(m, plan, budget, s);
+}
+
+/* A penelope candidate is one of up to two variants of its bug, its
+ * sibling (pr_penelope_siblings); one of them is predicted. */
+struct synth {
+	const struct pr_model *m;
+	const struct pr_cands *cs;
+	struct prediction_set *out;
+	uint64_t budget;         /* events still to schedule */
+	size_t *sib;             /* per candidate: its sibling, or SIZE_MAX */
+	bool *done;              /* per candidate: predicted */
+};
+
+/* Candidate i's bug is predicted: by i itself (predicted early, at its
+ * sibling's turn), or by its sibling. */
+static bool bug_done(const struct synth *y, size_t i)
+{
+	return y->done[i] || (y->sib[i] != SIZE_MAX && y->done[y->sib[i]]);
+}
+
+static int add_prediction(struct synth *y, size_t i, const struct pr_plan *plan,
+			  struct schedule *s)
+{
+	y->done[i] = true;
+	if (fill(y->m, &y->cs->c[i], plan, s, &y->out->p[y->out->n++]) < 0) {
+		avt_error("cannot predict: out of memory"); /* released with the set */
+		return -1;
+	}
+	return 0;
+}
+
+/* Candidate i's schedule s, predicted now; if some read in it would see a
+ * new value, its later sibling is tried at once and stands for the bug
+ * instead if its schedule keeps its reads (it is skipped when reached). */
+static int take(struct synth *y, size_t i, const struct pr_plan *plan, struct schedule *s,
+		bool kept)
+{
+	size_t j = y->sib[i];
+	if (!kept && j != SIZE_MAX && j > i) {
+		struct pr_plan pj;
+		struct schedule *sj;
+		bool kj;
+		int rc = plan_and_synth(y->m, &y->cs->c[j], &y->budget, &pj, &sj, &kj);
+		if (rc < 0) {
+			schedule_free(s);
+			return -1;
+		}
+		if (rc > 0 && kj) {
+			schedule_free(s);
+			return add_prediction(y, j, &pj, sj);
+		}
+		schedule_free(sj);
+	}
+	return add_prediction(y, i, plan, s);
+}
+
 /* Synthesizes candidates in order until max predictions are made. */
 static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsigned max,
 		      struct prediction_set *out)
 {
-	uint64_t budget = SYNTH_BUDGET;
+	struct synth y = { m, cs, out, SYNTH_BUDGET, NULL, NULL };
+	int rc = -1;
+	y.sib = pr_penelope_siblings(m, cs);
+	y.done = calloc(cs->n ? cs->n : 1, sizeof *y.done);
 	out->p = calloc(cs->n ? cs->n : 1, sizeof *out->p);
-	if (!out->p) {
+	if (!y.sib || !y.done || !out->p) {
 		avt_error("cannot predict: out of memory");
-		return -1;
+		goto out;
 	}
 	for (size_t i = 0; i < cs->n && out->n < max; i++) {
 		struct pr_plan plan;
 		struct schedule *s;
-		if (pr_plan_cand(m, &cs->c[i], &plan) < 0)
+		bool kept;
+		if (bug_done(&y, i))
 			continue;
-		int rc = pr_synth(m, &plan, &budget, &s);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			avt_debug("candidate %zu (%s %s) has no feasible schedule", i,
-				  pr_detector_name(cs->c[i].det), pr_pattern_name(cs->c[i].pat));
-			if (!budget) {
-				avt_warn("schedule synthesis stopped: budget of %llu events spent",
-					 (unsigned long long)SYNTH_BUDGET);
-				break;
-			}
+		int src = plan_and_synth(m, &cs->c[i], &y.budget, &plan, &s, &kept);
+		if (src < 0 || (src > 0 && take(&y, i, &plan, s, kept) < 0))
+			goto out;
+		if (src > 0)
 			continue;
+		avt_debug("candidate %zu (%s %s) has no feasible schedule", i,
+			  pr_detector_name(cs->c[i].det), pr_pattern_name(cs->c[i].pat));
+		if (!y.budget) {
+			avt_warn("schedule synthesis stopped: budget of %llu events spent",
+				 (unsigned long long)SYNTH_BUDGET);
+			break;
 		}
-		if (fill(m, &cs->c[i], &plan, s, &out->p[out->n]) < 0) {
-			out->n++; /* released with the set */
-			avt_error("cannot predict: out of memory");
-			return -1;
-		}
-		out->n++;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(y.sib);
+	free(y.done);
+	return rc;
 }
 
 int predict_run(const struct trace *t, const struct predict_opts *o, struct prediction_set *out)
@@ -229,6 +326,8 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	if (o->sidetrack && pr_sidetrack(m, &cs, o) < 0)
 		goto out;
 	if (o->deadlocks && pr_deadlock(m, &cs) < 0)
+		goto out;
+	if (o->penelope && pr_penelope(m, &cs, o) < 0)
 		goto out;
 	pr_cands_prerank(&cs);
 	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,

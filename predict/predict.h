@@ -6,15 +6,17 @@
  *
  *     struct prediction_set set;
  *     struct predict_opts o = { .max_predictions = 0, .deadlocks = true,
- *                               .sidetrack = true };
+ *                               .sidetrack = true, .penelope = true };
  *     if (predict_run(trace, &o, &set) == 0) {
  *             predict_write(&set, trace, "avtrace-out");
  *             prediction_set_release(&set);
  *     }
  *
  * Detectors: "sidetrack" (atomicity violations predicted from lock events,
- * patterns "before-window", "in-window", "after-window") and "deadlock"
- * (lock-order cycles, pattern "cycle").  Every prediction carries the
+ * patterns "before-window", "in-window", "after-window"), "deadlock"
+ * (lock-order cycles, pattern "cycle") and "penelope" (atomicity
+ * violations predicted from memory accesses, patterns "RWR", "RWW",
+ * "WWR", "WRW", "WWW").  Every prediction carries the
  * schedule that replay should enforce to reproduce it.
  *
  * Ownership: a struct prediction_set owns its array, and every prediction
@@ -43,24 +45,27 @@ struct predict_site {
 
 struct prediction {
 	unsigned id;               /* 1-based, in rank order */
-	const char *detector;      /* "sidetrack", "deadlock" */
-	const char *pattern;       /* "before-window", "in-window", "after-window", "cycle" */
+	const char *detector;      /* "sidetrack", "deadlock", "penelope" */
+	const char *pattern;       /* "before-window", "in-window", "after-window", "cycle",
+				      "RWR", "RWW", "WWR", "WRW", "WWW" */
 	uint32_t threads[4];
 	unsigned nthreads;
 	/* seqs of the events that make the violation, in the order the
 	 * schedule puts them.  sidetrack: e1 (T1's first acquire), e2 (T2's
 	 * acquire), e3 (T1's second acquire).  deadlock with k threads: the k
 	 * acquisitions each thread holds, then the k requests (the first
-	 * request is the one the schedule ends with). */
+	 * request is the one the schedule ends with).  penelope: e1, e' (the
+	 * other thread's access), e2. */
 	uint64_t events[8];
 	unsigned nevents;
-	uint64_t objs[4];          /* locks involved (addresses) */
+	uint64_t objs[4];          /* locks involved (addresses); penelope: the variable */
 	unsigned nobjs;
 	unsigned context_switches; /* of its schedule: steps - 1 */
 	struct schedule *sched;    /* owned */
 	char *summary;             /* owned; one line, sites as module+0xoff */
-	/* sidetrack with call stacks: a site inside each function whose
-	 * invocation the prediction shows is not atomic, innermost first */
+	/* sidetrack and penelope with call stacks: a site inside each
+	 * function whose invocation the prediction shows is not atomic,
+	 * innermost first; penelope in an atomic block: its begin */
 	struct predict_site blame[4];
 	unsigned nblame;
 	uint64_t cut_seq;          /* first recorded event the schedule reorders */
@@ -70,6 +75,7 @@ struct predict_opts {
 	unsigned max_predictions;  /* 0: PREDICT_DEFAULT_MAX */
 	bool deadlocks;
 	bool sidetrack;
+	bool penelope;             /* read/write events: PENELOPE's five patterns */
 	/* --atomic FUNC: when set, only calls of the functions it accepts are
 	 * transactions (it is given a site inside the function: module id +
 	 * offset); every other function's calls are not checked. */

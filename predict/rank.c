@@ -9,12 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "rank.h"
 #include "trace/log.h"
 
 const char *pr_detector_name(enum pr_detector d)
 {
-	return d == PR_DET_DEADLOCK ? "deadlock" : "sidetrack";
+	switch (d) {
+	case PR_DET_DEADLOCK:
+		return "deadlock";
+	case PR_DET_PENELOPE:
+		return "penelope";
+	default:
+		return "sidetrack";
+	}
 }
 
 const char *pr_pattern_name(enum pr_pattern p)
@@ -26,6 +34,16 @@ const char *pr_pattern_name(enum pr_pattern p)
 		return "in-window";
 	case PR_PAT_AFTER:
 		return "after-window";
+	case PR_PAT_RWR:
+		return "RWR";
+	case PR_PAT_RWW:
+		return "RWW";
+	case PR_PAT_WWR:
+		return "WWR";
+	case PR_PAT_WRW:
+		return "WRW";
+	case PR_PAT_WWW:
+		return "WWW";
 	default:
 		return "cycle";
 	}
@@ -53,17 +71,23 @@ static int site_cmp(const struct avt_event *a, const struct avt_event *b)
 	return 0;
 }
 
-static int same_key(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b)
+int pr_cands_same_bug(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b)
 {
 	if (a->det != b->det || a->pat != b->pat || a->nev != b->nev)
 		return 0;
 	for (uint32_t i = 0; i < a->nev; i++)
 		if (site_cmp(pr_ev(m, a->ev[i]), pr_ev(m, b->ev[i])))
 			return 0;
-	return 1;
+	/* one code path racing on different elements is different bugs */
+	return a->det != PR_DET_PENELOPE || pr_ev(m, a->ev[0])->obj == pr_ev(m, b->ev[0])->obj;
 }
 
-static size_t key_hash(const struct pr_model *m, const struct pr_cand *c)
+static int same_key(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b)
+{
+	return pr_cands_same_bug(m, a, b) && a->variant == b->variant;
+}
+
+uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL * ((uint64_t)c->det * 8 + c->pat + 1);
 	for (uint32_t i = 0; i < c->nev; i++) {
@@ -72,7 +96,14 @@ static size_t key_hash(const struct pr_model *m, const struct pr_cand *c)
 		h *= 0xff51afd7ed558ccdULL;
 		h ^= h >> 29;
 	}
-	return (size_t)h;
+	if (c->det == PR_DET_PENELOPE)
+		h ^= pr_hash64(pr_ev(m, c->ev[0])->obj);
+	return h;
+}
+
+static size_t key_hash(const struct pr_model *m, const struct pr_cand *c)
+{
+	return (size_t)(pr_cands_bug_hash(m, c) ^ pr_hash64(c->variant + 1));
 }
 
 /* Rotates a cycle so that the thread whose (hold, request) sites are the
@@ -193,7 +224,7 @@ static int round_cmp(const void *pa, const void *pb)
 
 void pr_cands_prerank(struct pr_cands *cs)
 {
-	uint32_t taken[2] = { 0, 0 };
+	uint32_t taken[PR_DET_COUNT] = { 0 };
 	/* the dedupe table indexes the array: it is not needed any more */
 	free(cs->tab);
 	cs->tab = NULL;
@@ -204,7 +235,7 @@ void pr_cands_prerank(struct pr_cands *cs)
 	/* detectors take turns, each in its own order, so that a flood of
 	 * one kind cannot crowd the other out of max_predictions */
 	for (size_t i = 0; i < cs->n; i++)
-		cs->c[i].round = taken[cs->c[i].det == PR_DET_DEADLOCK]++;
+		cs->c[i].round = taken[cs->c[i].det]++;
 	qsort(cs->c, cs->n, sizeof *cs->c, round_cmp);
 }
 

@@ -2,7 +2,8 @@
  * Candidates and their order.  A detector reports each violation it finds
  * as a struct pr_cand; pr_cands_add() keeps only the first of every
  * (detector, pattern, sites) so that a loop repeating one violation gives
- * one candidate, not one per iteration.  Candidates are synthesized in
+ * one candidate, not one per iteration (penelope: also the variable and
+ * the variant, see pr_cand).  Candidates are synthesized in
  * pr_cands_prerank() order (cheap: fewer threads, earlier in the trace,
  * the detectors taking turns),
  * and the resulting predictions are put in final order by
@@ -19,8 +20,12 @@
 #include "model.h"
 #include "predict.h"
 
-enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK };
-enum pr_pattern { PR_PAT_BEFORE, PR_PAT_IN, PR_PAT_AFTER, PR_PAT_CYCLE };
+enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK, PR_DET_PENELOPE, PR_DET_COUNT };
+enum pr_pattern {
+	PR_PAT_BEFORE, PR_PAT_IN, PR_PAT_AFTER, PR_PAT_CYCLE,
+	/* penelope: e1 e2 of T1, e' of T2 (R read, W write) */
+	PR_PAT_RWR, PR_PAT_RWW, PR_PAT_WWR, PR_PAT_WRW, PR_PAT_WWW,
+};
 
 struct pr_cand {
 	enum pr_detector det;
@@ -30,13 +35,22 @@ struct pr_cand {
 	/* events (indices into trace->ev).  sidetrack: e1, e2, e3.  deadlock
 	 * with k threads: hold_0 .. hold_k-1, then req_0 .. req_k-1, where
 	 * thread i holds lock[i] (acquired at hold_i) and requests lock[i+1
-	 * mod k] at req_i. */
+	 * mod k] at req_i.  penelope: e1, e' (the other thread's access), e2;
+	 * the variable is ev[0]'s obj. */
 	uint32_t nev;
 	uint32_t ev[8];
 	uint32_t nlock;
 	uint32_t lock[4];          /* lock ids */
 	uint32_t nblame;
 	struct predict_site blame[4];
+	/* penelope: the cut-point of T1, e1 <= cut < e2, where T1 may stand
+	 * while T2 runs up to e' (locksets and acquisition histories allow
+	 * it); and whether e' was recorded before the window (0) or after it
+	 * (1).  The variant is part of the dedupe key, not of the bug: the
+	 * two can need different schedules, and synthesis keeps the first of
+	 * them that works (pr_cands_same_bug). */
+	uint32_t cut;
+	uint32_t variant;
 	uint32_t order;            /* earliest event involved: the pre-rank key */
 	uint32_t round;            /* pr_cands_prerank()'s use */
 };
@@ -58,6 +72,10 @@ int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c);
 /* Would c be a duplicate (same key as one added)? */
 int pr_cands_has(const struct pr_cands *cs, const struct pr_cand *c);
 void pr_cands_prerank(struct pr_cands *cs);
+/* Same detector, pattern, sites (and penelope variable), variant aside;
+ * and a hash of that. */
+int pr_cands_same_bug(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b);
+uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c);
 
 const char *pr_detector_name(enum pr_detector d);
 const char *pr_pattern_name(enum pr_pattern p);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "deadlock.h"
+#include "penelope.h"
 #include "synth.h"
 #include "trace/log.h"
 
@@ -443,5 +444,7 @@ int pr_plan_cand(const struct pr_model *m, const struct pr_cand *c, struct pr_pl
 	memset(p, 0, sizeof *p);
 	if (c->det == PR_DET_DEADLOCK)
 		return plan_deadlock(m, c, p);
+	if (c->det == PR_DET_PENELOPE)
+		return pr_penelope_plan(m, c, false, true, p);
 	return plan_sidetrack(m, c, p);
 }

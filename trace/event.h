@@ -28,7 +28,7 @@ enum avt_kind {
 	AVT_EV_WAIT,         /* cond wait begins: obj = cond, obj2 = mutex released */
 	AVT_EV_SIGNAL,       /* obj = cond */
 	AVT_EV_BROADCAST,    /* obj = cond */
-	AVT_EV_BARRIER,      /* barrier wait returned; obj = barrier */
+	AVT_EV_BARRIER,      /* arrival at a barrier wait; obj = barrier */
 	AVT_EV_SEM_WAIT,     /* sem wait succeeded; obj = sem */
 	AVT_EV_SEM_POST,     /* obj = sem */
 	AVT_EV_READ,         /* obj = address, size = bytes */

@@ -214,8 +214,13 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 	case OP_JOIN:
 		q->kind = AVT_EV_JOIN;
 		break;
+	case OP_BARRIER:
+		/* the arrival orders a barrier (the last one releases the rest),
+		 * so it is the event, and a schedule places it */
+		q->kind = AVT_EV_BARRIER;
+		break;
 	default:
-		/* create, try/timed locks, barrier, sem waits: emitted later */
+		/* create, try/timed locks, sem waits: emitted later */
 		q->kind = AVT_EV_NONE;
 		break;
 	}
@@ -416,6 +421,7 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		wake_waiters(tr, TW_SEM, q->obj, true);
 		return 0;
 	case OP_BARRIER:
+		tr_emit(tr, t, AVT_EV_BARRIER, q->obj, 0, q->site, 0, 0);
 		begin_wait(tr, t, TW_BARRIER, q->obj);
 		return push_ret(tr, t, r);
 	case OP_SEMWAIT:
@@ -483,7 +489,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		acquire(tr, t, f.obj2, AVT_EV_ACQUIRE, f.obj, f.site, AVT_F_COND_WAKE | tflag);
 		return 0;
 	case OP_BARRIER:
-		tr_emit(tr, t, AVT_EV_BARRIER, f.obj, 0, f.site, 0, 0);
+		/* it got through: so did everyone waiting on that barrier */
 		wake_waiters(tr, TW_BARRIER, f.obj, true);
 		return 0;
 	case OP_SEMWAIT:

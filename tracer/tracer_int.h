@@ -48,7 +48,8 @@ struct watch {
 	uint64_t last;     /* value after the last access seen */
 	uint64_t hits;
 	uint64_t budget;   /* traps before it is disarmed (0: no limit) */
-	bool off;          /* disarmed: its budget ran out */
+	bool wonly;        /* read budget spent: only writes trap now */
+	bool off;          /* disarmed: its write budget ran out too */
 	char name[128];
 };
 

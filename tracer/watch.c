@@ -60,7 +60,7 @@ static uint64_t dr7_value(const struct tracer *tr)
 		if (tr->watch[i].off)
 			continue;
 		dr7 |= 1ull << (2 * i);                                     /* local enable */
-		dr7 |= 3ull << (16 + 4 * i);                                /* RW = read/write */
+		dr7 |= (tr->watch[i].wonly ? 1ull : 3ull) << (16 + 4 * i);  /* RW: write / read+write */
 		dr7 |= (uint64_t)len_bits(tr->watch[i].size) << (18 + 4 * i); /* LEN */
 	}
 	return dr7;
@@ -224,7 +224,7 @@ bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_str
 		if (w->off)
 			continue;
 		read_value(tr, w, &v);
-		enum avt_kind kind = v != w->last ? AVT_EV_WRITE : AVT_EV_READ;
+		enum avt_kind kind = v != w->last || w->wonly ? AVT_EV_WRITE : AVT_EV_READ;
 		w->last = v;
 		tr_emit(tr, t, kind, w->addr, 0, r->rip, AVT_F_WATCHED, (uint16_t)w->size);
 		if (w->budget && ++w->hits >= w->budget)
@@ -234,19 +234,32 @@ bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_str
 }
 
 /* An automatically watched variable ran out of budget: too hot to watch at
- * ~25 us a trap; the rest of the run goes without it. */
+ * ~25 us a trap.  First only its reads stop (a loop bound, a spin flag):
+ * its writes stay events, so a schedule can still place the write a
+ * spinning reader waits for.  When its writes run out too, the rest of the
+ * run goes without it. */
 void watch_disarm(struct tracer *tr, size_t i)
 {
 	char note[256];
-	tr->watch[i].off = true;
+	struct watch *w = &tr->watch[i];
+	if (!w->wonly) {
+		w->wonly = true;
+		w->hits = 0;
+	} else {
+		w->off = true;
+	}
 	uint64_t dr7 = dr7_value(tr);
 	for (size_t k = 0; k < tr->nthr; k++) {
 		struct tthread *o = tr->thr[k];
 		if (o && o->state != TS_DEAD)
 			ptrace(PTRACE_POKEUSER, o->tid, (void *)DR_OFF(7), (void *)(uintptr_t)dr7);
 	}
-	snprintf(note, sizeof note, "stopped watching %s after %llu accesses (its later accesses are not in the trace)",
-		 tr->watch[i].name, (unsigned long long)tr->watch[i].hits);
+	if (w->off)
+		snprintf(note, sizeof note, "stopped watching %s after %llu more writes (its later accesses are not in the trace)",
+			 w->name, (unsigned long long)w->hits);
+	else
+		snprintf(note, sizeof note, "watching only the writes of %s from here (%llu accesses seen)",
+			 w->name, (unsigned long long)w->budget);
 	if (tr->sink.note)
 		tr->sink.note(tr->sink.ctx, tr, note);
 }

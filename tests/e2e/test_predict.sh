@@ -86,13 +86,18 @@ t_predict_command() {
 	record out checkthenact
 	expect_recorded out 0
 	avt predict -d out >pred.txt 2>&1 || fail "avtrace predict failed"
-	expect_match "$(cat pred.txt)" '^1 prediction -> out/schedules/' "summary"
+	# the same bug twice: from the lock events (sidetrack) and from the
+	# automatically watched shared.ptr (penelope)
+	expect_match "$(cat pred.txt)" '^2 predictions -> out/schedules/' "summary"
 	expect_match "$(cat pred.txt)" 'sidetrack +after-window +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
+	expect_match "$(cat pred.txt)" 'penelope +RWR +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
 	expect_file out/predictions.json
 	expect_file out/schedules/0001.sched
-	expect_match "$(jq -r '.[0].detector' out/predictions.json 2>/dev/null || jq -r '.predictions[0].detector' out/predictions.json)" \
-		sidetrack "predictions.json"
-	expect_match "$(sed -n 2p out/schedules/0001.sched)" '^# 1: sidetrack after-window — T1 acquire shared[.]m at checkthenact[.]c:' "schedule comment"
+	expect_file out/schedules/0002.sched
+	expect_eq "$(jq -r '.predictions[].detector' out/predictions.json | sort | tr '\n' ' ')" \
+		"penelope sidetrack " "predictions.json"
+	expect_match "$(sed -s -n 2p out/schedules/000[12].sched)" '^# [12]: sidetrack after-window — T1 acquire shared[.]m at checkthenact[.]c:' "schedule comment"
+	expect_match "$(sed -s -n 2p out/schedules/000[12].sched)" '^# [12]: penelope RWR — T1 read shared[.]ptr at checkthenact[.]c:' "schedule comment"
 	# the recorded order is left alone
 	expect_match "$(sed -n 2p out/schedules/0000.sched)" 'the recorded order' "schedule 0"
 	avt predict -d nowhere >err.txt 2>&1

@@ -213,3 +213,22 @@ t_install_layout() {
 	printf '#include <avtrace.h>\nint x;\nint main(void){ AVT_WRITE(&x); return 0; }\n' >a.c
 	cc -I root/usr/include a.c -o a || fail "the installed header does not compile"
 }
+
+# Every target's recorded order replays to the same end, with the default
+# recording (automatic watchpoints, heap hooks): schedule 0 is always
+# feasible.  (Barrier arrivals and spinning on a flag whose watchpoint ran
+# out of budget both broke this once.)
+t_every_recorded_order_replays() {
+	for p in mutex_counter rwlock spin trylock condvar workqueue barrier sem c11threads \
+		spinflag spinflag_busy forker execer lockorder checkthenact vec_copy invariant \
+		multi_O0 dlopener mem_log mem_order mem_dcl mem_spinflag mem_log_plain; do
+		rm -rf "r_$p"
+		avt record -q -o "r_$p" -- "$(target "$p")" >/dev/null 2>&1 || fail "record of $p failed"
+		avt_timed 30 replay -d "r_$p" --schedule 0 >"r_$p.txt" 2>&1
+		st=$?
+		[ $st -eq 0 ] || fail "replay of $p's recorded order: $(head -n 1 "r_$p.txt") (exit $st)"
+	done
+	avt record -q -o r_crash -- "$(target crash)" >/dev/null 2>&1
+	avt_timed 30 replay -d r_crash --schedule 0 >r_crash.txt 2>&1
+	expect_eq "$?" 1 "crash's recorded order reproduces the crash"
+}

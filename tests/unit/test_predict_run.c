@@ -97,7 +97,8 @@ static void finish_and_join(uint32_t n)
 
 static void run_opts(bool sidetrack, bool deadlocks, unsigned max)
 {
-	struct predict_opts o = { max, deadlocks, sidetrack };
+	struct predict_opts o = { .max_predictions = max, .deadlocks = deadlocks,
+				  .sidetrack = sidetrack };
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
 	ck_assert_ptr_nonnull(tr);
@@ -224,12 +225,12 @@ START_TEST(options_select_detectors)
 	ck_assert_uint_eq(ps.n, 1);
 	ck_assert_str_eq(ps.p[0].detector, "deadlock");
 	prediction_set_release(&ps);
-	struct predict_opts o = { 0, false, true };
+	struct predict_opts o = { .deadlocks = false, .sidetrack = true };
 	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
 	ck_assert_uint_eq(ps.n, 1);
 	ck_assert_str_eq(ps.p[0].detector, "sidetrack");
 	prediction_set_release(&ps);
-	struct predict_opts one = { 1, true, true };
+	struct predict_opts one = { .max_predictions = 1, .deadlocks = true, .sidetrack = true };
 	ck_assert_int_eq(predict_run(tr, &one, &ps), 0);
 	ck_assert_uint_eq(ps.n, 1);
 }
@@ -468,7 +469,7 @@ END_TEST
 
 START_TEST(empty_and_bad_traces)
 {
-	struct predict_opts o = { 0, true, true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
 	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
@@ -539,7 +540,7 @@ END_TEST
 
 START_TEST(synthetic_has_both_kinds)
 {
-	struct predict_opts o = { 0, true, true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
 	pr_tracebuf_free(tb);
 	tb = NULL;
 	tr = predict_synthetic_trace(200000, 8, 16, 7);

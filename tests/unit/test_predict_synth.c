@@ -6,7 +6,7 @@
  * final request of a deadlock, after which nobody can move), never joins
  * a live thread, never wakes from a cond wait nobody signalled, and a
  * failed trylock finds its lock held.  Synthetic traces are checked the
- * same way, prediction by prediction.
+ * same way, prediction by prediction, with accesses woven in for PENELOPE.
  */
 #include <check.h>
 #include <stdio.h>
@@ -85,7 +85,7 @@ static void finish_and_join(uint32_t n)
 
 static void predict(void)
 {
-	struct predict_opts o = { 0, true, true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
 	ck_assert_ptr_nonnull(tr);
@@ -310,6 +310,16 @@ static void assert_atomicity_order(struct sim *s, const struct prediction *p)
 	ck_assert(rel1 && rel2);
 }
 
+/* PENELOPE: e1, then e', then e2 if the schedule runs it at all (else
+ * the forced part ends with e' and free). */
+static void assert_access_order(struct sim *s, const struct prediction *p)
+{
+	int64_t e1 = pos(s, p->events[0]), f = pos(s, p->events[1]), e2 = pos(s, p->events[2]);
+	ck_assert_int_ge(e1, 0);
+	ck_assert_int_gt(f, e1);
+	ck_assert(e2 < 0 || e2 > f);
+}
+
 static void check_all(void)
 {
 	for (size_t i = 0; i < ps.n; i++) {
@@ -321,7 +331,9 @@ static void check_all(void)
 		if (!rc)
 			ck_abort_msg("prediction %u (%s %s): %s", p->id, p->detector, p->pattern,
 				     s.why);
-		if (!dl)
+		if (!strcmp(p->detector, "penelope"))
+			assert_access_order(&s, p);
+		else if (!dl)
 			assert_atomicity_order(&s, p);
 		ck_assert_uint_eq(p->context_switches, p->sched->nsteps - 1);
 		sim_free(&s);
@@ -582,7 +594,7 @@ END_TEST
 START_TEST(synthetic_schedules_feasible)
 {
 	for (uint64_t seed = 1; seed <= 4; seed++) {
-		struct predict_opts o = { 0, true, true };
+		struct predict_opts o = { .deadlocks = true, .sidetrack = true };
 		pr_tracebuf_free(tb);
 		tb = NULL;
 		trace_free(tr);
@@ -593,6 +605,72 @@ START_TEST(synthetic_schedules_feasible)
 		ck_assert_uint_gt(ps.n, 0);
 		check_all();
 	}
+}
+END_TEST
+
+/* Synthetic traces with accesses woven in (as bench/predict_bench.c
+ * does): each critical section reads and writes its lock's variable, and
+ * after some releases a thread reads or writes one of four unprotected
+ * globals.  Every PENELOPE schedule must follow replay's rules too. */
+static struct trace *with_accesses(struct trace *t)
+{
+	struct pr_tracebuf *b = pr_tracebuf_new();
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pr_tracebuf_module(b, 0, "/bin/app"), 0);
+	for (size_t i = 0; i < t->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		uint64_t h = e->seq * 0x9e3779b97f4a7c15ULL >> 40, v = 0x200000 + (e->obj & 0xffff);
+		ck_assert(pr_tracebuf_event(b, e->thread, e->kind, e->obj, e->obj2, e->site_mod,
+					    e->site_off, e->flags) != UINT64_MAX);
+		if (avt_kind_is_acquire(e->kind)) {
+			pr_tracebuf_event(b, e->thread, AVT_EV_READ, v, 0, 0, e->site_off + 0x1000, 0);
+			pr_tracebuf_event(b, e->thread, AVT_EV_WRITE, v, 0, 0, e->site_off + 0x1008, 0);
+		} else if (e->kind == AVT_EV_RELEASE && h % 4 == 0) {
+			enum avt_kind k = h % 8 ? AVT_EV_READ : AVT_EV_WRITE;
+			pr_tracebuf_event(b, e->thread, k, 0x300000 + h / 8 % 4 * 8, 0, 0,
+					  0x9000 + h / 8 % 4 * 16 + (k == AVT_EV_WRITE) * 8, 0);
+		}
+	}
+	trace_free(t);
+	struct trace *r = pr_tracebuf_finish(b);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* Two penelope predictions of one bug: pattern, sites and variable. */
+static bool same_bug(const struct prediction *a, const struct prediction *b)
+{
+	if (strcmp(a->detector, "penelope") || strcmp(b->detector, "penelope") ||
+	    strcmp(a->pattern, b->pattern) || a->objs[0] != b->objs[0])
+		return false;
+	for (unsigned k = 0; k < 3; k++) {
+		const struct avt_event *x = &tr->ev[a->events[k]], *y = &tr->ev[b->events[k]];
+		if (x->site_mod != y->site_mod || x->site_off != y->site_off)
+			return false;
+	}
+	return true;
+}
+
+START_TEST(synthetic_access_schedules_feasible)
+{
+	size_t npen = 0;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
+		pr_tracebuf_free(tb);
+		tb = NULL;
+		trace_free(tr);
+		tr = with_accesses(predict_synthetic_trace(20000, 6, 8, seed));
+		prediction_set_release(&ps);
+		ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+		for (size_t i = 0; i < ps.n; i++) {
+			npen += !strcmp(ps.p[i].detector, "penelope");
+			for (size_t j = 0; j < i; j++)
+				ck_assert_msg(!same_bug(&ps.p[i], &ps.p[j]),
+					      "predictions %u and %u are one bug", ps.p[i].id, ps.p[j].id);
+		}
+		check_all();
+	}
+	ck_assert_uint_gt(npen, 0);
 }
 END_TEST
 
@@ -611,6 +689,7 @@ static Suite *suite(void)
 	tcase_add_test(c, cond_edges_respected);
 	tcase_add_test(c, outer_lock_moves_with_culprit);
 	tcase_add_test(c, synthetic_schedules_feasible);
+	tcase_add_test(c, synthetic_access_schedules_feasible);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -1,0 +1,153 @@
+# shellcheck shell=bash
+# Acceptance tests of the PENELOPE detector (docs/predict.md, "PENELOPE"):
+# `avtrace test` on the memory-access targets tests/targets/mem_*.c, each
+# three ways: annotated (bin/mem_NAME), unannotated with --watch naming the
+# shared variables (as in test_memory.sh), and unannotated with no flags
+# (the recorder's automatic watchpoints).  Run with
+# tests/e2e/run.sh predict_access.
+#
+# What PENELOPE can see: two accesses of one variable by one thread in one
+# transaction, and another thread's access that fits between them.
+# mem_log's lost update is such a pattern (RWW on log_index) and is
+# reproduced; mem_spinflag is correct and gets no report.  mem_order (one
+# access of `config` per thread: an order violation) and mem_dcl (the
+# instance published before `ready` is set: two variables) are outside the
+# five single-variable patterns; their tests pin that nothing false is
+# reported for them.
+
+# access_test OUT ARGS...: avtrace test -q -f -o OUT ARGS (options, --,
+# program); stdout and stderr in OUT.test, status in TEST_STATUS.
+TEST_STATUS=
+access_test() {
+	local out=$1
+	shift
+	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	TEST_STATUS=$?
+	sed 's/^/  | /' "$out.test" >&3
+}
+
+# reports OUT: the number of reports written.
+reports() {
+	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
+}
+
+# lost_update_10 ARGS...: `avtrace test ARGS` (ARGS end with -- and a
+# mem_log build) reproduces the lost log entry ten times out of ten: one
+# report, main's assert at CHECK LINE, predicted by penelope as RWW on
+# log_index (T2 reads the index, T1 writes it, T2 writes it back).
+lost_update_10() {
+	local f=$SRC/mem_log.c lr lw lc i report
+	lr=$(marker_line "$f" "/* READ INDEX */") || exit
+	lw=$(marker_line "$f" "/* WRITE INDEX */") || exit
+	lc=$(marker_line "$f" "/* CHECK LINE */") || exit
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		access_test out "$@"
+		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
+		expect_eq "$(reports out)" 1 "reports of run $i"
+		report=$(cat out/reports/*.txt)
+		expect_match "$report" "^BUG reproduced: SIGABRT in T0 at mem_log[.]c:$lc \\(main\\)" "report of run $i"
+		expect_match "$report" "predicted: [0-9]+: penelope RWW — T2 read log_index at mem_log[.]c:$lr, T1 write log_index at mem_log[.]c:$lw, T2 write log_index at mem_log[.]c:$lw" \
+			"prediction in the report of run $i"
+		expect_match "$(cat out.test)" "penelope +RWW +mem_log[.]c:$lr / mem_log[.]c:$lw / mem_log[.]c:$lw +BUG \\(SIGABRT\\)" "table of run $i"
+	done
+}
+
+# no_report ARGS...: `avtrace test ARGS` finds no bug and writes no report.
+no_report() {
+	access_test out "$@"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $*"
+	expect_eq "$(reports out)" 0 "reports of avtrace test $*"
+	expect_match "$(cat out.test)" '^no bug reproduced$' "verdict of avtrace test $*"
+}
+
+t_access_lost_update_annotated() {
+	lost_update_10 -- "$(target mem_log)"
+	expect_match "$(cat out/reports/*.txt)" "not atomic: append" "the atomic block blamed"
+}
+
+t_access_lost_update_watch() {
+	lost_update_10 --watch 'log_index,log_buf[0],log_buf[1]' -- "$(target mem_log_plain)"
+}
+
+# No annotations, no --watch: the recorder watches log_index by itself.
+t_access_lost_update_auto() {
+	lost_update_10 -- "$(target mem_log_plain)"
+	avt dump -d out >dump.txt 2>&1 || fail "avtrace dump failed"
+	expect_match "$(head -n 1 dump.txt)" '^# watching automatically: .*log_index' "automatic watch note"
+}
+
+t_access_correct_handoff_no_report() {
+	no_report -- "$(target mem_spinflag)"
+	no_report --watch data,flag -- "$(target mem_spinflag_plain)"
+	no_report -- "$(target mem_spinflag_plain)"
+}
+
+# An order violation: main writes config once, the worker reads it once.
+# No thread accesses config twice, so no pattern and no prediction.
+t_access_order_violation_is_no_pattern() {
+	for args in "-- $(target mem_order)" "--watch config -- $(target mem_order_plain)" \
+		"-- $(target mem_order_plain)"; do
+		# shellcheck disable=SC2086 # options and program
+		no_report $args
+		expect_match "$(head -n 1 out.test)" '; 0 predictions;' "predictions for $args"
+	done
+}
+
+# Broken double-checked initialization.  The one single-variable pattern
+# is the reader's double check itself: T2 reads instance (CHECK LINE), T1
+# publishes it (PUBLISH LINE), T2 reads it again (RETURN LINE).  Forced,
+# T2 sees NULL first, takes the lock and waits for T1's initialization:
+# the replay passes, as it should.  The bug (instance read between T1's
+# two writes, to instance and to ready) involves two variables.
+t_access_dcl_double_check_is_benign() {
+	f=$SRC/mem_dcl.c
+	lk=$(marker_line "$f" "/* CHECK LINE */") || exit
+	lp=$(marker_line "$f" "/* PUBLISH LINE */") || exit
+	lt=$(marker_line "$f" "/* RETURN LINE */") || exit
+	record_first() {
+		avt record -q -f -o first --watch instance -- "$(target mem_dcl_plain)" >first.stdout 2>first.stderr ||
+			fail "record of mem_dcl_plain failed: $(head -n 1 first.stderr)"
+		sed -n 's/.*ready-at=\(0x[0-9a-f]*\).*/\1/p' first.stdout
+	}
+	addr=$(record_first) || exit
+	expect_match "$addr" '^0x[0-9a-f]+$' "address of instance->ready in the target's stdout"
+	for args in "-- $(target mem_dcl)" "--watch instance,$addr:4 -- $(target mem_dcl_plain)" \
+		"-- $(target mem_dcl_plain)"; do
+		# shellcheck disable=SC2086 # options and program
+		no_report $args
+		expect_match "$(head -n 1 out.test)" '; 1 prediction;' "predictions for $args"
+		expect_match "$(cat out.test)" "penelope +RWR +mem_dcl[.]c:$lk / mem_dcl[.]c:$lp / mem_dcl[.]c:$lt +PASS" "table for $args"
+	done
+}
+
+# Programs with locks, no annotations, no flags: the recorder watches their
+# globals, and penelope finds the bug SideTrack finds from the lock events,
+# by itself.  The row of the table is penelope's own replay.
+
+# checkthenact: T1 reads shared.ptr (CHECK LINE), T2 clears it, T1 reads it
+# again (BUG LINE): T1 stands at the release between its two sections.
+t_access_check_then_act() {
+	lc=$(marker_line "$SRC/checkthenact.c" "/* CHECK LINE */") || exit
+	lb=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
+	lx=$(marker_line "$SRC/checkthenact.c" "/* CLEAR LINE */") || exit
+	for i in 1 2 3; do
+		access_test out -- "$(target checkthenact)"
+		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
+		expect_match "$(cat out.test)" "penelope +RWR +checkthenact[.]c:$lc / checkthenact[.]c:$lx / checkthenact[.]c:$lb +BUG \\(SIGSEGV\\)" "table of run $i"
+	done
+}
+
+# examples/bank.c's lost deposit: each deposit reads the balance in one
+# critical section and writes it in another.  Every schedule that moves a
+# deposit makes one read see a new value; the one that forces least after
+# it is kept, and reproduces the bug.
+t_access_lost_deposit() {
+	lr=$(marker_line "$REPO/examples/bank.c" "/* READ LINE */") || exit
+	lw=$(marker_line "$REPO/examples/bank.c" "/* WRITE LINE */") || exit
+	for i in 1 2 3; do
+		access_test out -- "$REPO/examples/bin/bank"
+		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
+		expect_eq "$(reports out)" 1 "reports of run $i"
+		expect_match "$(cat out.test)" "penelope +RWW +bank[.]c:$lr / bank[.]c:$lw / bank[.]c:$lw +BUG \\(SIGABRT\\)" "table of run $i"
+	done
+}
