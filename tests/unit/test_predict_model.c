@@ -15,6 +15,8 @@ enum { LA = 0x1000, LB = 0x1040, LC = 0x1080, LM = 0x10c0, CV = 0x2000, SEM = 0x
        BAR = 0x4000, RW = 0x5000 };
 
 static struct pr_tracebuf *tb;
+
+#include "predict_test.h"
 static struct trace *tr;
 static struct pr_model *m;
 
@@ -396,9 +398,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return predict_test_run(suite());
 }

@@ -25,6 +25,8 @@ enum { X = 0x5000, Y = 0x5008, LM = 0x1000, LA = 0x1040, LB = 0x1080, CV = 0x200
 enum { SA = 0x400, SB = 0x480, SC = 0x500, SL = 0x600, SD = 0x540 };
 
 static struct pr_tracebuf *tb;
+
+#include "predict_test.h"
 static struct trace *tr;
 static struct pr_model *m;
 static struct pr_cands cs;
@@ -106,19 +108,6 @@ static void finish(uint32_t t)
 }
 
 /* Stack of event seq: depth frames as (off, inv) pairs, innermost first. */
-static void stack(uint32_t seq, uint32_t depth, ...)
-{
-	struct avt_frame f[8] = { { 0, 0, 0, 0 } };
-	va_list ap;
-	va_start(ap, depth);
-	for (uint32_t i = 0; i < depth; i++) {
-		f[i].off = va_arg(ap, uint64_t);
-		f[i].inv = va_arg(ap, uint32_t);
-	}
-	va_end(ap);
-	ck_assert_int_eq(pr_tracebuf_stack(tb, seq, f, depth), 0);
-}
-
 static void detect(void)
 {
 	tr = pr_tracebuf_finish(tb);
@@ -747,9 +736,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return predict_test_run(suite());
 }

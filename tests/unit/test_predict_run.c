@@ -22,6 +22,8 @@ enum { LM = 0x1000, LA = 0x1080, LB = 0x10c0, LR = 0x1100, CV1 = 0x2000, CV2 = 0
 enum { SA = 0x400, SB = 0x480, SC = 0x500 };
 
 static struct pr_tracebuf *tb;
+
+#include "predict_test.h"
 static struct trace *tr;
 static struct prediction_set ps;
 static char dir[64];
@@ -601,9 +603,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return predict_test_run(suite());
 }

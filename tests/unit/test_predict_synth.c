@@ -20,6 +20,8 @@ enum { LM = 0x1000, LN = 0x1040, LA = 0x1080, LB = 0x10c0, LZ = 0x1100, CV = 0x2
 enum { SA = 0x400, SB = 0x480, SC = 0x500 };
 
 static struct pr_tracebuf *tb;
+
+#include "predict_test.h"
 static struct trace *tr;
 static struct prediction_set ps;
 
@@ -696,9 +698,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return predict_test_run(suite());
 }
