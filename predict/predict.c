@@ -353,6 +353,7 @@ void prediction_set_release(struct prediction_set *s)
 	for (size_t i = 0; i < s->n; i++) {
 		schedule_free(s->p[i].sched);
 		free(s->p[i].summary);
+		free(s->p[i].filter_why);
 	}
 	free(s->p);
 	s->p = NULL;

@@ -69,6 +69,11 @@ struct prediction {
 	struct predict_site blame[4];
 	unsigned nblame;
 	uint64_t cut_seq;          /* first recorded event the schedule reorders */
+	/* AVFilter (predict/avfilter.h): the schedule breaks a critical
+	 * read-after-write relation, so replay will likely diverge; such
+	 * predictions are replayed last, or skipped with --filter. */
+	bool filtered;
+	char *filter_why;          /* owned; one line, or NULL */
 };
 
 struct predict_opts {
