@@ -26,6 +26,14 @@ struct record_opts;
 struct tracer_stats;
 int record_run(const struct record_opts *o, struct tracer_stats *stats);
 int summary_table(const char *dir);
+int cmd_explore(int argc, char **argv);
+/* Explores eo->dir (explore/explore.h), confirms each distinct failure by
+ * replaying it (replay --timeout timeout) and prints one entry per
+ * confirmed bug; with report_dir, copies each report there as
+ * explore-NNNN.txt.  1 if a bug was confirmed, 0 if not, EXIT_USAGE on
+ * error. */
+struct explore_opts;
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

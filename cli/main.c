@@ -20,6 +20,10 @@ static const char usage[] =
 	"  test [-o DIR] [-j N] -- PROG [ARGS...]\n"
 	"                     record, predict, replay every prediction; report only\n"
 	"                     the bugs reproduced (exit 1 if any, 0 if none)\n"
+	"  explore [-n RUNS] [--depth D] [--vars V] [--threads T] [--seed S] -- PROG\n"
+	"                     run PROG many times under random priority schedules\n"
+	"                     (PCT, variable and thread bounding); report the\n"
+	"                     failures that replay confirms\n"
 	"  predict [-d DIR]   write schedules that would expose atomicity violations\n"
 	"                     (from locks and from accesses) and deadlocks\n"
 	"                     (DIR/schedules/NNNN.sched)\n"
@@ -60,6 +64,7 @@ int main(int argc, char **argv)
 		{ "summary", cmd_summary },
 		{ "predict", cmd_predict },
 		{ "test", cmd_test },
+		{ "explore", cmd_explore },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

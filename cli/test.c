@@ -9,18 +9,24 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "explore/explore.h"
 #include "names.h"
 #include "predict/predict.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
+/* Exploration runs after the predictions when they reproduced nothing. */
+#define TEST_EXPLORE_RUNS 100
+
 static const char test_help[] =
 	"usage: avtrace test [options] -- PROG [ARGS...]\n"
 	"\n"
 	"Records PROG once, predicts schedules that would expose atomicity\n"
-	"violations and deadlocks, replays each (rank order, -j at a time) and\n"
-	"reports only the bugs it reproduced: one report per distinct failure in\n"
-	"DIR/reports/.  Exit status: 0 no bug reproduced, 1 at least one, 2 error.\n"
+	"violations and deadlocks, replays each (rank order, -j at a time); if none\n"
+	"reproduces a bug, explores random priority schedules (as 'avtrace\n"
+	"explore', PCT with variable bounding) within a budget.  Reports only the\n"
+	"bugs it reproduced: one report per distinct failure in DIR/reports/.\n"
+	"Exit status: 0 no bug reproduced, 1 at least one, 2 error.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
@@ -32,7 +38,10 @@ static const char test_help[] =
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
-	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n";
+	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
+	"      --explore N    exploration budget in runs (default 100; 0: none)\n"
+	"      --no-explore   the same as --explore 0\n"
+	"      --seed S       seed of the exploration (default 1)\n";
 
 struct outcome {
 	char oc[16];
@@ -107,6 +116,8 @@ void atomic_funcs_release(struct atomic_funcs *a);
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len);
 
+/* Replays every prediction and prints the table; the number of distinct
+ * bugs reproduced, or -1 on error. */
 static int test_replay(const char *dir, const struct prediction_set *set, const struct trace *t,
 		       unsigned jobs, const char *timeout)
 {
@@ -118,7 +129,7 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 		ids[i] = set->p[i].id;
 	if (!ids || run_replays(dir, ids, set->n, jobs, timeout, rdir) < 0) {
 		free(ids);
-		return EXIT_USAGE;
+		return -1;
 	}
 	struct names n;
 	names_open(&n, t);
@@ -150,11 +161,7 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 	names_close(&n);
 	free(keys);
 	free(ids);
-	if (nkeys)
-		printf("%zu bug%s reproduced; reports in %s/\n", nkeys, nkeys == 1 ? "" : "s", rdir);
-	else
-		printf("no bug reproduced\n");
-	return nkeys ? 1 : 0;
+	return (int)nkeys;
 }
 
 int cmd_test(int argc, char **argv)
@@ -167,13 +174,17 @@ int cmd_test(int argc, char **argv)
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
-		{ "atomic", required_argument, 0, 'A' }, { 0, 0, 0, 0 },
+		{ "atomic", required_argument, 0, 'A' }, { "explore", required_argument, 0, 'E' },
+		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
+		{ 0, 0, 0, 0 },
 	};
 	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
 				  .stack_depth = 8 };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true };
+	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
+				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1 } };
 	static const char *watch[5];
 	const char *timeout = "2";
 	unsigned jobs = 0;
@@ -219,6 +230,17 @@ int cmd_test(int argc, char **argv)
 			if (atomic_funcs_parse(&af, optarg) < 0)
 				return usage_error("test", "--atomic takes at most 16 functions");
 			break;
+		case 'E':
+			eo.runs = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || *optarg == '-' || eo.runs > 1000000)
+				return usage_error("test", "bad --explore '%s' (runs, 0 for none)", optarg);
+			break;
+		case 'X': eo.runs = 0; break;
+		case 'S':
+			eo.seed = strtoull(optarg, &end, 0);
+			if (*end || !*optarg)
+				return usage_error("test", "bad --seed '%s'", optarg);
+			break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
@@ -259,8 +281,26 @@ int cmd_test(int argc, char **argv)
 	       st.threads, fmt_thousands(st.events, ev, sizeof ev), set.n, set.n == 1 ? "" : "s", set.n,
 	       set.n == 1 ? "" : "s", jobs);
 	fflush(stdout);
-	int rc = test_replay(ro.dir, &set, t, jobs, timeout);
+	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout);
 	prediction_set_release(&set);
 	trace_free(t);
-	return rc;
+	if (nbugs < 0)
+		return EXIT_USAGE;
+	char rdir[4200];
+	snprintf(rdir, sizeof rdir, "%s/reports", ro.dir);
+	if (!nbugs && eo.runs) {
+		/* prediction only reorders what the recording did: look further */
+		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
+		eo.dir = ro.dir;
+		eo.jobs = jobs;
+		int erc = explore_and_report(&eo, timeout, rdir);
+		if (erc == EXIT_USAGE)
+			return EXIT_USAGE;
+		nbugs = erc;
+	}
+	if (nbugs)
+		printf("%d bug%s reproduced; reports in %s/\n", nbugs, nbugs == 1 ? "" : "s", rdir);
+	else
+		printf("no bug reproduced\n");
+	return nbugs ? 1 : 0;
 }

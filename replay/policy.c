@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "replay_int.h"
 #include "trace/log.h"
@@ -57,6 +58,13 @@ static bool current_step(struct replay *rp)
 	return !rp->in_free;
 }
 
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static bool same_event(const struct avt_event *a, const struct avt_event *b)
 {
 	if (a->kind != b->kind || a->thread != b->thread)
@@ -73,6 +81,8 @@ static bool same_event(const struct avt_event *a, const struct avt_event *b)
 int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 {
 	struct replay *rp = ctx;
+	if (rp->opts.picker)
+		rp->opts.picker->event(rp->opts.picker->ctx, ev);
 	if (rp->nev == rp->evcap) {
 		size_t ncap = rp->evcap ? rp->evcap * 2 : 1024;
 		struct avt_event *n = realloc(rp->ev, ncap * sizeof *n);
@@ -137,6 +147,37 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 	return -1;
 }
 
+/* Exploration: the picker chooses among the threads that can run; a
+ * thread that spun through its slice is reported to it first (it may wait
+ * for a lower-priority thread).  When nothing can run, or every thread
+ * that can has just spun, the record policy decides, with its last
+ * resorts (threads asleep in unmodelled kernel waits). */
+static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **run, size_t nrun,
+			struct tthread **last, size_t nlast, bool *use_last)
+{
+	const struct replay_picker *pk = rp->opts.picker;
+	if (rp->opts.run_timeout_s > 0 && mono_now() - rp->t0 > rp->opts.run_timeout_s) {
+		policy_infeasible(rp, "run timed out after %.1f s", rp->opts.run_timeout_s);
+		return -1;
+	}
+	uint32_t cur = tracer_current(tr);
+	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
+	if (ct && ct->preempted && ct->state != TS_DEAD)
+		pk->yield(pk->ctx, cur);
+	uint32_t lids[64];
+	size_t idx[64], n = 0;
+	bool all_spun = true;
+	for (size_t i = 0; i < nrun && n < 64; i++) {
+		lids[n] = run[i]->lid;
+		idx[n++] = i;
+		all_spun &= run[i]->preempted;
+	}
+	if (!n || (all_spun && nlast))
+		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
+	*use_last = false;
+	return (int)idx[pk->pick(pk->ctx, lids, n)];
+}
+
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -144,6 +185,8 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	rp->advancing = false;
 	if (rp->stop)
 		return -1;
+	if (rp->opts.picker)
+		return pick_explore(rp, tr, run, nrun, last, nlast, use_last);
 	if (!current_step(rp)) {
 		if (rp->opts.gdb) /* --gdb: stop where the schedule ends */
 			return -1;

@@ -154,16 +154,19 @@ struct replay *replay_open(const struct replay_opts *opts)
 	else
 		snprintf(rp->sched_path, sizeof rp->sched_path, "%s/schedules/%04u.sched", opts->dir,
 			 opts->schedule);
-	if (access(rp->sched_path, F_OK) < 0) {
+	if (opts->picker) {
+		rp->sched = schedule_new(); /* no steps: free from the start */
+	} else if (access(rp->sched_path, F_OK) < 0) {
 		avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
 			  rp->sched_path);
 		goto fail;
+	} else {
+		rp->sched = schedule_read(rp->sched_path, err, sizeof err);
+		if (!rp->sched)
+			avt_error("%s", err);
 	}
-	rp->sched = schedule_read(rp->sched_path, err, sizeof err);
-	if (!rp->sched) {
-		avt_error("%s", err);
+	if (!rp->sched)
 		goto fail;
-	}
 	if (load_meta(rp) < 0)
 		goto fail;
 	char tpath[4200];

@@ -33,6 +33,17 @@ enum replay_outcome {
 
 const char *replay_outcome_name(enum replay_outcome o);
 
+/* A priority policy instead of a schedule (explore/): it sees every event
+ * and picks among the threads that can run at each decision. */
+struct replay_picker {
+	void *ctx;
+	void (*event)(void *ctx, const struct avt_event *ev);
+	/* index into lids[0..n) of the thread to run; n > 0 */
+	size_t (*pick)(void *ctx, const uint32_t *lids, size_t n);
+	/* thread lid, run last, spun through a time slice without an event */
+	void (*yield)(void *ctx, uint32_t lid);
+};
+
 struct replay_opts {
 	const char *dir;        /* recording directory */
 	unsigned schedule;      /* schedule number (schedules/NNNN.sched) */
@@ -42,6 +53,11 @@ struct replay_opts {
 	bool keep_stdout;       /* let the target's stdout through (else captured) */
 	const char *oracle;     /* shell command fed the run's stdout; failing = BUG */
 	bool gdb;               /* stop and detach at the failure */
+	/* exploration: no schedule is read or followed and events are not
+	 * compared with the recording; the picker decides.  A run longer than
+	 * run_timeout_s (if > 0) is stopped as INFEASIBLE ("run timed out"). */
+	const struct replay_picker *picker;
+	double run_timeout_s;
 };
 
 /* A thread blocked in a reported deadlock. */

@@ -1,0 +1,287 @@
+/* avtrace explore; and the exploration round of avtrace test. */
+#include <getopt.h>
+#include <jansson.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "explore/explore.h"
+#include "trace/log.h"
+#include "tracer/record.h"
+
+static const char explore_help[] =
+	"usage: avtrace explore [options] -- PROG [ARGS...]\n"
+	"       avtrace explore [options] -d DIR\n"
+	"\n"
+	"Records PROG once (or takes the recording in DIR), then runs it again and\n"
+	"again with exactly one thread running at a time, choosing threads by\n"
+	"random priorities that change at a few random events (PCT), only at\n"
+	"accesses of a few chosen variables (PCTVB, variable bounding), or by\n"
+	"permutations covering every order of t threads (thread bounding).  Run N\n"
+	"depends only on the seed and N.  Each run's order is written to\n"
+	"DIR/explore/runs/NNNN.sched; a failing run becomes a recording of its own,\n"
+	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it before\n"
+	"it is reported (one report per distinct failure).  Exit status: 0 no bug\n"
+	"found, 1 at least one confirmed, 2 error.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
+	"  -d, --dir DIR      explore this existing recording instead of recording\n"
+	"  -f, --force        replace an existing avtrace output directory\n"
+	"  -n, --runs N       runs (default 200)\n"
+	"      --algo A       pct, pctvb or tb (default: tb with --threads, pct with\n"
+	"                     --vars 0, else pctvb)\n"
+	"      --depth D      bug depth: D-1 priority change points per run\n"
+	"                     (default 3)\n"
+	"      --vars V       PCTVB: change points only at accesses of V variables\n"
+	"                     (or locks) chosen per run (default 1)\n"
+	"      --threads T    thread bounding: cover every order of T threads\n"
+	"      --contexts C   thread bounding: preemptions per run (default 1)\n"
+	"      --seed S       seed of the random choices (default 1)\n"
+	"      --stop         stop at the first failing run\n"
+	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
+	"  -t, --timeout S    abandon a run after S seconds (default 10)\n"
+	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
+	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
+	"  -q, --quiet        no progress\n";
+
+static void show_progress(void *ctx, const struct explore_progress *p)
+{
+	(void)ctx;
+	if (avt_quiet || !isatty(2))
+		return;
+	fprintf(stderr, "\ravtrace: explore: %u/%u runs, %u failing, %u distinct, %.1f runs/s ",
+		p->done, p->runs, p->failing, p->bugs, p->seconds > 0 ? p->done / p->seconds : 0.0);
+	if (p->done == p->runs)
+		fputc('\n', stderr);
+}
+
+static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
+{
+	switch (c->algo) {
+	case XP_PCT:
+		snprintf(buf, len, "pct, depth %u", c->depth);
+		break;
+	case XP_PCTVB:
+		snprintf(buf, len, "pctvb, depth %u, %u variable%s", c->depth, c->nvars,
+			 c->nvars == 1 ? "" : "s");
+		break;
+	case XP_TB:
+		snprintf(buf, len, "tb, %u threads, %u context%s", c->threads, c->contexts,
+			 c->contexts == 1 ? "" : "s");
+		break;
+	}
+}
+
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	buf[0] = 0;
+	if (f && fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+static bool confirmed(const char *dir)
+{
+	char path[4300];
+	json_error_t je;
+	snprintf(path, sizeof path, "%s/replays/0000.json", dir);
+	json_t *j = json_load_file(path, 0, &je);
+	const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+	bool ok = oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
+	json_decref(j);
+	return ok;
+}
+
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir)
+{
+	struct explore_result r;
+	char cfg[128];
+	if (!eo->progress)
+		eo->progress = show_progress;
+	describe_cfg(&eo->cfg, cfg, sizeof cfg);
+	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
+	       (unsigned long long)eo->seed, eo->jobs);
+	fflush(stdout);
+	if (explore_run(eo, &r) < 0)
+		return EXIT_USAGE;
+	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
+	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
+	       r.counts[3], r.counts[2], r.counts[4]);
+	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
+	size_t nconf = 0;
+	for (size_t i = 0; heads && i < r.nbugs; i++) {
+		struct explore_bug *b = &r.bugs[i];
+		char rdir[4300], rep[4400], head[512];
+		static const unsigned zero = 0;
+		snprintf(rdir, sizeof rdir, "%s/reports", b->dir);
+		mkdir(rdir, 0777);
+		run_replays(b->dir, &zero, 1, 1, timeout, rdir);
+		snprintf(rep, sizeof rep, "%s/0000.txt", rdir);
+		first_line(rep, head, sizeof head);
+		if (!confirmed(b->dir)) {
+			printf("run %u failed (%s) but its replay did not: not reported (%s)\n", b->run,
+			       b->key, b->dir);
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < nconf; k++)
+			dup |= !strcmp(heads[k], head);
+		if (dup)
+			continue; /* the same source-level failure through another path */
+		snprintf(heads[nconf++], sizeof heads[0], "%s", head);
+		printf("%s\n", head);
+		printf("  found by run %u after %u run%s (%u of %u runs failed this way; %s)\n", b->run,
+		       b->runs_before, b->runs_before == 1 ? "" : "s", b->hits, r.done, b->choices);
+		printf("  confirmed: avtrace replay -d %s --schedule 0\n", b->dir);
+		if (report_dir) {
+			char dst[4400];
+			snprintf(dst, sizeof dst, "%s/explore-%04u.txt", report_dir, b->run);
+			FILE *in = fopen(rep, "r"), *out = fopen(dst, "w");
+			int ch;
+			while (in && out && (ch = fgetc(in)) != EOF)
+				fputc(ch, out);
+			if (in)
+				fclose(in);
+			if (out)
+				fclose(out);
+			printf("  report: %s\n", dst);
+		} else {
+			printf("  report: %s\n", rep);
+		}
+	}
+	free(heads);
+	explore_result_release(&r);
+	return nconf ? 1 : 0;
+}
+
+static unsigned cpus(void)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+}
+
+static int explore_algo_parse(const char *s, enum xp_algo *a)
+{
+	if (!strcmp(s, "pct"))
+		*a = XP_PCT;
+	else if (!strcmp(s, "pctvb"))
+		*a = XP_PCTVB;
+	else if (!strcmp(s, "tb"))
+		*a = XP_TB;
+	else
+		return -1;
+	return 0;
+}
+
+int cmd_explore(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' }, { "dir", required_argument, 0, 'd' },
+		{ "force", no_argument, 0, 'f' }, { "runs", required_argument, 0, 'n' },
+		{ "algo", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
+		{ "vars", required_argument, 0, 'V' }, { "threads", required_argument, 0, 'T' },
+		{ "contexts", required_argument, 0, 'C' }, { "seed", required_argument, 0, 'S' },
+		{ "stop", no_argument, 0, 's' }, { "jobs", required_argument, 0, 'j' },
+		{ "timeout", required_argument, 0, 't' }, { "oracle", required_argument, 0, 'O' },
+		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
+		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
+				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1 } };
+	static const char *watch[5];
+	const char *dir = NULL, *algo = NULL;
+	bool vars_set = false, threads_set = false;
+	int c;
+	char *end;
+	unsigned long v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:d:fn:j:t:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': ro.dir = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'f': ro.force = true; break;
+		case 'a': algo = optarg; break;
+		case 'n': case 'D': case 'V': case 'T': case 'C': case 'j':
+			v = strtoul(optarg, &end, 10);
+			if (*end || *optarg == '-' || v > 1000000 ||
+			    (v == 0 && c != 'V' && c != 'C'))
+				return usage_error("explore", "bad %s '%s'",
+						   c == 'n' ? "--runs" : c == 'D' ? "--depth" :
+						   c == 'V' ? "--vars" : c == 'T' ? "--threads" :
+						   c == 'C' ? "--contexts" : "-j", optarg);
+			if (c == 'n')
+				eo.runs = (unsigned)v;
+			else if (c == 'D')
+				eo.cfg.depth = (unsigned)v;
+			else if (c == 'V')
+				eo.cfg.nvars = (unsigned)v, vars_set = true;
+			else if (c == 'T')
+				eo.cfg.threads = (unsigned)v, threads_set = true;
+			else if (c == 'C')
+				eo.cfg.contexts = (unsigned)v;
+			else
+				eo.jobs = (unsigned)v;
+			break;
+		case 'S':
+			eo.seed = strtoull(optarg, &end, 0);
+			if (*end || !*optarg)
+				return usage_error("explore", "bad --seed '%s'", optarg);
+			break;
+		case 's': eo.stop_at_bug = true; break;
+		case 't':
+			eo.timeout_s = strtod(optarg, &end);
+			if (*end || eo.timeout_s <= 0)
+				return usage_error("explore", "bad --timeout '%s' (seconds, > 0)", optarg);
+			break;
+		case 'O': eo.oracle = optarg; break;
+		case 'w':
+			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+				if (ro.nwatch == 4)
+					return usage_error("explore", "--watch takes at most 4 variables");
+				watch[ro.nwatch++] = tok;
+			}
+			break;
+		case 'W': ro.no_auto_watch = true; break;
+		case 'H': ro.no_heap = true; break;
+		case 'q': avt_quiet = 1; break;
+		case 'h': fputs(explore_help, stdout); return 0;
+		default: return usage_error("explore", "bad option");
+		}
+	}
+	if (algo && explore_algo_parse(algo, &eo.cfg.algo) < 0)
+		return usage_error("explore", "bad --algo '%s' (pct, pctvb or tb)", algo);
+	if (!algo)
+		eo.cfg.algo = threads_set ? XP_TB : vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
+	if (eo.cfg.algo == XP_PCTVB && !eo.cfg.nvars)
+		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
+	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)
+		eo.cfg.threads = 2;
+	if (eo.cfg.algo != XP_PCTVB && eo.cfg.algo != XP_TB)
+		eo.cfg.nvars = 0;
+	if (!eo.jobs)
+		eo.jobs = cpus();
+	if (dir && optind < argc)
+		return usage_error("explore", "give either -d DIR or a program, not both");
+	if (!dir && optind >= argc)
+		return usage_error("explore", "no program to explore (-- PROG ARGS, or -d DIR)");
+	if (!dir) {
+		ro.argv = argv + optind;
+		ro.watch = watch;
+		ro.quiet_target = true;
+		int rs = record_run(&ro, NULL);
+		if (rs == EXIT_USAGE)
+			return EXIT_USAGE;
+		dir = ro.dir;
+	}
+	eo.dir = dir;
+	return explore_and_report(&eo, "2", NULL);
+}

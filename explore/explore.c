@@ -1,0 +1,438 @@
+/*
+ * explore_run(): many replays under a priority policy (explore.h).
+ *
+ * The parent only forks and collects: each run is a child process that
+ * replays the recorded program with the run's xp_run as the picker,
+ * writes the run's order (and, if it failed, its recording directory) and
+ * sends one struct run_msg through a pipe before it exits.  A child that
+ * dies without a message counts as an ERROR run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "explore.h"
+#include "replay/replay.h"
+#include "trace/log.h"
+#include "trace/schedule.h"
+
+#define MSG_FRAMES 8
+
+/* What a run tells the parent. */
+struct run_msg {
+	int outcome;               /* enum replay_outcome */
+	int signal;
+	int exit_status;
+	uint32_t thread;
+	uint32_t nbt;
+	struct avt_frame bt[MSG_FRAMES];
+	uint32_t nwaits;
+	uint64_t wait_obj[4];
+	char choices[256];
+};
+
+const char *explore_algo_name(enum xp_algo a)
+{
+	switch (a) {
+	case XP_PCT: return "pct";
+	case XP_PCTVB: return "pctvb";
+	case XP_TB: return "tb";
+	}
+	return "?";
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- variables */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool is_var_event(const struct avt_event *e)
+{
+	switch (e->kind) {
+	case AVT_EV_READ: case AVT_EV_WRITE:
+	case AVT_EV_ACQUIRE: case AVT_EV_RD_ACQUIRE: case AVT_EV_WR_ACQUIRE:
+	case AVT_EV_TRYLOCK_FAIL: case AVT_EV_WAIT: case AVT_EV_SIGNAL: case AVT_EV_BROADCAST:
+	case AVT_EV_BARRIER: case AVT_EV_SEM_WAIT: case AVT_EV_SEM_POST:
+		return e->obj != 0;
+	default:
+		return false;
+	}
+}
+
+int explore_vars(const struct trace *t, struct xp_var **out, size_t *n)
+{
+	uint64_t *objs = malloc((t->nev ? t->nev : 1) * sizeof *objs);
+	size_t k = 0;
+	*out = NULL;
+	*n = 0;
+	if (!objs) {
+		avt_error("cannot explore: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < t->nev; i++)
+		if (is_var_event(&t->ev[i]))
+			objs[k++] = t->ev[i].obj;
+	qsort(objs, k, sizeof *objs, cmp_u64);
+	struct xp_var *v = malloc((k ? k : 1) * sizeof *v);
+	if (!v) {
+		free(objs);
+		avt_error("cannot explore: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j < k && objs[j] == objs[i])
+			j++;
+		v[*n].obj = objs[i];
+		v[*n].count = j - i;
+		(*n)++;
+		i = j;
+	}
+	free(objs);
+	*out = v;
+	return 0;
+}
+
+/* ---- files */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(path);
+}
+
+static void rm_rf(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The recording's meta.json with this run's facts, into rundir. */
+static int write_run_meta(const char *dir, const char *rundir, const struct replay_result *res,
+			  uint64_t seed, unsigned num, const char *choices)
+{
+	char path[4200];
+	json_error_t je;
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	json_t *m = json_load_file(path, 0, &je);
+	if (!m)
+		return -1;
+	json_object_set_new(m, "events", json_integer((json_int_t)res->nev));
+	json_object_set_new(m, "exit_status", res->exit_status >= 0 ?
+			    json_integer(res->exit_status) : json_null());
+	json_object_set_new(m, "signal", json_integer(res->signal));
+	json_object_set_new(m, "deadlock", json_boolean(res->outcome == RO_DEADLOCK));
+	json_object_set_new(m, "explored", json_pack("{s:I,s:i,s:s}", "seed", (json_int_t)seed,
+						      "run", (int)num, "choices", choices));
+	snprintf(path, sizeof path, "%s/meta.json", rundir);
+	int rc = json_dump_file(m, path, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(m);
+	return rc;
+}
+
+/* ---- one run (in the child) */
+
+static void pk_event(void *ctx, const struct avt_event *ev)
+{
+	(void)xp_run_event(ctx, ev); /* out of memory: the run goes on, less random */
+}
+
+static size_t pk_pick(void *ctx, const uint32_t *lids, size_t n)
+{
+	size_t i = xp_run_pick(ctx, lids, n);
+	return i < n ? i : 0; /* out of memory: any thread will do */
+}
+
+static void pk_yield(void *ctx, uint32_t lid)
+{
+	xp_run_yield(ctx, lid);
+}
+
+static int write_run(const struct explore_opts *o, struct replay *rp,
+		     const struct replay_result *res, unsigned num, const char *choices)
+{
+	char path[4200], rundir[4200], comment[512];
+	struct schedule *s = schedule_from_events(res->ev, res->nev);
+	if (!s)
+		return -1;
+	snprintf(comment, sizeof comment, "explore run %u (seed %" PRIu64 ", %s): %s%s%s", num,
+		 o->seed, choices, replay_outcome_name(res->outcome), *res->reason ? ": " : "",
+		 res->reason);
+	schedule_add_comment(s, comment);
+	snprintf(path, sizeof path, "%s/explore/runs/%04u.sched", o->dir, num);
+	int rc = schedule_write(s, path);
+	if (res->outcome == RO_BUG || res->outcome == RO_DEADLOCK) {
+		snprintf(rundir, sizeof rundir, "%s/explore/runs/%04u", o->dir, num);
+		snprintf(path, sizeof path, "%s/schedules", rundir);
+		if (mkdir(rundir, 0777) < 0 || mkdir(path, 0777) < 0)
+			rc = -1;
+		snprintf(path, sizeof path, "%s/schedules/0000.sched", rundir);
+		rc |= schedule_write(s, path);
+		snprintf(path, sizeof path, "%s/trace.avt", rundir);
+		rc |= replay_write(rp, res, path, NULL, NULL);
+		rc |= write_run_meta(o->dir, rundir, res, o->seed, num, choices);
+	}
+	schedule_free(s);
+	return rc;
+}
+
+static void child_run(const struct explore_opts *o, unsigned num, int cpu, int fd)
+{
+	struct run_msg msg;
+	memset(&msg, 0, sizeof msg);
+	msg.outcome = RO_ERROR;
+	msg.exit_status = -1;
+	avt_quiet = 1;
+	struct xp_run *xr = xp_run_new(&o->cfg, o->seed, num);
+	if (!xr)
+		goto out;
+	xp_run_describe(xr, msg.choices, sizeof msg.choices);
+	struct replay_picker pk = { xr, pk_event, pk_pick, pk_yield };
+	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
+				  .picker = &pk, .run_timeout_s = o->timeout_s };
+	struct replay *rp = replay_open(&ro);
+	if (rp && replay_launch(rp) == 0) {
+		struct replay_result res;
+		while (replay_step(rp))
+			;
+		replay_finish(rp, &res);
+		msg.outcome = res.outcome;
+		msg.signal = res.signal;
+		msg.exit_status = res.exit_status;
+		msg.thread = res.fail_thread;
+		msg.nbt = res.nbt < MSG_FRAMES ? res.nbt : MSG_FRAMES;
+		memcpy(msg.bt, res.bt, msg.nbt * sizeof *msg.bt);
+		for (size_t i = 0; i < res.nwaits && msg.nwaits < 4; i++)
+			msg.wait_obj[msg.nwaits++] = res.waits[i].obj;
+		if (write_run(o, rp, &res, num, msg.choices) < 0)
+			msg.outcome = RO_ERROR;
+		replay_result_release(&res);
+	}
+	replay_free(rp);
+	xp_run_free(xr);
+out:
+	if (write(fd, &msg, sizeof msg) != (ssize_t)sizeof msg)
+		_exit(3);
+	_exit(0);
+}
+
+/* ---- the parent */
+
+static int nth_cpu(unsigned k)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) < 0 || !CPU_COUNT(&set))
+		return -1;
+	unsigned want = k % (unsigned)CPU_COUNT(&set);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set) && want-- == 0)
+			return i;
+	return -1;
+}
+
+/* The failure's identity: how it failed and where (the failing thread's
+ * backtrace; a deadlock: the objects waited for). */
+static void msg_key(const struct run_msg *m, char *key, size_t len)
+{
+	size_t off;
+	if (m->outcome == RO_DEADLOCK) {
+		uint64_t w[4];
+		memcpy(w, m->wait_obj, sizeof w);
+		qsort(w, m->nwaits, sizeof *w, cmp_u64);
+		off = (size_t)snprintf(key, len, "deadlock");
+		for (uint32_t i = 0; i < m->nwaits && off < len; i++)
+			off += (size_t)snprintf(key + off, len - off, " 0x%" PRIx64, w[i]);
+		return;
+	}
+	if (m->signal)
+		off = (size_t)snprintf(key, len, "signal %d", m->signal);
+	else
+		off = (size_t)snprintf(key, len, "exit %d", m->exit_status);
+	for (uint32_t i = 0; i < m->nbt && off < len; i++)
+		off += (size_t)snprintf(key + off, len - off, " %u+0x%" PRIx64, m->bt[i].mod,
+					m->bt[i].off);
+}
+
+struct slot {
+	pid_t pid;
+	int fd;
+	unsigned num;
+};
+
+static void collect(const struct explore_opts *o, struct explore_result *res, const struct slot *s,
+		    int status)
+{
+	struct run_msg m;
+	memset(&m, 0, sizeof m);
+	if (read(s->fd, &m, sizeof m) != (ssize_t)sizeof m || !WIFEXITED(status)) {
+		m.outcome = RO_ERROR;
+		avt_warn("explore run %u: the run's process died (status 0x%x)", s->num, status);
+	}
+	close(s->fd);
+	res->done++;
+	if ((unsigned)m.outcome < 5)
+		res->counts[m.outcome]++;
+	if (m.outcome != RO_BUG && m.outcome != RO_DEADLOCK)
+		return;
+	char key[512];
+	msg_key(&m, key, sizeof key);
+	for (size_t i = 0; i < res->nbugs; i++)
+		if (!strcmp(res->bugs[i].key, key)) {
+			res->bugs[i].hits++;
+			char rundir[4200];
+			snprintf(rundir, sizeof rundir, "%s/explore/runs/%04u", o->dir, s->num);
+			rm_rf(rundir); /* its schedule stays */
+			return;
+		}
+	struct explore_bug *nb = realloc(res->bugs, (res->nbugs + 1) * sizeof *nb);
+	if (!nb)
+		return;
+	res->bugs = nb;
+	struct explore_bug *b = &res->bugs[res->nbugs++];
+	memset(b, 0, sizeof *b);
+	b->run = s->num;
+	b->hits = 1;
+	b->runs_before = res->done;
+	b->signal = m.signal;
+	b->exit_status = m.exit_status;
+	b->thread = m.thread;
+	snprintf(b->key, sizeof b->key, "%s", key);
+	snprintf(b->dir, sizeof b->dir, "%s/explore/runs/%04u", o->dir, s->num);
+	snprintf(b->choices, sizeof b->choices, "%s", m.choices);
+}
+
+static int prepare(const struct explore_opts *o, struct xp_config *cfg, struct xp_var **vars)
+{
+	char path[4200], err[512];
+	*vars = NULL;
+	snprintf(path, sizeof path, "%s/trace.avt", o->dir);
+	struct trace *t = trace_read(path, err, sizeof err);
+	if (!t) {
+		avt_error("%s", err);
+		return -1;
+	}
+	if (!cfg->nthreads_est)
+		cfg->nthreads_est = trace_nthreads(t);
+	if (!cfg->k_est)
+		cfg->k_est = t->nev;
+	int rc = 0;
+	if (!cfg->vars) {
+		size_t n;
+		rc = explore_vars(t, vars, &n);
+		cfg->vars = *vars;
+		cfg->nvars_all = n;
+	}
+	trace_free(t);
+	if (rc < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/explore", o->dir);
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		avt_error("cannot create '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/explore/runs", o->dir);
+	if (!o->first_run)
+		rm_rf(path); /* an earlier exploration's runs */
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		avt_error("cannot create '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int explore_run(const struct explore_opts *o, struct explore_result *res)
+{
+	memset(res, 0, sizeof *res);
+	struct explore_opts oo = *o;
+	struct xp_var *vars;
+	if (prepare(o, &oo.cfg, &vars) < 0)
+		return -1;
+	unsigned jobs = o->jobs ? o->jobs : 1;
+	struct slot *slot = calloc(jobs, sizeof *slot);
+	if (!slot) {
+		free(vars);
+		avt_error("cannot explore: out of memory");
+		return -1;
+	}
+	double t0 = mono();
+	unsigned next = 0, busy = 0;
+	fflush(NULL); /* children must not flush our buffers */
+	for (;;) {
+		bool more = next < o->runs && !(o->stop_at_bug && res->nbugs);
+		for (unsigned j = 0; j < jobs && more; j++) {
+			if (slot[j].pid)
+				continue;
+			int p[2];
+			if (pipe2(p, O_CLOEXEC) < 0)
+				break;
+			unsigned num = o->first_run + ++next;
+			pid_t pid = fork();
+			if (pid == 0) {
+				close(p[0]);
+				child_run(&oo, num, nth_cpu(j), p[1]);
+			}
+			close(p[1]);
+			if (pid < 0) {
+				close(p[0]);
+				next--;
+				break;
+			}
+			slot[j] = (struct slot){ pid, p[0], num };
+			busy++;
+			more = next < o->runs;
+		}
+		if (!busy)
+			break;
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (unsigned j = 0; j < jobs; j++)
+			if (slot[j].pid == w) {
+				collect(&oo, res, &slot[j], st);
+				slot[j].pid = 0;
+				busy--;
+			}
+		if (o->progress) {
+			struct explore_progress pr = { res->done, o->runs,
+						       res->counts[1] + res->counts[3],
+						       (unsigned)res->nbugs, mono() - t0 };
+			o->progress(o->progress_ctx, &pr);
+		}
+	}
+	res->seconds = mono() - t0;
+	free(slot);
+	free(vars);
+	return 0;
+}
+
+void explore_result_release(struct explore_result *r)
+{
+	free(r->bugs);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,93 @@
+/*
+ * Exploration: run a recorded program many times under the replay
+ * scheduler with a priority policy (explore/pct.h: PCT, PCT with variable
+ * bounding, thread bounding) instead of a fixed schedule, and keep the
+ * runs that fail.  docs/explore.md has the algorithms and the layout.
+ *
+ *     struct explore_opts o = { .dir = "avtrace-out", .runs = 200, .jobs = 2, ... };
+ *     struct explore_result r;
+ *     if (explore_run(&o, &r) == 0) { ... r.bugs ...; explore_result_release(&r); }
+ *
+ * Every run is its own process (forked, pinned to one CPU, -j at a time);
+ * run i's random choices depend only on (seed, i), so a run is the same
+ * whatever -j is.  Each run's actual order is written as a schedule,
+ * DIR/explore/runs/NNNN.sched (NNNN = run number, from 0001).  A failing
+ * run also becomes a self-contained recording, DIR/explore/runs/NNNN/
+ * (meta.json, trace.avt of what ran, schedules/0000.sched its order), so
+ * that `avtrace replay -d DIR/explore/runs/NNNN --schedule 0` re-enacts it
+ * event by event.  Failures are deduplicated by their kind and the failing
+ * thread's backtrace; only the first run of each keeps its directory.
+ *
+ * Ownership: struct explore_result owns its bugs array; the options'
+ * strings stay the caller's.
+ */
+#ifndef AVT_EXPLORE_EXPLORE_H
+#define AVT_EXPLORE_EXPLORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "explore/pct.h"
+#include "trace/trace.h"
+
+struct explore_progress {
+	unsigned done, runs;    /* runs finished, runs in all */
+	unsigned failing;       /* runs that failed */
+	unsigned bugs;          /* distinct failures */
+	double seconds;         /* since the first run started */
+};
+
+struct explore_opts {
+	const char *dir;        /* the preparatory recording: meta.json, trace.avt */
+	struct xp_config cfg;   /* algorithm and bounds; explore_run() fills in
+	                           nthreads_est, k_est and vars from the recording
+	                           when they are 0 / NULL */
+	uint64_t seed;
+	unsigned runs;
+	unsigned first_run;     /* number of the first run (runs are numbered
+	                           first_run + 1 ..): a caller that explores in
+	                           several rounds keeps run numbers unique */
+	unsigned jobs;          /* runs at a time, each on its own CPU */
+	double timeout_s;       /* a run longer than this is abandoned */
+	const char *oracle;     /* as replay --oracle */
+	bool stop_at_bug;       /* stop starting runs once one failed */
+	void (*progress)(void *ctx, const struct explore_progress *p);
+	void *progress_ctx;
+};
+
+struct explore_bug {
+	unsigned run;           /* first run that failed this way (its number) */
+	unsigned hits;          /* runs that failed this way */
+	unsigned runs_before;   /* runs finished when it was first seen (runs-to-bug) */
+	int signal;             /* fatal signal, or 0 */
+	int exit_status;        /* shell style, or -1 */
+	uint32_t thread;        /* failing thread */
+	char key[512];          /* the dedupe key */
+	char dir[4200];         /* DIR/explore/runs/NNNN */
+	char choices[256];      /* the run's random choices (xp_run_describe) */
+};
+
+struct explore_result {
+	unsigned done;          /* runs finished */
+	unsigned counts[5];     /* by enum replay_outcome */
+	struct explore_bug *bugs;
+	size_t nbugs;
+	double seconds;
+};
+
+/* The variables PCTVB chooses from: every address read or written and
+ * every lock, condition, semaphore and barrier of t, with the number of
+ * its events (the estimate of accesses per run).  A malloc'ed array in
+ * *out; -1 after avt_error(). */
+int explore_vars(const struct trace *t, struct xp_var **out, size_t *n);
+
+/* Runs the exploration.  0 (whatever the runs found), or -1 after an
+ * avt_error() (no recording, cannot write DIR/explore). */
+int explore_run(const struct explore_opts *o, struct explore_result *res);
+void explore_result_release(struct explore_result *r);
+
+/* "pct", "pctvb", "tb". */
+const char *explore_algo_name(enum xp_algo a);
+
+#endif
