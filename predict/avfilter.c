@@ -1,0 +1,348 @@
+/*
+ * AVFilter: predictions whose schedules break a critical read-after-write
+ * relation (avfilter.h, docs/avfilter.md).
+ *
+ * Once per call: each access's variable (its exact address, as PENELOPE
+ * has it) and each read's recorded writer.  Then per prediction one walk
+ * over the events its schedule forces, keeping the last write to every
+ * variable; the first critical read whose writer differs marks it.  The
+ * cost is the trace once plus the forced events of every schedule.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avfilter.h"
+#include "hmap.h"
+#include "trace/log.h"
+
+bool pr_br_unknown(void *ctx, const struct pr_model *m, uint32_t e)
+{
+	(void)ctx;
+	(void)m;
+	(void)e;
+	return false;
+}
+
+struct avf {
+	const struct pr_model *m;
+	pr_br_fn br;
+	void *ctx;
+	uint32_t *var;    /* per event: variable id of an access, else PR_NONE */
+	uint32_t *wrec;   /* per event: a read's recorded writer, else PR_NONE */
+	uint32_t nvar;
+	uint32_t *lastw;  /* per variable: last write in the schedule so far */
+	uint32_t *gen;    /* per variable: lastw is valid when gen == cur */
+	uint32_t cur;
+	uint32_t *pos;    /* per thread: events the walk has run */
+};
+
+/* The pattern of one prediction: a_i, a_k of T1, a_j of T2 (indices). */
+struct pat {
+	uint32_t ai, aj, ak, t1, t2;
+	int situation;    /* 1: a_j recorded after a_k; 2: before a_i */
+};
+
+/* A critical read found in a schedule. */
+struct hit {
+	int kase;         /* 1..5 */
+	uint32_t r, wrec, wsch;
+};
+
+static bool is_access(const struct avt_event *e)
+{
+	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
+}
+
+static int avf_init(struct avf *a, const struct pr_model *m)
+{
+	struct pr_hmap vars;
+	uint32_t *last = NULL;
+	size_t cap = 0;
+	int rc = -1;
+	pr_hmap_init(&vars);
+	a->var = malloc((m->nev ? m->nev : 1) * sizeof *a->var);
+	a->wrec = malloc((m->nev ? m->nev : 1) * sizeof *a->wrec);
+	a->pos = calloc(m->nthreads ? m->nthreads : 1, sizeof *a->pos);
+	if (!a->var || !a->wrec || !a->pos)
+		goto out;
+	for (uint32_t x = 0; x < m->nev; x++) {
+		const struct avt_event *e = pr_ev(m, x);
+		a->var[x] = a->wrec[x] = PR_NONE;
+		if (!is_access(e))
+			continue;
+		uint32_t v = pr_hmap_get(&vars, e->obj);
+		if (v == UINT32_MAX) {
+			if (a->nvar == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				uint32_t *n = realloc(last, nc * sizeof *n);
+				if (!n)
+					goto out;
+				last = n;
+				cap = nc;
+			}
+			v = a->nvar;
+			if (pr_hmap_add(&vars, e->obj, v) < 0)
+				goto out;
+			last[a->nvar++] = PR_NONE;
+		}
+		a->var[x] = v;
+		if (e->kind == AVT_EV_WRITE)
+			last[v] = x;
+		else
+			a->wrec[x] = last[v];
+	}
+	a->lastw = last;
+	last = NULL;
+	a->gen = calloc(a->nvar ? a->nvar : 1, sizeof *a->gen);
+	if (a->gen)
+		rc = 0;
+out:
+	free(last);
+	pr_hmap_release(&vars);
+	return rc;
+}
+
+static void avf_release(struct avf *a)
+{
+	free(a->var);
+	free(a->wrec);
+	free(a->lastw);
+	free(a->gen);
+	free(a->pos);
+}
+
+/* The event of trace seq s, or PR_NONE. */
+static uint32_t ev_of_seq(const struct pr_model *m, uint64_t s)
+{
+	if (s < m->nev && pr_ev(m, (uint32_t)s)->seq == s)
+		return (uint32_t)s;
+	uint32_t lo = 0, hi = m->nev;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (pr_ev(m, mid)->seq < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nev && pr_ev(m, lo)->seq == s ? lo : PR_NONE;
+}
+
+/* The three-event pattern of p, or false when AVFilter does not apply:
+ * a deadlock cycle, a pattern observed inside its window, events not in
+ * the trace. */
+static bool pattern_of(const struct pr_model *m, const struct prediction *p, struct pat *q)
+{
+	if (!strcmp(p->detector, "deadlock") || p->nevents != 3)
+		return false;
+	q->ai = ev_of_seq(m, p->events[0]);
+	q->aj = ev_of_seq(m, p->events[1]);
+	q->ak = ev_of_seq(m, p->events[2]);
+	if (q->ai == PR_NONE || q->aj == PR_NONE || q->ak == PR_NONE)
+		return false;
+	q->t1 = pr_ev(m, q->ai)->thread;
+	q->t2 = pr_ev(m, q->aj)->thread;
+	if (q->t1 == q->t2 || pr_ev(m, q->ak)->thread != q->t1 || q->ai >= q->ak)
+		return false;
+	if (q->aj > q->ak)
+		q->situation = 1;
+	else if (q->aj < q->ai)
+		q->situation = 2;
+	else
+		return false;
+	return true;
+}
+
+static uint32_t tix(const struct pr_model *m, uint32_t e)
+{
+	return pr_ev(m, e)->tindex;
+}
+
+static uint32_t thr(const struct pr_model *m, uint32_t e)
+{
+	return pr_ev(m, e)->thread;
+}
+
+/* May a branch run in T1 after its read r and up to a_k? */
+static bool branch_before_ak(const struct avf *a, const struct pat *q, uint32_t r)
+{
+	const struct pr_model *m = a->m;
+	for (uint32_t i = tix(m, r) + 1; i <= tix(m, q->ak); i++)
+		if (a->br(a->ctx, m, m->tev[q->t1][i]))
+			return true;
+	return false;
+}
+
+/* The case read r (not a pattern event, of T1 or T2) breaks, given its
+ * recorded writer wr and the writer ws the schedule gives it (wr != ws),
+ * or 0 if the change is not critical. */
+static int classify(const struct avf *a, const struct pat *q, uint32_t r, uint32_t wr,
+		    uint32_t ws)
+{
+	const struct pr_model *m = a->m;
+	uint32_t u = thr(m, r);
+	if (u == q->t2) {
+		if (tix(m, r) > tix(m, q->aj) || q->situation != 1 || wr == PR_NONE ||
+		    thr(m, wr) != q->t1)
+			return 0;
+		if (r > q->ak && wr > q->ak)
+			return 1;
+		if (r > q->ai && r < q->ak && wr > q->ai)
+			return 2;
+		return 0;
+	}
+	if (tix(m, r) < tix(m, q->ai)) {
+		if (q->situation == 2 && r > q->aj && wr != PR_NONE && thr(m, wr) == q->t2 &&
+		    wr >= q->aj)
+			return 4;
+		return 0;
+	}
+	if (tix(m, r) > tix(m, q->ak))
+		return 0;
+	/* T1 inside its window */
+	if (q->situation == 1 && ws != PR_NONE && thr(m, ws) == q->t2 && ws > r &&
+	    tix(m, ws) < tix(m, q->aj) && branch_before_ak(a, q, r))
+		return 3;
+	if (q->situation == 2 && wr != PR_NONE && thr(m, wr) == q->t2 &&
+	    tix(m, wr) > tix(m, q->aj) && branch_before_ak(a, q, r))
+		return 5;
+	return 0;
+}
+
+/* Walks the schedule's forced events; *h is the first critical read, if
+ * any (h->kase 0 otherwise).  -1 if the schedule does not fit the model. */
+static int walk(struct avf *a, const struct pat *q, const struct schedule *s, struct hit *h)
+{
+	const struct pr_model *m = a->m;
+	h->kase = 0;
+	if (++a->cur == 0) { /* wrapped: every stamp is stale again */
+		memset(a->gen, 0, (a->nvar ? a->nvar : 1) * sizeof *a->gen);
+		a->cur = 1;
+	}
+	memset(a->pos, 0, m->nthreads * sizeof *a->pos);
+	for (size_t i = 0; i < s->nsteps; i++) {
+		uint32_t u = s->steps[i].thread;
+		if (u >= m->nthreads || s->steps[i].count > m->tnev[u] - a->pos[u])
+			return -1;
+		for (uint32_t k = 0; k < s->steps[i].count; k++) {
+			uint32_t x = m->tev[u][a->pos[u]++], v = a->var[x];
+			if (v == PR_NONE)
+				continue;
+			if (pr_ev(m, x)->kind == AVT_EV_WRITE) {
+				a->lastw[v] = x;
+				a->gen[v] = a->cur;
+				continue;
+			}
+			uint32_t ws = a->gen[v] == a->cur ? a->lastw[v] : PR_NONE;
+			if (ws == a->wrec[x] || (u != q->t1 && u != q->t2) || x == q->ai ||
+			    x == q->aj || x == q->ak)
+				continue;
+			int c = classify(a, q, x, a->wrec[x], ws);
+			if (c) {
+				*h = (struct hit){ c, x, a->wrec[x], ws };
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static const char *site(const struct trace *t, const struct avt_event *e, char *buf, size_t len)
+{
+	const struct avt_module *mo = e->site_mod == AVT_MOD_NONE ? NULL :
+		trace_module(t, e->site_mod);
+	const char *base = mo && mo->path ? strrchr(mo->path, '/') : NULL;
+	if (e->site_mod == AVT_MOD_NONE)
+		snprintf(buf, len, "0x%" PRIx64, e->site_off);
+	else if (!mo || !mo->path)
+		snprintf(buf, len, "module%u+0x%" PRIx64, e->site_mod, e->site_off);
+	else
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : mo->path, e->site_off);
+	return buf;
+}
+
+/* "seq N (Tk)" or "the initial value". */
+static const char *writer(const struct pr_model *m, uint32_t w, char *buf, size_t len)
+{
+	if (w == PR_NONE)
+		snprintf(buf, len, "the initial value");
+	else
+		snprintf(buf, len, "seq %" PRIu64 " (T%u)", pr_ev(m, w)->seq, thr(m, w));
+	return buf;
+}
+
+static char *why(const struct pr_model *m, const struct hit *h)
+{
+	static const char *const lemma[] = { "", "Lemma 1 (1)", "Lemma 1 (2)", "Lemma 1 (3)",
+					     "Lemma 2 (1)", "Lemma 2 (2)" };
+	static const char *const how[] = {
+		"",
+		"the culprit's read runs before the window's second access",
+		"the culprit's read runs before the window thread's writes",
+		"the culprit's earlier write runs before a window read that may steer a branch",
+		"the window thread's read runs before the culprit's access",
+		"the culprit's later write no longer precedes a window read that may steer a branch",
+	};
+	const struct avt_event *r = pr_ev(m, h->r);
+	char sb[160], wr[64], ws[64];
+	char *s = NULL;
+	writer(m, h->wrec, wr, sizeof wr);
+	writer(m, h->wsch, ws, sizeof ws);
+	site(m->t, r, sb, sizeof sb);
+	int n = h->kase == 3 ?
+		asprintf(&s, "case %d (%s): T%u's read of 0x%" PRIx64 " at seq %" PRIu64
+			 " (%s) gains the write %s in place of %s: %s",
+			 h->kase, lemma[h->kase], r->thread, r->obj, r->seq, sb, ws, wr, how[h->kase]) :
+		asprintf(&s, "case %d (%s): T%u's read of 0x%" PRIx64 " at seq %" PRIu64
+			 " (%s) loses its writer %s and reads %s: %s",
+			 h->kase, lemma[h->kase], r->thread, r->obj, r->seq, sb, wr, ws, how[h->kase]);
+	return n < 0 ? NULL : s;
+}
+
+int pr_avfilter_br(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
+		   void *ctx)
+{
+	struct avf a;
+	int rc = 0;
+	memset(&a, 0, sizeof a);
+	a.m = m;
+	a.br = br ? br : pr_br_unknown;
+	a.ctx = ctx;
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].filter_why);
+		p[i].filter_why = NULL;
+		p[i].filtered = false;
+	}
+	if (avf_init(&a, m) < 0) {
+		avt_error("cannot filter predictions: out of memory");
+		avf_release(&a);
+		return -1;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct pat q;
+		struct hit h;
+		if (!p[i].sched || !pattern_of(m, &p[i], &q))
+			continue;
+		if (walk(&a, &q, p[i].sched, &h) < 0) {
+			avt_error("cannot filter prediction %u: its schedule does not fit the trace",
+				  p[i].id);
+			rc = -1;
+		} else if (h.kase) {
+			p[i].filter_why = why(m, &h);
+			p[i].filtered = true;
+			if (!p[i].filter_why) {
+				avt_error("cannot filter predictions: out of memory");
+				rc = -1;
+			}
+		}
+	}
+	avf_release(&a);
+	return rc;
+}
+
+int pr_avfilter(const struct pr_model *m, struct prediction *p, size_t n)
+{
+	return pr_avfilter_br(m, p, n, NULL, NULL);
+}
