@@ -30,7 +30,10 @@ static const char predict_help[] =
 	"      --no-penelope   skip the access-pattern predictor\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
 	"                      (default: every function call, with record --stacks;\n"
-	"                      the call stacks are needed for this option)\n";
+	"                      the call stacks are needed for this option)\n"
+	"      --filter        drop the predictions AVFilter flags (their schedule\n"
+	"                      changes a read the run depends on: docs/avfilter.md);\n"
+	"                      by default they are kept, ranked last and marked\n";
 
 /* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
@@ -160,8 +163,9 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 		thr[0] = 0;
 		for (unsigned k = 0; k < p->nthreads && off < sizeof thr; k++)
 			off += (size_t)snprintf(thr + off, sizeof thr - off, "%sT%u", k ? "," : "", p->threads[k]);
-		printf("  %-4u %-10s %-15s %-9s %-40s %u\n", p->id, p->detector, p->pattern, thr,
-		       prediction_where(&n, t, p, where, sizeof where), p->context_switches);
+		printf("  %-4u %-10s %-15s %-9s %-40s %u%s\n", p->id, p->detector, p->pattern, thr,
+		       prediction_where(&n, t, p, where, sizeof where), p->context_switches,
+		       p->filtered ? "  flagged by AVFilter" : "");
 	}
 	names_close(&n);
 	return 0;
@@ -173,6 +177,7 @@ int cmd_predict(int argc, char **argv)
 		{ "dir", required_argument, 0, 'd' }, { "max", required_argument, 0, 'm' },
 		{ "no-deadlocks", no_argument, 0, 'D' }, { "no-sidetrack", no_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "no-penelope", no_argument, 0, 'P' },
+		{ "filter", no_argument, 0, 'F' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
@@ -192,6 +197,7 @@ int cmd_predict(int argc, char **argv)
 		case 'D': o.deadlocks = false; break;
 		case 'S': o.sidetrack = false; break;
 		case 'P': o.penelope = false; break;
+		case 'F': o.filter = true; break;
 		case 'A':
 			if (atomic_funcs_parse(&af, optarg) < 0)
 				return usage_error("predict", "--atomic takes at most 16 functions");

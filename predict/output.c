@@ -83,6 +83,9 @@ static json_t *prediction_json(const struct prediction *p, const struct trace *t
 	json_object_set_new(o, "blame", bl);
 	json_object_set_new(o, "context_switches", json_integer(p->context_switches));
 	json_object_set_new(o, "cut_seq", json_integer((json_int_t)p->cut_seq));
+	json_object_set_new(o, "filtered", json_boolean(p->filtered));
+	if (p->filter_why)
+		json_object_set_new(o, "filter_why", json_string(p->filter_why));
 	json_object_set_new(o, "schedule",
 			    json_string(predict_schedule_name(p->id, name, sizeof name)));
 	return o;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avfilter.h"
 #include "deadlock.h"
 #include "model.h"
 #include "penelope.h"
@@ -314,6 +315,34 @@ out:
 	return rc;
 }
 
+/* AVFilter's flagged predictions after the others (in rank order each),
+ * or dropped with --filter; ids renumbered. */
+static void filtered_last(struct prediction_set *s, bool drop)
+{
+	size_t k = 0;
+	struct prediction *tmp = malloc((s->n ? s->n : 1) * sizeof *tmp);
+	if (!tmp)
+		return; /* the rank order stands */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < s->n; i++)
+			if (s->p[i].filtered == (pass == 1))
+				tmp[k++] = s->p[i];
+	memcpy(s->p, tmp, s->n * sizeof *tmp);
+	free(tmp);
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (drop && s->p[i].filtered) {
+			schedule_free(s->p[i].sched);
+			free(s->p[i].summary);
+			free(s->p[i].filter_why);
+			continue;
+		}
+		s->p[n] = s->p[i];
+		s->p[n].id = (unsigned)++n;
+	}
+	s->n = n;
+}
+
 int predict_run(const struct trace *t, const struct predict_opts *o, struct prediction_set *out)
 {
 	struct pr_cands cs;
@@ -334,6 +363,9 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 		       out) < 0)
 		goto out;
 	pr_predictions_rank(out->p, out->n);
+	if (pr_avfilter(m, out->p, out->n) < 0)
+		goto out;
+	filtered_last(out, o->filter);
 	for (size_t i = 0; i < out->n; i++)
 		if (add_comment(t, &out->p[i]) < 0) {
 			avt_error("cannot predict: out of memory");

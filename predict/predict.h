@@ -86,6 +86,9 @@ struct predict_opts {
 	 * offset); every other function's calls are not checked. */
 	bool (*atomic)(void *ctx, uint16_t mod, uint64_t off);
 	void *atomic_ctx;
+	/* --filter: drop the predictions AVFilter flags (by default they are
+	 * kept, ranked after all the others) */
+	bool filter;
 };
 
 struct prediction_set {
