@@ -81,10 +81,10 @@ uint64_t xp_rng_below(struct xp_rng *r, uint64_t n)
 {
 	/* Reject the lowest 2^64 mod n values: what remains is a whole
 	 * number of copies of [0, n). */
-	uint64_t min = -n % n;
-	uint64_t x;
+	uint64_t min, x;
 
 	BUG_ON(n == 0);
+	min = -n % n;
 	do
 		x = xp_rng_next(r);
 	while (x < min);
@@ -197,7 +197,7 @@ struct xp_cp {
 
 struct xp_run {
 	enum xp_algo algo;
-	unsigned depth, yield_limit;
+	unsigned depth, contexts, yield_limit;
 	uint64_t seed, run_index;
 	struct xp_rng rng;
 
@@ -455,6 +455,7 @@ struct xp_run *xp_run_new(const struct xp_config *c, uint64_t seed, uint64_t run
 	}
 	r->algo = c->algo;
 	r->depth = c->depth;
+	r->contexts = c->contexts;
 	r->yield_limit = c->yield_limit ? c->yield_limit : XP_YIELD_LIMIT;
 	r->seed = seed;
 	r->run_index = run_index;
@@ -637,6 +638,8 @@ void xp_run_describe(const struct xp_run *r, char *buf, size_t len)
 	put(&l, "%s", algo_name(r->algo));
 	if (r->algo != XP_TB)
 		put(&l, " d=%u", r->depth);
+	else
+		put(&l, " c=%u", r->contexts);
 	if (r->nv)
 		put(&l, " v=%zu", r->nv);
 	put(&l, " seed=%" PRIu64 " run=%" PRIu64 " prio", r->seed, r->run_index);

@@ -136,6 +136,9 @@ size_t xp_run_fired(const struct xp_run *r);
  * points (and, once fired, the thread each one hit), dropped threads:
  *   "pct d=3 seed=7 run=2 prio T0=4 T1=3 T2=5 cp 1@ev17=T1 2@ev230"
  *   "pctvb d=2 v=1 ... vars 0x4c1040/12 cp 1@0x4c1040#5"
+ *   "tb c=1 seed=7 run=0 prio T0=3 T1=1 cp 2@ev40=T0"
+ * A change point reads PRIORITY@WHERE[=THREAD IT HIT]; WHERE is evK (the
+ * run's K-th event) or OBJ#J (the J-th event on variable OBJ).
  */
 void xp_run_describe(const struct xp_run *r, char *buf, size_t len);
 

@@ -276,6 +276,27 @@ START_TEST(test_pct_depth3_priorities)
 	}
 	ck_assert_uint_gt(first_is_1, 50);
 	ck_assert_uint_gt(first_is_2, 50);
+
+	/* k_est = d-1 + 1: which priority the last event gets must not
+	 * depend on where it is (an unshuffled Floyd sample never gives the
+	 * last event priority 1) */
+	c = pct(3, 3, 3);
+	first_is_1 = first_is_2 = 0;
+	for (uint64_t run = 0; run < 300; run++) {
+		struct xp_run *r = run_new(&c, 12, run);
+		int64_t before = xp_run_priority(r, 2);
+		for (uint32_t th = 0; th < 3; th++) {
+			struct avt_event e = ev(th, AVT_EV_ACQUIRE, LOCK);
+			feed(r, &e);
+		}
+		if (xp_run_priority(r, 2) != before) {
+			first_is_1 += xp_run_priority(r, 2) == 1;
+			first_is_2 += xp_run_priority(r, 2) == 2;
+		}
+		xp_run_free(r);
+	}
+	ck_assert_uint_gt(first_is_1, 60);
+	ck_assert_uint_gt(first_is_2, 60);
 }
 END_TEST
 
@@ -755,6 +776,13 @@ START_TEST(test_tb_change_point_priority)
 		}
 		ck_assert_uint_le(fired, 1);
 		ck_assert_uint_eq(xp_run_fired(r), 1);
+		if (run == 0) {
+			char buf[256];
+			xp_run_describe(r, buf, sizeof buf);
+			ck_assert_ptr_nonnull(strstr(buf, "tb c=1 seed=17 run=0 prio T0="));
+			ck_assert_ptr_nonnull(strstr(buf, " T2="));
+			ck_assert_ptr_nonnull(strstr(buf, "=T"));
+		}
 		xp_run_free(r);
 	}
 	ck_assert_uint_gt(raised_above, 100);
