@@ -122,6 +122,7 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 		static const unsigned zero = 0;
 		snprintf(rdir, sizeof rdir, "%s/reports", b->dir);
 		mkdir(rdir, 0777);
+		fflush(stdout);
 		run_replays(b->dir, &zero, 1, 1, timeout, rdir);
 		snprintf(rep, sizeof rep, "%s/0000.txt", rdir);
 		first_line(rep, head, sizeof head);
@@ -137,8 +138,9 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 			continue; /* the same source-level failure through another path */
 		snprintf(heads[nconf++], sizeof heads[0], "%s", head);
 		printf("%s\n", head);
-		printf("  found by run %u after %u run%s (%u of %u runs failed this way; %s)\n", b->run,
-		       b->runs_before, b->runs_before == 1 ? "" : "s", b->hits, r.done, b->choices);
+		unsigned needed = b->run - eo->first_run;
+		printf("  found by run %u: %u run%s to find it, %u of %u runs failed this way (%s)\n",
+		       b->run, needed, needed == 1 ? "" : "s", b->hits, r.done, b->choices);
 		printf("  confirmed: avtrace replay -d %s --schedule 0\n", b->dir);
 		if (report_dir) {
 			char dst[4400];
@@ -265,8 +267,8 @@ int cmd_explore(int argc, char **argv)
 		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
 	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)
 		eo.cfg.threads = 2;
-	if (eo.cfg.algo != XP_PCTVB && eo.cfg.algo != XP_TB)
-		eo.cfg.nvars = 0;
+	if (eo.cfg.algo == XP_PCT || (eo.cfg.algo == XP_TB && !vars_set))
+		eo.cfg.nvars = 0; /* TB: change points as PCT's unless --vars */
 	if (!eo.jobs)
 		eo.jobs = cpus();
 	if (dir && optind < argc)

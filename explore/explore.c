@@ -133,7 +133,7 @@ static void rm_rf(const char *path)
 static int write_run_meta(const char *dir, const char *rundir, const struct replay_result *res,
 			  uint64_t seed, unsigned num, const char *choices)
 {
-	char path[4200];
+	char path[4400];
 	json_error_t je;
 	snprintf(path, sizeof path, "%s/meta.json", dir);
 	json_t *m = json_load_file(path, 0, &je);
@@ -173,7 +173,7 @@ static void pk_yield(void *ctx, uint32_t lid)
 static int write_run(const struct explore_opts *o, struct replay *rp,
 		     const struct replay_result *res, unsigned num, const char *choices)
 {
-	char path[4200], rundir[4200], comment[512];
+	char path[4400], rundir[4200], comment[1600];
 	struct schedule *s = schedule_from_events(res->ev, res->nev);
 	if (!s)
 		return -1;
@@ -205,6 +205,11 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	msg.outcome = RO_ERROR;
 	msg.exit_status = -1;
 	avt_quiet = 1;
+	int null = open("/dev/null", O_WRONLY);
+	if (null >= 0) { /* the program's stderr (assert messages) too */
+		dup2(null, 2);
+		close(null);
+	}
 	struct xp_run *xr = xp_run_new(&o->cfg, o->seed, num);
 	if (!xr)
 		goto out;
@@ -298,14 +303,26 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 		return;
 	char key[512];
 	msg_key(&m, key, sizeof key);
-	for (size_t i = 0; i < res->nbugs; i++)
-		if (!strcmp(res->bugs[i].key, key)) {
-			res->bugs[i].hits++;
-			char rundir[4200];
-			snprintf(rundir, sizeof rundir, "%s/explore/runs/%04u", o->dir, s->num);
+	for (size_t i = 0; i < res->nbugs; i++) {
+		struct explore_bug *b = &res->bugs[i];
+		if (strcmp(b->key, key))
+			continue;
+		b->hits++;
+		char rundir[4200];
+		snprintf(rundir, sizeof rundir, "%s/explore/runs/%04u", o->dir, s->num);
+		if (s->num < b->run) {
+			/* runs end out of order with -j: the lowest number is the
+			 * first run that found it, whatever -j is */
+			rm_rf(b->dir);
+			b->run = s->num;
+			snprintf(b->dir, sizeof b->dir, "%s", rundir);
+			snprintf(b->choices, sizeof b->choices, "%s", m.choices);
+			b->thread = m.thread;
+		} else {
 			rm_rf(rundir); /* its schedule stays */
-			return;
 		}
+		return;
+	}
 	struct explore_bug *nb = realloc(res->bugs, (res->nbugs + 1) * sizeof *nb);
 	if (!nb)
 		return;
@@ -314,7 +331,6 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	memset(b, 0, sizeof *b);
 	b->run = s->num;
 	b->hits = 1;
-	b->runs_before = res->done;
 	b->signal = m.signal;
 	b->exit_status = m.exit_status;
 	b->thread = m.thread;

@@ -57,9 +57,9 @@ struct explore_opts {
 };
 
 struct explore_bug {
-	unsigned run;           /* first run that failed this way (its number) */
+	unsigned run;           /* first run that failed this way (the lowest
+	                           number: runs - first_run is runs-to-bug) */
 	unsigned hits;          /* runs that failed this way */
-	unsigned runs_before;   /* runs finished when it was first seen (runs-to-bug) */
 	int signal;             /* fatal signal, or 0 */
 	int exit_status;        /* shell style, or -1 */
 	uint32_t thread;        /* failing thread */

@@ -338,7 +338,8 @@ static void filtered_last(struct prediction_set *s, bool drop)
 			continue;
 		}
 		s->p[n] = s->p[i];
-		s->p[n].id = (unsigned)++n;
+		s->p[n].id = (unsigned)(n + 1);
+		n++;
 	}
 	s->n = n;
 }
