@@ -198,7 +198,8 @@ int cmd_explore(int argc, char **argv)
 	};
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
-				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1 } };
+				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
+					   .yield_limit = EXPLORE_SPIN_SLICES } };
 	static const char *watch[5];
 	const char *dir = NULL, *algo = NULL;
 	bool vars_set = false, threads_set = false;

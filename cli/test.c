@@ -184,7 +184,8 @@ int cmd_test(int argc, char **argv)
 				  .stack_depth = 8 };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true };
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
-				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1 } };
+				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
+					   .yield_limit = EXPLORE_SPIN_SLICES } };
 	static const char *watch[5];
 	const char *timeout = "2";
 	unsigned jobs = 0;

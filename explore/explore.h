@@ -31,6 +31,13 @@
 #include "explore/pct.h"
 #include "trace/trace.h"
 
+/* Time slices (10 ms each) a thread may run without an event before the
+ * priority policy takes it to be spinning and drops it (xp_run_yield):
+ * long enough for a stretch of computation between events (which must
+ * keep its priority: the order of threads is what exploration varies),
+ * short enough that a spin-wait on a lower-priority thread costs 0.1 s. */
+#define EXPLORE_SPIN_SLICES 10u
+
 struct explore_progress {
 	unsigned done, runs;    /* runs finished, runs in all */
 	unsigned failing;       /* runs that failed */

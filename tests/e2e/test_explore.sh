@@ -1,0 +1,146 @@
+# shellcheck shell=bash
+# Acceptance tests of exploration (docs/explore.md): `avtrace test` finds
+# the bugs of tests/targets/explore_*.c, which no prediction reaches, with
+# its default exploration budget; the run it reports replays to the same
+# failure ten times out of ten; correct programs get no report after the
+# whole budget; runs are deterministic for a seed.  Run with
+# tests/e2e/run.sh explore.
+
+# explore_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in
+# OUT.test, status in TEST_STATUS.
+TEST_STATUS=
+explore_test() {
+	local out=$1
+	shift
+	avt_timed 150 test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	TEST_STATUS=$?
+	sed 's/^/  | /' "$out.test" >&3
+}
+
+# found_by_exploration OUT NAME THREAD LINE FUNC: `avtrace test` (in OUT.test)
+# reproduced one bug, through exploration: SIGABRT in THREAD at
+# NAME.c:LINE (FUNC); the confirmed run replays to that failure 10 times
+# out of 10.
+found_by_exploration() {
+	local out=$1 name=$2 thr=$3 line=$4 func=$5 head rundir i
+	local want="^BUG reproduced: SIGABRT in $thr at $name[.]c:$line \\($func\\)"
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name"
+	expect_match "$(cat "$out.test")" '^no bug reproduced by the predictions; exploring \(--explore 100\)$' \
+		"exploration after the predictions"
+	expect_match "$(cat "$out.test")" '^exploring 100 runs \(pctvb, depth 3, 1 variable, seed 1, -j [0-9]+\)$' \
+		"the budget printed"
+	expect_match "$(cat "$out.test")" "$want" "the bug found"
+	expect_match "$(cat "$out.test")" '^  found by run [0-9]+: [0-9]+ runs? to find it' "runs to find it"
+	expect_eq "$(find "$out/reports" -name 'explore-*.txt' | wc -l)" 1 "exploration reports"
+	expect_eq "$(find "$out/reports" -name '*.txt' | wc -l)" 1 "reports"
+	head=$(head -n 1 "$out"/reports/explore-*.txt)
+	expect_match "$head" "$want" "the report"
+	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' "$out.test")
+	[ -n "$rundir" ] || fail "no confirmed run named in the output"
+	expect_file "$rundir/schedules/0000.sched"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		avt_timed 30 replay -d "$rundir" --schedule 0 >"$out.replay$i" 2>/dev/null
+		expect_eq "$?" 1 "exit status of replay $i of the reported run"
+		expect_match "$(head -n 1 "$out.replay$i")" "$want" "replay $i of the reported run"
+	done
+}
+
+t_explore_updaters_before_checker() {
+	local l
+	l=$(marker_line "$SRC/explore_checker.c" "/* CHECK LINE */") || exit
+	explore_test out -- "$(target explore_checker)"
+	found_by_exploration out explore_checker T1 "$l" checker
+}
+
+t_explore_three_threads_ordered() {
+	local l
+	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
+	explore_test out -- "$(target explore_three)"
+	found_by_exploration out explore_three T0 "$l" main
+}
+
+t_explore_rare_variable() {
+	local l
+	l=$(marker_line "$SRC/explore_rare.c" "/* CHECK LINE */") || exit
+	explore_test out -- "$(target explore_rare)"
+	found_by_exploration out explore_rare T0 "$l" main
+}
+
+# Correct programs: the whole budget, no report.
+t_explore_correct_programs_no_report() {
+	local t
+	for t in explore_ok mutex_counter condvar rwlock barrier sem; do
+		explore_test "out_$t" -- "$(target "$t")"
+		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
+		expect_match "$(cat "out_$t.test")" '^100 runs in .*: [0-9]+ pass, 0 bug, 0 deadlock, [0-9]+ infeasible, 0 error$' \
+			"the whole budget on $t"
+		expect_match "$(cat "out_$t.test")" '^no bug reproduced$' "verdict on $t"
+		expect_eq "$(find "out_$t/reports" -name '*.txt' | wc -l)" 0 "reports of $t"
+	done
+}
+
+# A thread spinning on a flag that a lower-priority thread sets is dropped
+# below it after a few slices: the runs end, and pass.
+t_explore_spin_flag_does_not_hang() {
+	avt_timed 120 explore -q -o out -n 20 -- "$(target spinflag)" >out.explore 2>&1
+	expect_eq "$?" 0 "exit status of avtrace explore spinflag"
+	sed 's/^/  | /' out.explore >&3
+	expect_match "$(cat out.explore)" '^20 runs in .*: 20 pass, 0 bug, 0 deadlock, 0 infeasible, 0 error$' \
+		"every run of spinflag passes"
+}
+
+# Run N depends on the seed and N only: the same orders with -j 1 and -j 2.
+t_explore_deterministic_for_a_seed() {
+	local prog
+	prog=$(target explore_three) || exit
+	avt_timed 120 explore -q -o a -n 30 --seed 7 -j 1 -- "$prog" 0 >a.out 2>&1
+	expect_eq "$(find a/explore/runs -maxdepth 1 -name '*.sched' | wc -l)" 30 "schedules of the first exploration"
+	avt_timed 120 explore -q -o c -n 30 --seed 7 -j 2 -- "$prog" 0 >c.out 2>&1
+	for f in a/explore/runs/*.sched; do
+		cmp -s "$f" "c/explore/runs/$(basename "$f")" ||
+			fail "run $(basename "$f" .sched) differs between -j 1 and -j 2 with seed 7"
+	done
+	avt_timed 120 explore -q -o d -n 30 --seed 8 -j 2 -- "$prog" 0 >d.out 2>&1
+	local same=0
+	for f in a/explore/runs/*.sched; do
+		cmp -s "$f" "d/explore/runs/$(basename "$f")" && same=$((same + 1))
+	done
+	[ "$same" -lt 30 ] || fail "seeds 7 and 8 gave the same 30 runs"
+}
+
+# Plain PCT rarely hits the one access the rare-variable bug needs; with
+# variable bounding the variable is drawn first (bench/explore measures the
+# medians over 20 seeds).  Here: one seed, a fixed budget.
+t_explore_variable_bounding_beats_pct() {
+	local prog
+	prog=$(target explore_rare) || exit
+	avt_timed 120 explore -q -o vb -n 60 --algo pctvb --depth 2 --vars 1 -- "$prog" 0 >vb.out 2>&1
+	expect_eq "$?" 1 "exit status of PCTVB on explore_rare"
+	avt_timed 120 explore -q -o pct -n 60 --algo pct --depth 2 -- "$prog" 0 >pct.out 2>&1
+	sed 's/^/  | /' vb.out pct.out >&3
+	local fv fp
+	fv=$(sed -n 's/^60 runs in .*: [0-9]* pass, \([0-9]*\) bug.*/\1/p' vb.out)
+	fp=$(sed -n 's/^60 runs in .*: [0-9]* pass, \([0-9]*\) bug.*/\1/p' pct.out)
+	[ -n "$fv" ] && [ -n "$fp" ] || fail "no run counts in the outputs"
+	[ "$fv" -gt "$fp" ] || fail "PCTVB failed $fv of 60 runs, PCT $fp: variable bounding should hit more"
+}
+
+t_explore_usage_errors() {
+	avt explore >/dev/null 2>err1
+	expect_eq "$?" 2 "exit status without a program"
+	expect_one_line_error err1
+	avt explore --algo nope -- /bin/true >/dev/null 2>err2
+	expect_eq "$?" 2 "exit status of a bad --algo"
+	expect_match "$(cat err2)" "bad --algo 'nope'" "bad --algo message"
+	avt explore --depth 0 -- /bin/true >/dev/null 2>err3
+	expect_eq "$?" 2 "exit status of --depth 0"
+	expect_match "$(cat err3)" "bad --depth '0'" "bad --depth message"
+	avt explore -d nowhere -- /bin/true >/dev/null 2>err4
+	expect_eq "$?" 2 "exit status of -d with a program"
+	avt explore -d nowhere >/dev/null 2>err5
+	expect_eq "$?" 2 "exit status of a missing recording"
+	expect_match "$(cat err5)" "nowhere" "the missing recording named"
+	avt test --explore x -- /bin/true >/dev/null 2>err6
+	expect_eq "$?" 2 "exit status of a bad test --explore"
+	expect_match "$(cat err6)" "bad --explore 'x'" "bad --explore message"
+}
