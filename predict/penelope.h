@@ -51,7 +51,7 @@ int pr_penelope(const struct pr_model *m, struct pr_cands *cs, const struct pred
  * thread before its next request, and a watchpoint reports after the
  * access).  Lock edges into T1's or T2's events that come from beyond the
  * other thread's part are dropped.  0, or -1 if it cannot be planned
- * (more than four drops). */
+ * (more than PR_PLAN_DROPS drops). */
 int pr_penelope_plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2,
 		     bool park, struct pr_plan *p);
 

@@ -36,13 +36,17 @@ struct pr_edge {
 	uint32_t from, to;  /* event from must run before event to */
 };
 
+/* A thread moved ahead of another may take a lock that the other released
+ * many times after the cut: each of those acquisitions is a drop. */
+#define PR_PLAN_DROPS 64
+
 struct pr_plan {
 	uint32_t nthr;
 	uint32_t thr[4];
 	uint32_t stop[4];    /* tindex of the last event thr[i] must run, or PR_NONE */
 	uint32_t limit[4];   /* at most this many events of thr[i] (UINT32_MAX: any) */
 	uint32_t ndrop;
-	uint32_t drop[4];    /* events that take their lock without its recorded edge */
+	uint32_t drop[PR_PLAN_DROPS]; /* events that take their lock without its recorded edge */
 	uint32_t nedge;
 	struct pr_edge edge[4];
 	uint32_t p0;         /* region I is the recorded order before event p0 */

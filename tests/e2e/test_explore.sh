@@ -59,11 +59,30 @@ t_explore_three_threads_ordered() {
 	found_by_exploration out explore_three T0 "$l" main
 }
 
+# The rare-variable bug is a lost update PENELOPE also predicts from the
+# recording (RWW on checkpoints), so `avtrace test` reproduces it before
+# exploring; `avtrace explore` with its defaults must find it alone.
 t_explore_rare_variable() {
-	local l
+	local l want rundir i
 	l=$(marker_line "$SRC/explore_rare.c" "/* CHECK LINE */") || exit
-	explore_test out -- "$(target explore_rare)"
-	found_by_exploration out explore_rare T0 "$l" main
+	want="^BUG reproduced: SIGABRT in T0 at explore_rare[.]c:$l \\(main\\)"
+	avt_timed 150 explore -q -o out -- "$(target explore_rare)" >out.explore 2>/dev/null
+	expect_eq "$?" 1 "exit status of avtrace explore explore_rare"
+	sed 's/^/  | /' out.explore >&3
+	expect_match "$(cat out.explore)" '^exploring 200 runs \(pctvb, depth 3, 1 variable, seed 1, -j [0-9]+\)$' \
+		"the default budget"
+	expect_match "$(cat out.explore)" "$want" "the bug found by exploration"
+	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' out.explore)
+	[ -n "$rundir" ] || fail "no confirmed run named in the output"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		avt_timed 30 replay -d "$rundir" --schedule 0 >"out.replay$i" 2>/dev/null
+		expect_eq "$?" 1 "exit status of replay $i of the reported run"
+		expect_match "$(head -n 1 "out.replay$i")" "$want" "replay $i of the reported run"
+	done
+	explore_test t -- "$(target explore_rare)"
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test explore_rare"
+	expect_match "$(cat t.test)" "penelope +RWW .*BUG \\(SIGABRT\\)" "predicted by penelope"
+	expect_match "$(head -n 1 t/reports/*.txt)" "$want" "the report of avtrace test"
 }
 
 # Correct programs: the whole budget, no report.
