@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "names.h"
+#include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
 #include "tracer/record.h"
@@ -32,7 +33,9 @@ static const char test_help[] =
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
-	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n";
+	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
+	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
+	"      --no-penelope, --no-pecan  skip that access detector\n";
 
 struct outcome {
 	char oc[16];
@@ -129,8 +132,10 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 		const struct prediction *p = &set->p[i];
 		struct outcome o;
 		read_outcome(dir, p->id, &o);
-		printf("  %-4u %-10s %-15s %-40s %s\n", p->id, p->detector, p->pattern,
-		       prediction_where(&n, t, p, where, sizeof where), short_outcome(&o, oc, sizeof oc));
+		char det[64];
+		printf("  %-4u %-10s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
+		       p->pattern, prediction_where(&n, t, p, where, sizeof where),
+		       short_outcome(&o, oc, sizeof oc));
 		char path[4300];
 		snprintf(path, sizeof path, "%s/%04u.txt", rdir, p->id);
 		bool keep = false;
@@ -167,13 +172,17 @@ int cmd_test(int argc, char **argv)
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
-		{ "atomic", required_argument, 0, 'A' }, { 0, 0, 0, 0 },
+		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
+		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
+		{ 0, 0, 0, 0 },
 	};
+	struct pr_patterns pats = { NULL, 0, 0 };
 	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
 				  .stack_depth = 8 };
-	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true };
+	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
+				   .pecan = true, .patterns = &pats };
 	static const char *watch[5];
 	const char *timeout = "2";
 	unsigned jobs = 0;
@@ -219,6 +228,14 @@ int cmd_test(int argc, char **argv)
 			if (atomic_funcs_parse(&af, optarg) < 0)
 				return usage_error("test", "--atomic takes at most 16 functions");
 			break;
+		case 'p':
+			if (pr_patterns_load(&pats, optarg) < 0) {
+				pr_patterns_release(&pats);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C': po.pecan = false; break;
+		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
@@ -262,5 +279,6 @@ int cmd_test(int argc, char **argv)
 	int rc = test_replay(ro.dir, &set, t, jobs, timeout);
 	prediction_set_release(&set);
 	trace_free(t);
+	pr_patterns_release(&pats);
 	return rc;
 }
