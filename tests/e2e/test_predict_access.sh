@@ -13,13 +13,15 @@
 # order violation) and mem_dcl (two variables) are outside the five
 # single-variable patterns: PECAN finds them (test_predict_pecan.sh).
 
-# access_test OUT ARGS...: avtrace test -q -f -o OUT ARGS (options, --,
-# program); stdout and stderr in OUT.test, status in TEST_STATUS.
+# access_test OUT ARGS...: avtrace test -q -f --no-pecan -o OUT ARGS
+# (options, --, program): PENELOPE without PECAN, whose predictions of the
+# same anomalies would be merged with these (test_predict_pecan.sh);
+# stdout and stderr in OUT.test, status in TEST_STATUS.
 TEST_STATUS=
 access_test() {
 	local out=$1
 	shift
-	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	avt_timed 120 test -q -f --no-pecan -o "$out" "$@" >"$out.test" 2>&1
 	TEST_STATUS=$?
 	sed 's/^/  | /' "$out.test" >&3
 }
