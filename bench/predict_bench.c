@@ -2,13 +2,15 @@
  * predict on a synthetic trace (issue: predict from lock events): 1M lock
  * events, 16 threads, 64 locks by default; prints the time of predict_run
  * alone, the predictions made and the process's peak memory.
- * Usage: predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED] [accesses]
+ * Usage: predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED] [accesses [NVARS]]
  *
  * With "accesses", memory accesses are woven into the same trace for the
  * PENELOPE detector: every critical section reads and writes a variable of
  * its lock (protected: nothing to find, all the work to do), and after
  * one release in eight the thread reads, or one in sixteen writes, one of
- * four unprotected globals (races: windows and culprits everywhere).
+ * NVARS (default 4) unprotected globals (races: windows and culprits
+ * everywhere).  Then the searches of PENELOPE (cut-points) and PECAN
+ * (patterns) are timed on their own, without synthesis.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,7 +19,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "predict/model.h"
+#include "predict/pattern.h"
+#include "predict/pecan.h"
+#include "predict/penelope.h"
 #include "predict/predict.h"
+#include "predict/rank.h"
 #include "predict/tracebuf.h"
 
 static double now(void)
@@ -33,6 +40,8 @@ static uint64_t mix(uint64_t x)
 	x *= 0xff51afd7ed558ccdULL;
 	return x ^ (x >> 33);
 }
+
+static unsigned nglobals = 4;
 
 static int add(struct pr_tracebuf *b, const struct avt_event *e, enum avt_kind k, uint64_t obj,
 	       uint64_t site)
@@ -51,8 +60,9 @@ static int accesses(struct pr_tracebuf *b, const struct avt_event *e)
 		return 0;
 	/* one line reads each global, one writes it, as in a program */
 	bool w = (h >> 8) % 2;
-	uint64_t v = (h >> 16) % 4;
-	return add(b, e, w ? AVT_EV_WRITE : AVT_EV_READ, 0x300000 + v * 8, 0x9000 + v * 16 + w * 8);
+	uint64_t v = (h >> 16) % nglobals;
+	return add(b, e, w ? AVT_EV_WRITE : AVT_EV_READ, 0x300000 + v * 8,
+		   0x9000 + (v % 64) * 16 + w * 8);
 }
 
 /* t with accesses woven in; t is freed. */
@@ -82,12 +92,16 @@ int main(int argc, char **argv)
 	unsigned nthr = argc > 2 ? (unsigned)atoi(argv[2]) : 16;
 	unsigned nlocks = argc > 3 ? (unsigned)atoi(argv[3]) : 64;
 	uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
+	bool acc = argc > 5 && !strcmp(argv[5], "accesses");
+	if (acc && argc > 6)
+		nglobals = (unsigned)atoi(argv[6]) ? (unsigned)atoi(argv[6]) : 4;
 	struct trace *t = predict_synthetic_trace(nev, nthr, nlocks, seed);
-	if (t && argc > 5 && !strcmp(argv[5], "accesses"))
+	if (t && acc)
 		t = with_accesses(t);
 	if (!t)
 		return 2;
-	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
+				  .pecan = true };
 	struct prediction_set set;
 	double t0 = now();
 	if (predict_run(t, &o, &set) < 0)
@@ -98,6 +112,28 @@ int main(int argc, char **argv)
 	printf("predict: %zu events, %u threads, %u locks: %.3f s, %zu predictions, peak RSS %ld MB (trace included)\n",
 	       t->nev, nthr, nlocks, t1 - t0, set.n, ru.ru_maxrss / 1024);
 	prediction_set_release(&set);
+	if (acc) {
+		/* the detectors' search alone (PENELOPE's cut-points, PECAN's
+		 * pattern search), without schedule synthesis */
+		struct pr_model *m = pr_model_new(t);
+		const struct pr_patterns *b = pr_builtin_patterns();
+		struct pr_cands cs;
+		if (!m)
+			return 2;
+		for (int d = 0; d < 2; d++) {
+			pr_cands_init(&cs, m);
+			t0 = now();
+			if ((d == 0 ? pr_penelope(m, &cs, NULL) : pr_pecan(m, &cs, &b, 1)) < 0)
+				return 2;
+			t1 = now();
+			printf("  %s search alone: %.3f s, %zu candidates\n", d == 0 ? "penelope" : "pecan",
+			       t1 - t0, cs.n);
+			pr_cands_release(&cs);
+		}
+		pr_model_free(m);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("  peak RSS %ld MB\n", ru.ru_maxrss / 1024);
+	}
 	trace_free(t);
 	return 0;
 }

@@ -6,11 +6,13 @@
 
 #include "cli.h"
 #include "names.h"
+#include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
 
 static const char predict_help[] =
 	"usage: avtrace predict [-d DIR] [--max N] [--no-deadlocks] [--no-sidetrack] [--no-penelope]\n"
+	"                       [--no-pecan] [--pattern FILE]\n"
 	"\n"
 	"Analyses DIR/trace.avt (default ./avtrace-out) offline and writes one\n"
 	"schedule per predicted bug: DIR/predictions.json and\n"
@@ -20,6 +22,8 @@ static const char predict_help[] =
 	"             and another thread's critical section fits between\n"
 	"  penelope   the five single-variable access patterns (RWR, RWW, WWR, WRW,\n"
 	"             WWW) from read/write events\n"
+	"  pecan      access anomalies matched against patterns: races, atomicity\n"
+	"             violations, two-variable atomic-set violations, and --pattern's\n"
 	"  deadlock   lock-order cycles across threads, even if the run survived\n"
 	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
 	"\n"
@@ -28,6 +32,9 @@ static const char predict_help[] =
 	"      --no-deadlocks  skip the deadlock predictor\n"
 	"      --no-sidetrack  skip the atomicity predictor\n"
 	"      --no-penelope   skip the access-pattern predictor\n"
+	"      --no-pecan      skip pecan's built-in patterns\n"
+	"      --pattern FILE  more patterns for pecan, one a line (docs/predict.md):\n"
+	"                      NAME [consecutive]: AT THREAD VAR REGION, ...\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
 	"                      (default: every function call, with record --stacks;\n"
 	"                      the call stacks are needed for this option)\n"
@@ -163,9 +170,10 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 		thr[0] = 0;
 		for (unsigned k = 0; k < p->nthreads && off < sizeof thr; k++)
 			off += (size_t)snprintf(thr + off, sizeof thr - off, "%sT%u", k ? "," : "", p->threads[k]);
-		printf("  %-4u %-10s %-15s %-9s %-40s %u%s\n", p->id, p->detector, p->pattern, thr,
-		       prediction_where(&n, t, p, where, sizeof where), p->context_switches,
-		       p->filtered ? "  flagged by AVFilter" : "");
+		char det[64];
+		printf("  %-4u %-10s %-15s %-9s %-40s %u%s\n", p->id, predict_detectors(p, det, sizeof det),
+		       p->pattern, thr, prediction_where(&n, t, p, where, sizeof where),
+		       p->context_switches, p->filtered ? "  flagged by AVFilter" : "");
 	}
 	names_close(&n);
 	return 0;
@@ -178,10 +186,13 @@ int cmd_predict(int argc, char **argv)
 		{ "no-deadlocks", no_argument, 0, 'D' }, { "no-sidetrack", no_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "filter", no_argument, 0, 'F' },
+		{ "no-pecan", no_argument, 0, 'C' }, { "pattern", required_argument, 0, 'p' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
-	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
+	struct pr_patterns pats = { NULL, 0, 0 };
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
+				  .pecan = true, .patterns = &pats };
 	struct atomic_funcs af = { .count = 0 };
 	int c;
 	char *end;
@@ -198,6 +209,13 @@ int cmd_predict(int argc, char **argv)
 		case 'S': o.sidetrack = false; break;
 		case 'P': o.penelope = false; break;
 		case 'F': o.filter = true; break;
+		case 'C': o.pecan = false; break;
+		case 'p':
+			if (pr_patterns_load(&pats, optarg) < 0) {
+				pr_patterns_release(&pats);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'A':
 			if (atomic_funcs_parse(&af, optarg) < 0)
 				return usage_error("predict", "--atomic takes at most 16 functions");
@@ -226,5 +244,6 @@ int cmd_predict(int argc, char **argv)
 	}
 	atomic_funcs_release(&af);
 	trace_free(t);
+	pr_patterns_release(&pats);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "explore/explore.h"
 #include "names.h"
+#include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
 #include "tracer/record.h"
@@ -41,7 +42,9 @@ static const char test_help[] =
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
 	"      --explore N    exploration budget in runs (default 100; 0: none)\n"
 	"      --no-explore   the same as --explore 0\n"
-	"      --seed S       seed of the exploration (default 1)\n";
+	"      --seed S       seed of the exploration (default 1)\n"
+	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
+	"      --no-penelope, --no-pecan  skip that access detector\n";
 
 struct outcome {
 	char oc[16];
@@ -140,8 +143,10 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 		const struct prediction *p = &set->p[i];
 		struct outcome o;
 		read_outcome(dir, p->id, &o);
-		printf("  %-4u %-10s %-15s %-40s %s\n", p->id, p->detector, p->pattern,
-		       prediction_where(&n, t, p, where, sizeof where), short_outcome(&o, oc, sizeof oc));
+		char det[64];
+		printf("  %-4u %-10s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
+		       p->pattern, prediction_where(&n, t, p, where, sizeof where),
+		       short_outcome(&o, oc, sizeof oc));
 		char path[4300];
 		snprintf(path, sizeof path, "%s/%04u.txt", rdir, p->id);
 		bool keep = false;
@@ -176,16 +181,20 @@ int cmd_test(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
 		{ "atomic", required_argument, 0, 'A' }, { "explore", required_argument, 0, 'E' },
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
+		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
+		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
 		{ 0, 0, 0, 0 },
 	};
+	struct pr_patterns pats = { NULL, 0, 0 };
 	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
 				  .stack_depth = 8 };
-	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true };
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
 					   .yield_limit = EXPLORE_SPIN_SLICES } };
+	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
+				   .pecan = true, .patterns = &pats };
 	static const char *watch[5];
 	const char *timeout = "2";
 	unsigned jobs = 0;
@@ -242,6 +251,14 @@ int cmd_test(int argc, char **argv)
 			if (*end || !*optarg)
 				return usage_error("test", "bad --seed '%s'", optarg);
 			break;
+		case 'p':
+			if (pr_patterns_load(&pats, optarg) < 0) {
+				pr_patterns_release(&pats);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C': po.pecan = false; break;
+		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
@@ -258,15 +275,16 @@ int cmd_test(int argc, char **argv)
 	}
 	struct tracer_stats st;
 	int rs = record_run(&ro, &st);
-	if (rs == EXIT_USAGE)
+	struct trace *t = rs == EXIT_USAGE ? NULL : load_trace(ro.dir);
+	if (!t) {
+		pr_patterns_release(&pats);
 		return EXIT_USAGE;
-	struct trace *t = load_trace(ro.dir);
-	if (!t)
-		return EXIT_USAGE;
+	}
 	struct prediction_set set;
 	atomic_funcs_arm(&af, t, &po);
 	int prc = predict_run(t, &po, &set);
 	atomic_funcs_release(&af);
+	pr_patterns_release(&pats); /* read by predict_run only */
 	if (prc < 0) {
 		trace_free(t);
 		return EXIT_USAGE;

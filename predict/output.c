@@ -75,7 +75,12 @@ static json_t *prediction_json(const struct prediction *p, const struct trace *t
 	json_object_set_new(o, "id", json_integer(p->id));
 	json_object_set_new(o, "rank", json_integer(p->id));
 	json_object_set_new(o, "detector", json_string(p->detector));
+	json_t *dets = json_array();
+	for (unsigned i = 0; dets && i < (p->ndetectors ? p->ndetectors : 1); i++)
+		json_array_append_new(dets, json_string(p->ndetectors ? p->detectors[i] : p->detector));
+	json_object_set_new(o, "detectors", dets);
 	json_object_set_new(o, "pattern", json_string(p->pattern));
+	json_object_set_new(o, "variables", json_integer(p->nvars));
 	json_object_set_new(o, "summary", json_string(p->summary ? p->summary : ""));
 	json_object_set_new(o, "threads", thr);
 	json_object_set_new(o, "events", ev);

@@ -26,162 +26,10 @@
 
 #include "hmap.h"
 #include "penelope.h"
+#include "sclock.h"
 #include "predict.h"
 #include "trace/log.h"
 #include "txn.h"
-
-/* ---- clocks without lock edges ---- */
-
-/* A thread's clock changes in other threads' components only at the few
- * events with a synchronization edge: those change points are kept, and
- * the clock of any event is the last change point at or before it. */
-struct sclock {
-	const struct pr_model *m;
-	uint32_t n;
-	uint32_t *cur;            /* n x n: each thread's clock now */
-	uint32_t **cpidx, **cpsnap; /* per thread: tindex of each change point, its row */
-	uint32_t *ncp, *capcp;
-	uint32_t *snap;           /* rows of n */
-	size_t nsnap, capsnap;
-};
-
-static const uint32_t *sc_row(const struct sclock *s, uint32_t e)
-{
-	const struct avt_event *ev = pr_ev(s->m, e);
-	uint32_t t = ev->thread, lo = 0, hi = s->ncp[t];
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->cpidx[t][mid] <= ev->tindex)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? s->snap + (size_t)s->cpsnap[t][lo - 1] * s->n : NULL;
-}
-
-/* Component u of event e's clock. */
-static uint32_t sc_at(const struct sclock *s, uint32_t e, uint32_t u)
-{
-	const struct avt_event *ev = pr_ev(s->m, e);
-	if (ev->thread == u)
-		return ev->tindex + 1;
-	const uint32_t *r = sc_row(s, e);
-	return r ? r[u] : 0;
-}
-
-/* a happens before b (or is b) through synchronization other than locks. */
-static bool sc_hb(const struct sclock *s, uint32_t a, uint32_t b)
-{
-	const struct avt_event *ea = pr_ev(s->m, a);
-	return sc_at(s, b, ea->thread) > ea->tindex;
-}
-
-static int sc_push(struct sclock *s, uint32_t t, uint32_t tindex)
-{
-	if (s->nsnap == s->capsnap) {
-		size_t nc = s->capsnap ? s->capsnap * 2 : 16;
-		uint32_t *n = realloc(s->snap, nc * s->n * sizeof *n);
-		if (!n)
-			return -1;
-		s->snap = n;
-		s->capsnap = nc;
-	}
-	if (s->ncp[t] == s->capcp[t]) {
-		uint32_t nc = s->capcp[t] ? s->capcp[t] * 2 : 4;
-		uint32_t *a = realloc(s->cpidx[t], nc * sizeof *a);
-		if (a)
-			s->cpidx[t] = a;
-		uint32_t *b = realloc(s->cpsnap[t], nc * sizeof *b);
-		if (b)
-			s->cpsnap[t] = b;
-		if (!a || !b)
-			return -1;
-		s->capcp[t] = nc;
-	}
-	memcpy(s->snap + s->nsnap * s->n, s->cur + (size_t)t * s->n, s->n * sizeof *s->snap);
-	s->cpidx[t][s->ncp[t]] = tindex;
-	s->cpsnap[t][s->ncp[t]++] = (uint32_t)s->nsnap++;
-	return 0;
-}
-
-/* The source of event i's edge that no schedule can reverse, as an event
- * (*ev) or a model clock reference (*ref); false if it has none. */
-static bool sc_source(const struct pr_model *m, uint32_t i, uint32_t *ev, uint32_t *ref)
-{
-	const struct avt_event *e = pr_ev(m, i);
-	uint32_t in = m->in_sync[i];
-	*ev = *ref = PR_NONE;
-	if (in == PR_NONE)
-		return false;
-	switch (e->kind) {
-	case AVT_EV_START:
-	case AVT_EV_JOIN:
-		*ev = in; /* the create, the exit */
-		return !(in & PR_REF_SNAP);
-	case AVT_EV_ACQUIRE:
-		*ev = in; /* the signal that woke a condition wait */
-		return (e->flags & AVT_F_COND_WAKE) && !(in & PR_REF_SNAP);
-	case AVT_EV_SEM_WAIT:
-	case AVT_EV_BARRIER:
-		*ref = in;
-		return true;
-	default:
-		return false; /* trylock edges are lock edges */
-	}
-}
-
-static int sc_step(struct sclock *s, uint32_t i)
-{
-	const struct pr_model *m = s->m;
-	uint32_t t = pr_ev(m, i)->thread, src, ref;
-	uint32_t *c = s->cur + (size_t)t * s->n;
-	bool changed = false;
-	if (!sc_source(m, i, &src, &ref))
-		return 0;
-	for (uint32_t u = 0; u < s->n; u++) {
-		uint32_t v = src != PR_NONE ? sc_at(s, src, u) : pr_ref_at(m, ref, u);
-		if (u != t && v > c[u]) {
-			c[u] = v;
-			changed = true;
-		}
-	}
-	return changed ? sc_push(s, t, pr_ev(m, i)->tindex) : 0;
-}
-
-static void sc_release(struct sclock *s)
-{
-	for (uint32_t u = 0; s->cpidx && u < s->n; u++) {
-		free(s->cpidx[u]);
-		free(s->cpsnap[u]);
-	}
-	free(s->cpidx);
-	free(s->cpsnap);
-	free(s->ncp);
-	free(s->capcp);
-	free(s->cur);
-	free(s->snap);
-}
-
-static int sc_build(struct sclock *s, const struct pr_model *m)
-{
-	uint32_t n = m->nthreads;
-	memset(s, 0, sizeof *s);
-	s->m = m;
-	s->n = n;
-	s->cur = calloc((size_t)n * n, sizeof *s->cur);
-	s->cpidx = calloc(n, sizeof *s->cpidx);
-	s->cpsnap = calloc(n, sizeof *s->cpsnap);
-	s->ncp = calloc(n, sizeof *s->ncp);
-	s->capcp = calloc(n, sizeof *s->capcp);
-	if (!s->cur || !s->cpidx || !s->cpsnap || !s->ncp || !s->capcp)
-		return -1;
-	for (uint32_t i = 0; i < m->nev; i++)
-		if (sc_step(s, i) < 0)
-			return -1;
-	free(s->cur); /* n x n, and the change points have it all */
-	s->cur = NULL;
-	return 0;
-}
 
 /* ---- accesses and their transactions ---- */
 
@@ -237,7 +85,7 @@ struct pen {
 	const struct pr_model *m;
 	struct pr_cands *cs;
 	struct pr_txn *txn;
-	struct sclock sc;
+	struct pr_sclock sc;
 	struct acc *acc;          /* every access, by variable, in trace order in each */
 	uint32_t nacc;
 	uint32_t nvar;
@@ -399,7 +247,7 @@ static int compatible(const struct pr_model *m, uint32_t e, uint32_t f)
  * is at f, into *cut (PR_NONE if none).  Only e1 and releases can be
  * first: an acquisition only adds to the lockset and the histories.  T1
  * must get there without T2 going past f. */
-static int find_cut(const struct pr_model *m, const struct sclock *sc, uint32_t e1, uint32_t e2,
+static int find_cut(const struct pr_model *m, const struct pr_sclock *sc, uint32_t e1, uint32_t e2,
 		    uint32_t f, uint32_t *cut)
 {
 	const struct avt_event *a = pr_ev(m, e1), *b = pr_ev(m, e2), *ef = pr_ev(m, f);
@@ -408,7 +256,7 @@ static int find_cut(const struct pr_model *m, const struct sclock *sc, uint32_t 
 		uint32_t e = m->tev[a->thread][k];
 		if (e != e1 && !pr_is_release(pr_ev(m, e)))
 			continue;
-		if (sc_at(sc, e, ef->thread) > ef->tindex + 1)
+		if (pr_sclock_at(sc, e, ef->thread) > ef->tindex + 1)
 			return 0; /* and so is every later e */
 		int ok = compatible(m, e, f);
 		if (ok < 0)
@@ -712,7 +560,7 @@ static int try_culprit(struct pen *p, const struct wrec *w, enum pr_pattern pat,
 	struct pr_cand c;
 	/* cheapest first: e' must be able to come after e1 and before e2,
 	 * and not be shut out by a lock T1 holds over the whole window */
-	if (variant == 0 ? sc_hb(&p->sc, f, e1) : sc_hb(&p->sc, e2, f))
+	if (variant == 0 ? pr_sclock_hb(&p->sc, f, e1) : pr_sclock_hb(&p->sc, e2, f))
 		return 0;
 	if (w->locked && pr_ls_conflict(m, a->ls, m->ls[f]))
 		return 0;
@@ -852,7 +700,7 @@ out:
 static void pen_release(struct pen *p)
 {
 	pr_txn_free(p->txn);
-	sc_release(&p->sc);
+	pr_sclock_release(&p->sc);
 	free(p->acc);
 	free(p->varoff);
 	free(p->prev);
@@ -880,7 +728,7 @@ int pr_penelope(const struct pr_model *m, struct pr_cands *cs, const struct pred
 		p.txn->atomic = o->atomic;
 		p.txn->atomic_ctx = o->atomic_ctx;
 	}
-	if (sc_build(&p.sc, m) < 0)
+	if (pr_sclock_build(&p.sc, m) < 0)
 		goto oom;
 	rc = scan(&p); /* it says why it failed */
 	goto out;

@@ -16,6 +16,8 @@
 #include "avfilter.h"
 #include "deadlock.h"
 #include "model.h"
+#include "pattern.h"
+#include "pecan.h"
 #include "penelope.h"
 #include "predict.h"
 #include "rank.h"
@@ -118,6 +120,24 @@ static char *summary_penelope(const struct trace *t, const struct prediction *p)
 		   p->pattern, f->seq < e1->seq ? "before" : "after");
 }
 
+static char *summary_pecan(const struct trace *t, const struct prediction *p)
+{
+	char *s = fmt("pattern %s:", p->pattern);
+	for (unsigned i = 0; s && i < p->nevents; i++) {
+		const struct avt_event *e = &t->ev[p->events[i]];
+		char b[128];
+		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", s, i ? "," : "", e->thread,
+			      e->kind == AVT_EV_WRITE ? "writes" : "reads", e->obj,
+			      ev_site(t, e, b, sizeof b));
+		free(s);
+		s = n;
+	}
+	char *n = s ? fmt("%s, in this order (the recorded run had another; the last event "
+			  "waits, the one before it runs on)", s) : NULL;
+	free(s);
+	return n;
+}
+
 static char *summary_deadlock(const struct trace *t, const struct prediction *p)
 {
 	unsigned k = p->nthreads;
@@ -137,7 +157,8 @@ static char *summary_deadlock(const struct trace *t, const struct prediction *p)
 /* The schedule's first comment: "N: detector pattern — T1 ... at ...". */
 static int add_comment(const struct trace *t, struct prediction *p)
 {
-	char *c = fmt("%u: %s %s \u2014", p->id, p->detector, p->pattern);
+	char d[64];
+	char *c = fmt("%u: %s %s \u2014", p->id, predict_detectors(p, d, sizeof d), p->pattern);
 	unsigned k = p->nthreads;
 	for (unsigned i = 0; c && i < p->nevents; i++) {
 		const struct avt_event *e = &t->ev[p->events[i]];
@@ -180,7 +201,9 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 	const struct pr_cand *c = &rc;
 	memset(p, 0, sizeof *p);
 	p->detector = pr_detector_name(c->det);
-	p->pattern = pr_pattern_name(c->pat);
+	p->pattern = c->det == PR_DET_PECAN ? c->pp->name : pr_pattern_name(c->pat);
+	p->detectors[0] = p->detector;
+	p->ndetectors = 1;
 	p->nthreads = c->nthr;
 	memcpy(p->threads, c->thr, c->nthr * sizeof *c->thr);
 	p->nevents = c->nev;
@@ -193,6 +216,18 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		p->nobjs = 1; /* the variable */
 		p->objs[0] = t->ev[c->ev[0]].obj;
 	}
+	if (c->det == PR_DET_PECAN) {
+		p->nobjs = 0; /* the distinct variables, in order of appearance */
+		for (uint32_t i = 0; i < c->nev; i++) {
+			uint64_t v = t->ev[c->ev[i]].obj;
+			bool seen = false;
+			for (unsigned k = 0; k < p->nobjs; k++)
+				seen |= p->objs[k] == v;
+			if (!seen && p->nobjs < 4)
+				p->objs[p->nobjs++] = v;
+		}
+	}
+	p->nvars = p->nobjs;
 	p->nblame = c->nblame;
 	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
 	p->sched = s;
@@ -204,6 +239,8 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		p->summary = summary_sidetrack(t, p, e);
 	} else if (c->det == PR_DET_PENELOPE) {
 		p->summary = summary_penelope(t, p);
+	} else if (c->det == PR_DET_PECAN) {
+		p->summary = summary_pecan(t, p);
 	} else {
 		p->summary = summary_deadlock(t, p);
 	}
@@ -217,6 +254,8 @@ static int plan_and_synth(const struct pr_model *m, const struct pr_cand *c, uin
 	*kept = true;
 	if (c->det == PR_DET_PENELOPE)
 		return pr_penelope_synth(m, c, budget, plan, s, kept);
+	if (c->det == PR_DET_PECAN)
+		return pr_pecan_synth(m, c, budget, plan, s);
 	if (pr_plan_cand(m, c, plan) < 0)
 		return 0;
 	return pr_synth(m, plan, budget, s);
@@ -344,6 +383,65 @@ static void filtered_last(struct prediction_set *s, bool drop)
 	s->n = n;
 }
 
+/* The anomaly a prediction of accesses shows: its events' kinds, sites
+ * and variables, and which of them are by one thread (the pattern class:
+ * penelope's RWR and pecan's atomicity-RWR on the same code are one). */
+static bool same_anomaly(const struct trace *t, const struct prediction *a,
+			 const struct prediction *b)
+{
+	if (a->nevents != b->nevents)
+		return false;
+	for (unsigned i = 0; i < a->nevents; i++) {
+		const struct avt_event *x = &t->ev[a->events[i]], *y = &t->ev[b->events[i]];
+		if (!avt_kind_is_access(x->kind) || x->kind != y->kind || x->obj != y->obj ||
+		    x->site_mod != y->site_mod || x->site_off != y->site_off)
+			return false;
+		for (unsigned j = 0; j < i; j++)
+			if ((t->ev[a->events[j]].thread == x->thread) !=
+			    (t->ev[b->events[j]].thread == y->thread))
+				return false;
+	}
+	return true;
+}
+
+/* One prediction per anomaly: a later one of the same anomaly is dropped
+ * and its detector listed on the first (which keeps its schedule). */
+static void merge_detectors(const struct trace *t, struct prediction_set *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		struct prediction *p = &s->p[i];
+		size_t k = 0;
+		while (k < n && !same_anomaly(t, &s->p[k], p))
+			k++;
+		if (k == n) {
+			s->p[n++] = *p;
+			continue;
+		}
+		struct prediction *q = &s->p[k];
+		bool listed = false;
+		for (unsigned d = 0; d < q->ndetectors; d++)
+			listed |= !strcmp(q->detectors[d], p->detector);
+		if (!listed && q->ndetectors < 4)
+			q->detectors[q->ndetectors++] = p->detector;
+		schedule_free(p->sched);
+		free(p->summary);
+		free(p->filter_why);
+	}
+	s->n = n;
+}
+
+const char *predict_detectors(const struct prediction *p, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (unsigned i = 0; i < p->ndetectors && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "+" : "", p->detectors[i]);
+	if (!p->ndetectors)
+		snprintf(buf, len, "%s", p->detector);
+	return buf;
+}
+
 int predict_run(const struct trace *t, const struct predict_opts *o, struct prediction_set *out)
 {
 	struct pr_cands cs;
@@ -359,10 +457,19 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 		goto out;
 	if (o->penelope && pr_penelope(m, &cs, o) < 0)
 		goto out;
+	/* --atomic names the transactions txn.h checks; PECAN's regions do
+	 * not follow it (yet), so it stays out rather than predict outside
+	 * the functions the user named */
+	bool pecan_on = !o->atomic;
+	const struct pr_patterns *pats[2] = { pecan_on && o->pecan ? pr_builtin_patterns() : NULL,
+					      pecan_on ? o->patterns : NULL };
+	if ((pats[0] || pats[1]) && pr_pecan(m, &cs, pats, 2) < 0)
+		goto out;
 	pr_cands_prerank(&cs);
 	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,
 		       out) < 0)
 		goto out;
+	merge_detectors(t, out);
 	pr_predictions_rank(out->p, out->n);
 	if (pr_avfilter(m, out->p, out->n) < 0)
 		goto out;

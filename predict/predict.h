@@ -6,7 +6,8 @@
  *
  *     struct prediction_set set;
  *     struct predict_opts o = { .max_predictions = 0, .deadlocks = true,
- *                               .sidetrack = true, .penelope = true };
+ *                               .sidetrack = true, .penelope = true,
+ *                               .pecan = true };
  *     if (predict_run(trace, &o, &set) == 0) {
  *             predict_write(&set, trace, "avtrace-out");
  *             prediction_set_release(&set);
@@ -21,7 +22,9 @@
  *
  * Ownership: a struct prediction_set owns its array, and every prediction
  * owns its schedule and summary; prediction_set_release() frees them all.
- * detector and pattern point to static strings.  The trace passed to
+ * detector, detectors[] and pattern point to static strings, except a
+ * user pattern's name, which lives in predict_opts.patterns: keep those
+ * patterns until the set is released.  The trace passed to
  * predict_run() is borrowed and may be freed once it returns.
  */
 #ifndef AVT_PREDICT_PREDICT_H
@@ -45,9 +48,16 @@ struct predict_site {
 
 struct prediction {
 	unsigned id;               /* 1-based, in rank order */
-	const char *detector;      /* "sidetrack", "deadlock", "penelope" */
+	const char *detector;      /* "sidetrack", "deadlock", "penelope", "pecan" */
 	const char *pattern;       /* "before-window", "in-window", "after-window", "cycle",
-				      "RWR", "RWW", "WWR", "WRW", "WWW" */
+				      "RWR", "RWW", "WWR", "WRW", "WWW"; pecan: the
+				      pattern's name */
+	/* every detector that found this anomaly, detectors[0] == detector */
+	const char *detectors[4];
+	unsigned ndetectors;
+	/* distinct variables (accesses) or locks (sidetrack, deadlock)
+	 * involved: the first ranking key */
+	unsigned nvars;
 	uint32_t threads[4];
 	unsigned nthreads;
 	/* seqs of the events that make the violation, in the order the
@@ -58,7 +68,7 @@ struct prediction {
 	 * other thread's access), e2. */
 	uint64_t events[8];
 	unsigned nevents;
-	uint64_t objs[4];          /* locks involved (addresses); penelope: the variable */
+	uint64_t objs[4];          /* locks involved (addresses); penelope, pecan: the variables */
 	unsigned nobjs;
 	unsigned context_switches; /* of its schedule: steps - 1 */
 	struct schedule *sched;    /* owned */
@@ -76,11 +86,17 @@ struct prediction {
 	char *filter_why;          /* owned; one line, or NULL */
 };
 
+struct pr_patterns;
+
 struct predict_opts {
 	unsigned max_predictions;  /* 0: PREDICT_DEFAULT_MAX */
 	bool deadlocks;
 	bool sidetrack;
 	bool penelope;             /* read/write events: PENELOPE's five patterns */
+	bool pecan;                /* read/write events: PECAN's built-in patterns */
+	/* more patterns for pecan (borrowed; NULL: none); searched even
+	 * without .pecan */
+	const struct pr_patterns *patterns;
 	/* --atomic FUNC: when set, only calls of the functions it accepts are
 	 * transactions (it is given a site inside the function: module id +
 	 * offset); every other function's calls are not checked. */
@@ -110,6 +126,9 @@ void prediction_set_release(struct prediction_set *s);
  * directory always matches predictions.json.  Returns 0, or -1 after an
  * avt_error(). */
 int predict_write(const struct prediction_set *s, const struct trace *t, const char *dir);
+
+/* "penelope+pecan": the detectors that found p, in buf. */
+const char *predict_detectors(const struct prediction *p, char *buf, size_t len);
 
 /* The file name of prediction id's schedule relative to the output
  * directory ("schedules/0001.sched"), in buf. */

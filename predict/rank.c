@@ -20,6 +20,8 @@ const char *pr_detector_name(enum pr_detector d)
 		return "deadlock";
 	case PR_DET_PENELOPE:
 		return "penelope";
+	case PR_DET_PECAN:
+		return "pecan";
 	default:
 		return "sidetrack";
 	}
@@ -44,6 +46,8 @@ const char *pr_pattern_name(enum pr_pattern p)
 		return "WRW";
 	case PR_PAT_WWW:
 		return "WWW";
+	case PR_PAT_PECAN:
+		return "pecan";
 	default:
 		return "cycle";
 	}
@@ -73,11 +77,17 @@ static int site_cmp(const struct avt_event *a, const struct avt_event *b)
 
 int pr_cands_same_bug(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b)
 {
-	if (a->det != b->det || a->pat != b->pat || a->nev != b->nev)
+	if (a->det != b->det || a->pat != b->pat || a->nev != b->nev || a->pp != b->pp)
 		return 0;
 	for (uint32_t i = 0; i < a->nev; i++)
 		if (site_cmp(pr_ev(m, a->ev[i]), pr_ev(m, b->ev[i])))
 			return 0;
+	if (a->det == PR_DET_PECAN) {
+		for (uint32_t i = 0; i < a->nev; i++)
+			if (pr_ev(m, a->ev[i])->obj != pr_ev(m, b->ev[i])->obj)
+				return 0;
+		return 1;
+	}
 	/* one code path racing on different elements is different bugs */
 	return a->det != PR_DET_PENELOPE || pr_ev(m, a->ev[0])->obj == pr_ev(m, b->ev[0])->obj;
 }
@@ -98,6 +108,11 @@ uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c)
 	}
 	if (c->det == PR_DET_PENELOPE)
 		h ^= pr_hash64(pr_ev(m, c->ev[0])->obj);
+	if (c->det == PR_DET_PECAN) {
+		h ^= pr_hash64((uint64_t)(uintptr_t)c->pp);
+		for (uint32_t i = 0; i < c->nev; i++)
+			h = pr_hash64(h ^ pr_ev(m, c->ev[i])->obj);
+	}
 	return h;
 }
 
@@ -242,6 +257,8 @@ void pr_cands_prerank(struct pr_cands *cs)
 static int pred_cmp(const void *pa, const void *pb)
 {
 	const struct prediction *a = pa, *b = pb;
+	if (a->nvars != b->nvars)
+		return a->nvars < b->nvars ? -1 : 1;
 	if (a->nthreads != b->nthreads)
 		return a->nthreads < b->nthreads ? -1 : 1;
 	if (a->context_switches != b->context_switches)

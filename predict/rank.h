@@ -7,7 +7,9 @@
  * pr_cands_prerank() order (cheap: fewer threads, earlier in the trace,
  * the detectors taking turns),
  * and the resulting predictions are put in final order by
- * pr_predictions_rank() (fewer threads, fewer context switches, earlier).
+ * pr_predictions_rank(): fewer variables, then fewer threads, then fewer
+ * context switches, then earlier in the trace (variable and thread
+ * bounding: most bugs need few of each).
  *
  * Ownership: struct pr_cands owns its arrays (pr_cands_release()).
  */
@@ -18,13 +20,15 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "pattern.h"
 #include "predict.h"
 
-enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK, PR_DET_PENELOPE, PR_DET_COUNT };
+enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK, PR_DET_PENELOPE, PR_DET_PECAN, PR_DET_COUNT };
 enum pr_pattern {
 	PR_PAT_BEFORE, PR_PAT_IN, PR_PAT_AFTER, PR_PAT_CYCLE,
 	/* penelope: e1 e2 of T1, e' of T2 (R read, W write) */
 	PR_PAT_RWR, PR_PAT_RWW, PR_PAT_WWR, PR_PAT_WRW, PR_PAT_WWW,
+	PR_PAT_PECAN, /* pecan: the pattern is pr_cand.pp */
 };
 
 struct pr_cand {
@@ -52,6 +56,11 @@ struct pr_cand {
 	uint32_t cut;
 	uint32_t variant;
 	uint32_t order;            /* earliest event involved: the pre-rank key */
+	/* pecan: the pattern matched (borrowed: built-in, or from
+	 * predict_opts.patterns); ev[0 .. nev) are its events in pattern
+	 * order and thr[i] is thread role i; the variables are the events'
+	 * objs */
+	const struct pr_pat *pp;
 	uint32_t round;            /* pr_cands_prerank()'s use */
 };
 
@@ -72,7 +81,8 @@ int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c);
 /* Would c be a duplicate (same key as one added)? */
 int pr_cands_has(const struct pr_cands *cs, const struct pr_cand *c);
 void pr_cands_prerank(struct pr_cands *cs);
-/* Same detector, pattern, sites (and penelope variable), variant aside;
+/* Same detector, pattern, sites (and penelope's and pecan's variables),
+ * variant aside;
  * and a hash of that. */
 int pr_cands_same_bug(const struct pr_model *m, const struct pr_cand *a, const struct pr_cand *b);
 uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c);

@@ -90,7 +90,7 @@ t_predict_command() {
 	# automatically watched shared.ptr (penelope)
 	expect_match "$(cat pred.txt)" '^2 predictions -> out/schedules/' "summary"
 	expect_match "$(cat pred.txt)" 'sidetrack +after-window +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
-	expect_match "$(cat pred.txt)" 'penelope +RWR +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
+	expect_match "$(cat pred.txt)" 'penelope(\+pecan)? +RWR +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
 	expect_file out/predictions.json
 	expect_file out/schedules/0001.sched
 	expect_file out/schedules/0002.sched

@@ -9,19 +9,19 @@
 # What PENELOPE can see: two accesses of one variable by one thread in one
 # transaction, and another thread's access that fits between them.
 # mem_log's lost update is such a pattern (RWW on log_index) and is
-# reproduced; mem_spinflag is correct and gets no report.  mem_order (one
-# access of `config` per thread: an order violation) and mem_dcl (the
-# instance published before `ready` is set: two variables) are outside the
-# five single-variable patterns; their tests pin that nothing false is
-# reported for them.
+# reproduced; mem_spinflag is correct and gets no report.  mem_order (an
+# order violation) and mem_dcl (two variables) are outside the five
+# single-variable patterns: PECAN finds them (test_predict_pecan.sh).
 
-# access_test OUT ARGS...: avtrace test -q -f -o OUT ARGS (options, --,
-# program); stdout and stderr in OUT.test, status in TEST_STATUS.
+# access_test OUT ARGS...: avtrace test -q -f --no-pecan -o OUT ARGS
+# (options, --, program): PENELOPE without PECAN, whose predictions of the
+# same anomalies would be merged with these (test_predict_pecan.sh);
+# stdout and stderr in OUT.test, status in TEST_STATUS.
 TEST_STATUS=
 access_test() {
 	local out=$1
 	shift
-	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	avt_timed 120 test -q -f --no-pecan -o "$out" "$@" >"$out.test" 2>&1
 	TEST_STATUS=$?
 	sed 's/^/  | /' "$out.test" >&3
 }
@@ -80,44 +80,6 @@ t_access_correct_handoff_no_report() {
 	no_report -- "$(target mem_spinflag)"
 	no_report --watch data,flag -- "$(target mem_spinflag_plain)"
 	no_report -- "$(target mem_spinflag_plain)"
-}
-
-# An order violation: main writes config once, the worker reads it once.
-# No thread accesses config twice, so no pattern and no prediction.
-t_access_order_violation_is_no_pattern() {
-	for args in "-- $(target mem_order)" "--watch config -- $(target mem_order_plain)" \
-		"-- $(target mem_order_plain)"; do
-		# shellcheck disable=SC2086 # options and program
-		no_report $args
-		expect_match "$(head -n 1 out.test)" '; 0 predictions;' "predictions for $args"
-	done
-}
-
-# Broken double-checked initialization.  The one single-variable pattern
-# is the reader's double check itself: T2 reads instance (CHECK LINE), T1
-# publishes it (PUBLISH LINE), T2 reads it again (RETURN LINE).  Forced,
-# T2 sees NULL first, takes the lock and waits for T1's initialization:
-# the replay passes, as it should.  The bug (instance read between T1's
-# two writes, to instance and to ready) involves two variables.
-t_access_dcl_double_check_is_benign() {
-	f=$SRC/mem_dcl.c
-	lk=$(marker_line "$f" "/* CHECK LINE */") || exit
-	lp=$(marker_line "$f" "/* PUBLISH LINE */") || exit
-	lt=$(marker_line "$f" "/* RETURN LINE */") || exit
-	record_first() {
-		avt record -q -f -o first --watch instance -- "$(target mem_dcl_plain)" >first.stdout 2>first.stderr ||
-			fail "record of mem_dcl_plain failed: $(head -n 1 first.stderr)"
-		sed -n 's/.*ready-at=\(0x[0-9a-f]*\).*/\1/p' first.stdout
-	}
-	addr=$(record_first) || exit
-	expect_match "$addr" '^0x[0-9a-f]+$' "address of instance->ready in the target's stdout"
-	for args in "-- $(target mem_dcl)" "--watch instance,$addr:4 -- $(target mem_dcl_plain)" \
-		"-- $(target mem_dcl_plain)"; do
-		# shellcheck disable=SC2086 # options and program
-		no_report $args
-		expect_match "$(head -n 1 out.test)" '; 1 prediction;' "predictions for $args"
-		expect_match "$(cat out.test)" "penelope +RWR +mem_dcl[.]c:$lk / mem_dcl[.]c:$lp / mem_dcl[.]c:$lt +PASS" "table for $args"
-	done
 }
 
 # Programs with locks, no annotations, no flags: the recorder watches their

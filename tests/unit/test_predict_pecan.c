@@ -1,0 +1,464 @@
+/*
+ * PECAN on hand-built traces: a race whose recorded order is reversed,
+ * not when both hold a lock, not when create orders them, not within one
+ * thread; an atomicity violation; a two-variable atomic-set violation;
+ * the schedules of PECAN's Figures 4 and 5 (the event and its dependents
+ * move; the outermost lock's critical section moves with them); pattern
+ * files (valid, and errors with their line); one prediction per anomaly
+ * across detectors; rank by variables, then threads.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "predict/model.h"
+#include "predict/pattern.h"
+#include "predict/pecan.h"
+#include "predict/predict.h"
+#include "predict/rank.h"
+#include "predict/tracebuf.h"
+
+enum { X = 0x5000, Y = 0x5008, LA = 0x1000, LB = 0x1040 };
+
+static struct pr_tracebuf *tb;
+
+#include "predict_test.h"
+static struct trace *tr;
+static struct pr_model *m;
+static struct pr_cands cs;
+
+static void setup(void)
+{
+	tb = pr_tracebuf_new();
+	ck_assert_ptr_nonnull(tb);
+	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
+	tr = NULL;
+	m = NULL;
+}
+
+static void teardown(void)
+{
+	if (m)
+		pr_cands_release(&cs);
+	pr_model_free(m);
+	trace_free(tr);
+	pr_tracebuf_free(tb);
+}
+
+static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
+{
+	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, site, 0);
+	ck_assert(s != UINT64_MAX);
+	return (uint32_t)s;
+}
+
+static uint32_t rd(uint32_t t, uint64_t v, uint64_t site)
+{
+	return ev(t, AVT_EV_READ, v, site);
+}
+
+static uint32_t wr(uint32_t t, uint64_t v, uint64_t site)
+{
+	return ev(t, AVT_EV_WRITE, v, site);
+}
+
+static void acq(uint32_t t, uint64_t l)
+{
+	ev(t, AVT_EV_ACQUIRE, l, 0x600 + (l & 0xff));
+}
+
+static void rel(uint32_t t, uint64_t l)
+{
+	ev(t, AVT_EV_RELEASE, l, 0x608 + (l & 0xff));
+}
+
+static void spawn(uint32_t n)
+{
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	for (uint32_t t = 1; t <= n; t++)
+		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
+}
+
+static void start(uint32_t t)
+{
+	ev(t, AVT_EV_START, 0, 0);
+}
+
+static void detect(void)
+{
+	const struct pr_patterns *b = pr_builtin_patterns();
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	m = pr_model_new(tr);
+	ck_assert_ptr_nonnull(m);
+	pr_cands_init(&cs, m);
+	ck_assert_int_eq(pr_pecan(m, &cs, &b, 1), 0);
+}
+
+/* The candidate of pattern name, or NULL. */
+static const struct pr_cand *find(const char *name)
+{
+	for (size_t i = 0; i < cs.n; i++)
+		if (cs.c[i].det == PR_DET_PECAN && !strcmp(cs.c[i].pp->name, name))
+			return &cs.c[i];
+	return NULL;
+}
+
+static const char *steps(const struct schedule *s)
+{
+	static char buf[256];
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < s->nsteps && off < sizeof buf; i++)
+		off += (size_t)snprintf(buf + off, sizeof buf - off, "%sT%u:%u", i ? " " : "",
+					s->steps[i].thread, s->steps[i].count);
+	if (s->has_free && off < sizeof buf)
+		snprintf(buf + off, sizeof buf - off, " free");
+	return buf;
+}
+
+static const char *synth(const struct pr_cand *c)
+{
+	static char buf[256];
+	uint64_t budget = 1000000;
+	struct pr_plan plan;
+	struct schedule *s;
+	ck_assert_int_eq(pr_pecan_synth(m, c, &budget, &plan, &s), 1);
+	snprintf(buf, sizeof buf, "%s", steps(s));
+	schedule_free(s);
+	return buf;
+}
+
+/* T0 writes x after creating T1, T1 reads it: the read can come first. */
+START_TEST(race_reversed)
+{
+	spawn(1);
+	uint32_t w = wr(0, X, 0x400);
+	start(1);
+	uint32_t r = rd(1, X, 0x480);
+	detect();
+	const struct pr_cand *c = find("race-RW");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->ev[0], r);
+	ck_assert_uint_eq(c->ev[1], w);
+	/* T0 to its create, T1 to its read; T0 stands before its write */
+	ck_assert_str_eq(synth(c), "T0:2 T1:2 free");
+	ck_assert_ptr_null(find("race-WR")); /* recorded that way: no prediction */
+}
+END_TEST
+
+START_TEST(race_same_lock)
+{
+	spawn(1);
+	acq(0, LA);
+	wr(0, X, 0x400);
+	rel(0, LA);
+	start(1);
+	acq(1, LA);
+	rd(1, X, 0x480);
+	rel(1, LA);
+	detect();
+	ck_assert_uint_eq(cs.n, 0);
+}
+END_TEST
+
+START_TEST(race_ordered_by_create)
+{
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	wr(0, X, 0x400);
+	ev(0, AVT_EV_CREATE, 1, 0x708);
+	start(1);
+	rd(1, X, 0x480);
+	detect();
+	ck_assert_uint_eq(cs.n, 0);
+}
+END_TEST
+
+START_TEST(same_thread)
+{
+	spawn(1);
+	wr(0, X, 0x400);
+	rd(0, X, 0x480);
+	wr(0, Y, 0x500);
+	start(1);
+	detect();
+	ck_assert_uint_eq(cs.n, 0);
+}
+END_TEST
+
+/* T1 reads x twice; T2's write, recorded after, fits in between. */
+START_TEST(atomicity_rwr)
+{
+	spawn(2);
+	start(1);
+	uint32_t r1 = rd(1, X, 0x400), r2 = rd(1, X, 0x480);
+	start(2);
+	uint32_t w = wr(2, X, 0x500);
+	detect();
+	const struct pr_cand *c = find("atomicity-RWR");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->ev[0], r1);
+	ck_assert_uint_eq(c->ev[1], w);
+	ck_assert_uint_eq(c->ev[2], r2);
+	ck_assert_str_eq(synth(c), "T0:3 T1:2 T2:2 free");
+}
+END_TEST
+
+/* T1 writes x then y, each under its own lock; T2 reads both, later: the
+ * torn read W1(x) R2(x) R2(y) W1(y) is atomic-set-8, and no pattern of
+ * one variable fits (each thread touches each variable once). */
+START_TEST(atomic_set)
+{
+	spawn(2);
+	start(1);
+	acq(1, LA);
+	uint32_t wx = wr(1, X, 0x400);
+	rel(1, LA);
+	acq(1, LB);
+	uint32_t wy = wr(1, Y, 0x410);
+	rel(1, LB);
+	start(2);
+	acq(2, LA);
+	uint32_t rx = rd(2, X, 0x500);
+	rel(2, LA);
+	acq(2, LB);
+	uint32_t ry = rd(2, Y, 0x510);
+	rel(2, LB);
+	detect();
+	const struct pr_cand *c = find("atomic-set-8");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->ev[0], wx);
+	ck_assert_uint_eq(c->ev[1], rx);
+	ck_assert_uint_eq(c->ev[2], ry);
+	ck_assert_uint_eq(c->ev[3], wy);
+	ck_assert_ptr_null(find("atomicity-RWR"));
+	ck_assert_ptr_null(find("atomicity-WRW"));
+	/* T1 stands after releasing LA, before its LB section; T2 runs both
+	 * sections and goes on after `free` */
+	ck_assert_str_eq(synth(c), "T0:3 T1:4 T2:6 free");
+}
+END_TEST
+
+/* Figure 4: T2's write recorded first, T1 reads x nested in LA, LB later.
+ * Reversed (race-RW): T1's read and the acquisitions it depends on move
+ * before T2's write, which waits. */
+START_TEST(figure4_dependents_move)
+{
+	spawn(2);
+	start(2);
+	wr(2, X, 0x500);
+	ev(2, AVT_EV_EXIT, 0, 0);
+	start(1);
+	acq(1, LA);
+	acq(1, LB);
+	rd(1, X, 0x400);
+	rel(1, LB);
+	rel(1, LA);
+	detect();
+	const struct pr_cand *c = find("race-RW");
+	ck_assert_ptr_nonnull(c);
+	/* T2 stands before its write; T1 runs start, LA, LB, the read */
+	ck_assert_str_eq(synth(c), "T0:3 T2:1 T1:4 free");
+}
+END_TEST
+
+/* Figure 5: T1 reads x nested in LA and LB, T2 later takes LA, then
+ * writes x.  Moving T2's write before T1's read needs T2's section on LA
+ * first: T1's outermost lock, LA, moves after it, with all it holds. */
+START_TEST(figure5_outermost_lock_moves)
+{
+	spawn(2);
+	start(1);
+	acq(1, LA);
+	acq(1, LB);
+	uint32_t r = rd(1, X, 0x400);
+	rel(1, LB);
+	rel(1, LA);
+	start(2);
+	acq(2, LA);
+	wr(2, Y, 0x510);
+	rel(2, LA);
+	uint32_t w = wr(2, X, 0x500);
+	detect();
+	const struct pr_cand *c = find("race-WR");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->ev[0], w);
+	ck_assert_uint_eq(c->ev[1], r);
+	/* standing right before the read (holding LA) would block T2: T1
+	 * stands before its LA section instead */
+	struct pr_plan p;
+	ck_assert_int_eq(pr_pecan_plan(m, c, 0, &p), 0);
+	ck_assert_str_eq(synth(c), "T0:3 T1:1 T2:5 free");
+}
+END_TEST
+
+/* ---- pattern files ---- */
+
+/* Runs parse with stderr captured into err. */
+static int parse_capture(struct pr_patterns *ps, const char *text, char *err, size_t len)
+{
+	FILE *f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fileno(f), 2);
+	int rc = pr_patterns_parse(ps, text, "p.txt");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	size_t n = fread(err, 1, len - 1, f);
+	err[n] = 0;
+	fclose(f);
+	return rc;
+}
+
+START_TEST(pattern_parse_valid)
+{
+	struct pr_patterns ps = { NULL, 0, 0 };
+	char err[512];
+	ck_assert_int_eq(parse_capture(&ps, "# torn\n\ntorn: w t1 x u1, r t2 x u2, r t2 y u2, w t1 y u1\n"
+				    "mine consecutive: r t1 v a, w t2 v b  # a race\n", err, sizeof err), 0);
+	ck_assert_uint_eq(ps.n, 2);
+	ck_assert_str_eq(ps.p[0].name, "torn");
+	ck_assert_uint_eq(ps.p[0].n, 4);
+	ck_assert_uint_eq(ps.p[0].nthr, 2);
+	ck_assert_uint_eq(ps.p[0].nvar, 2);
+	ck_assert(ps.p[0].ev[3].write && ps.p[0].ev[3].thr == 0 && ps.p[0].ev[3].var == 1);
+	ck_assert(ps.p[1].consecutive);
+	/* the built-ins parse in the same grammar */
+	ck_assert_uint_eq(pr_builtin_patterns()->n, 15);
+	pr_patterns_release(&ps);
+}
+END_TEST
+
+START_TEST(pattern_parse_errors)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "a: r t1 x u1, w t2 x u2\nb: r t1 x u1, q t2 x u2\n", "p.txt:2: the access type" },
+		{ "\n\nc: r t1 x u1\n", "p.txt:3: a pattern has at least 2 events" },
+		{ "d: r t1 x u1, r t2 x u2\n", "p.txt:1: no two threads conflict" },
+		{ "e: r t2 x u1, w t1 x u2\n", "p.txt:1: threads must be named t1" },
+		{ "f: r t1 x u1, w t2 x u1\n", "p.txt:1: a region belongs to one thread" },
+		{ "g: w t1 x u1, r t2 x u2, w t3 y u3\n", "p.txt:1: every thread but t1" },
+		{ "h consecutive: r t1 x u1, w t2 x u2, r t1 x u1\n", "p.txt:1: 'consecutive' needs" },
+		{ "i r t1 x u1\n", "p.txt:1: expected 'NAME" },
+		{ "j: r t1 x u1, w t2 x u2\nj: r t1 x u1, w t2 x u2\n", "p.txt:2: pattern 'j' defined twice" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct pr_patterns ps = { NULL, 0, 0 };
+		char err[512];
+		ck_assert_int_eq(parse_capture(&ps, bad[i].text, err, sizeof err), -1);
+		ck_assert_uint_eq(ps.n, 0);
+		ck_assert_msg(strstr(err, bad[i].msg), "error '%s' lacks '%s'", err, bad[i].msg);
+		pr_patterns_release(&ps);
+	}
+}
+END_TEST
+
+/* A user pattern is searched like a built-in. */
+START_TEST(user_pattern_found)
+{
+	struct pr_patterns ps = { NULL, 0, 0 };
+	ck_assert_int_eq(pr_patterns_parse(&ps, "stale: r t1 x a, w t2 x b\n", "p.txt"), 0);
+	spawn(1);
+	wr(0, X, 0x400);
+	start(1);
+	rd(1, X, 0x480);
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	m = pr_model_new(tr);
+	ck_assert_ptr_nonnull(m);
+	pr_cands_init(&cs, m);
+	const struct pr_patterns *pp = &ps;
+	ck_assert_int_eq(pr_pecan(m, &cs, &pp, 1), 0);
+	ck_assert_uint_eq(cs.n, 1);
+	ck_assert_str_eq(cs.c[0].pp->name, "stale");
+	pr_patterns_release(&ps);
+}
+END_TEST
+
+/* ---- across detectors, and rank ---- */
+
+/* PENELOPE's RWR and PECAN's atomicity-RWR on the same code: one
+ * prediction that names both. */
+START_TEST(dedupe_across_detectors)
+{
+	struct prediction_set set;
+	struct predict_opts o = { .penelope = true, .pecan = true };
+	spawn(2);
+	start(1);
+	rd(1, X, 0x400);
+	rd(1, X, 0x480);
+	start(2);
+	wr(2, X, 0x500);
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_int_eq(predict_run(tr, &o, &set), 0);
+	unsigned rwr = 0;
+	for (size_t i = 0; i < set.n; i++)
+		if (strstr(set.p[i].pattern, "RWR")) {
+			char d[64];
+			rwr++;
+			ck_assert_str_eq(predict_detectors(&set.p[i], d, sizeof d), "penelope+pecan");
+			ck_assert_uint_eq(set.p[i].nvars, 1);
+		}
+	ck_assert_uint_eq(rwr, 1);
+	prediction_set_release(&set);
+	o.pecan = false;
+	ck_assert_int_eq(predict_run(tr, &o, &set), 0);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_uint_eq(set.p[0].ndetectors, 1);
+	prediction_set_release(&set);
+}
+END_TEST
+
+START_TEST(rank_variables_then_threads)
+{
+	struct prediction p[4];
+	memset(p, 0, sizeof p);
+	/* a: 2 variables; b: 1 variable, 3 threads; c, d: 1 and 2, d fewer
+	 * context switches */
+	p[0] = (struct prediction){ .detector = "a", .pattern = "x", .nvars = 2, .nthreads = 2 };
+	p[1] = (struct prediction){ .detector = "b", .pattern = "x", .nvars = 1, .nthreads = 3 };
+	p[2] = (struct prediction){ .detector = "c", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 5 };
+	p[3] = (struct prediction){ .detector = "d", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 1, .cut_seq = 99 };
+	pr_predictions_rank(p, 4);
+	ck_assert_str_eq(p[0].detector, "d");
+	ck_assert_str_eq(p[1].detector, "c");
+	ck_assert_str_eq(p[2].detector, "b");
+	ck_assert_str_eq(p[3].detector, "a");
+	ck_assert_uint_eq(p[3].id, 4);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("predict_pecan");
+	TCase *d = tcase_create("detect");
+	tcase_add_checked_fixture(d, setup, teardown);
+	tcase_add_test(d, race_reversed);
+	tcase_add_test(d, race_same_lock);
+	tcase_add_test(d, race_ordered_by_create);
+	tcase_add_test(d, same_thread);
+	tcase_add_test(d, atomicity_rwr);
+	tcase_add_test(d, atomic_set);
+	tcase_add_test(d, figure4_dependents_move);
+	tcase_add_test(d, figure5_outermost_lock_moves);
+	tcase_add_test(d, user_pattern_found);
+	tcase_add_test(d, dedupe_across_detectors);
+	suite_add_tcase(s, d);
+	TCase *p = tcase_create("patterns");
+	tcase_add_test(p, pattern_parse_valid);
+	tcase_add_test(p, pattern_parse_errors);
+	tcase_add_test(p, rank_variables_then_threads);
+	suite_add_tcase(s, p);
+	return predict_test_run(s);
+}
