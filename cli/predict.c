@@ -162,7 +162,7 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 	char where[512], thr[64];
 	if (names_open(&n, t) < 0)
 		return -1;
-	printf("  %-4s %-10s %-15s %-9s %-40s %s\n", "#", "detector", "pattern", "threads", "where",
+	printf("  %-4s %-14s %-15s %-9s %-40s %s\n", "#", "detector", "pattern", "threads", "where",
 	       "switches");
 	for (size_t i = 0; i < set->n; i++) {
 		const struct prediction *p = &set->p[i];
@@ -171,7 +171,7 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 		for (unsigned k = 0; k < p->nthreads && off < sizeof thr; k++)
 			off += (size_t)snprintf(thr + off, sizeof thr - off, "%sT%u", k ? "," : "", p->threads[k]);
 		char det[64];
-		printf("  %-4u %-10s %-15s %-9s %-40s %u%s\n", p->id, predict_detectors(p, det, sizeof det),
+		printf("  %-4u %-14s %-15s %-9s %-40s %u%s\n", p->id, predict_detectors(p, det, sizeof det),
 		       p->pattern, thr, prediction_where(&n, t, p, where, sizeof where),
 		       p->context_switches, p->filtered ? "  flagged by AVFilter" : "");
 	}

@@ -138,13 +138,13 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 	names_open(&n, t);
 	char where[512], oc[64], (*keys)[1024] = calloc(set->n ? set->n : 1, sizeof *keys);
 	size_t nkeys = 0;
-	printf("  %-4s %-10s %-15s %-40s %s\n", "#", "detector", "pattern", "where", "outcome");
+	printf("  %-4s %-14s %-15s %-40s %s\n", "#", "detector", "pattern", "where", "outcome");
 	for (size_t i = 0; i < set->n; i++) {
 		const struct prediction *p = &set->p[i];
 		struct outcome o;
 		read_outcome(dir, p->id, &o);
 		char det[64];
-		printf("  %-4u %-10s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
+		printf("  %-4u %-14s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
 		       p->pattern, prediction_where(&n, t, p, where, sizeof where),
 		       short_outcome(&o, oc, sizeof oc));
 		char path[4300];
@@ -284,15 +284,16 @@ int cmd_test(int argc, char **argv)
 	atomic_funcs_arm(&af, t, &po);
 	int prc = predict_run(t, &po, &set);
 	atomic_funcs_release(&af);
-	pr_patterns_release(&pats); /* read by predict_run only */
 	if (prc < 0) {
 		trace_free(t);
+		pr_patterns_release(&pats);
 		return EXIT_USAGE;
 	}
 	name_predictions(&set, t);
 	if (predict_write(&set, t, ro.dir) < 0) {
 		prediction_set_release(&set);
 		trace_free(t);
+		pr_patterns_release(&pats);
 		return EXIT_USAGE;
 	}
 	char ev[32];
@@ -303,6 +304,7 @@ int cmd_test(int argc, char **argv)
 	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout);
 	prediction_set_release(&set);
 	trace_free(t);
+	pr_patterns_release(&pats); /* the predictions' pattern names */
 	if (nbugs < 0)
 		return EXIT_USAGE;
 	char rdir[4200];

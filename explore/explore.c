@@ -154,20 +154,60 @@ static int write_run_meta(const char *dir, const char *rundir, const struct repl
 
 /* ---- one run (in the child) */
 
+/* A run's picker state: the priorities, and per thread its last read and
+ * how many times in a row it repeated it. */
+struct picker {
+	struct xp_run *xr;
+	unsigned yield_limit;
+	struct spin { uint64_t site, obj; uint32_t repeats; } *spin;
+	size_t nspin;
+};
+
+/* A thread that reads the same variable at the same site this many times
+ * in a row, with no other event of its own in between, is spinning on it
+ * (a busy-wait whose reads are annotated or watched): it is dropped as if
+ * it had spun through its slices (xp_run_yield), or a spinner above the
+ * thread it waits for would keep the run busy until its timeout. */
+#define SPIN_REPEATS 32u
+
 static void pk_event(void *ctx, const struct avt_event *ev)
 {
-	(void)xp_run_event(ctx, ev); /* out of memory: the run goes on, less random */
+	struct picker *pk = ctx;
+	(void)xp_run_event(pk->xr, ev); /* out of memory: the run goes on, less random */
+	if (ev->thread >= pk->nspin) {
+		size_t n = (size_t)ev->thread + 16;
+		struct spin *ns = realloc(pk->spin, n * sizeof *ns);
+		if (!ns)
+			return;
+		memset(ns + pk->nspin, 0, (n - pk->nspin) * sizeof *ns);
+		pk->spin = ns;
+		pk->nspin = n;
+	}
+	struct spin *sp = &pk->spin[ev->thread];
+	uint64_t site = (uint64_t)ev->site_mod << 48 ^ ev->site_off;
+	if (ev->kind != AVT_EV_READ || sp->site != site || sp->obj != ev->obj) {
+		sp->site = ev->kind == AVT_EV_READ ? site : 0;
+		sp->obj = ev->kind == AVT_EV_READ ? ev->obj : 0;
+		sp->repeats = 0;
+		return;
+	}
+	if (++sp->repeats % SPIN_REPEATS)
+		return;
+	for (unsigned i = 0; i < pk->yield_limit; i++)
+		xp_run_yield(pk->xr, ev->thread);
 }
 
 static size_t pk_pick(void *ctx, const uint32_t *lids, size_t n)
 {
-	size_t i = xp_run_pick(ctx, lids, n);
+	struct picker *pk = ctx;
+	size_t i = xp_run_pick(pk->xr, lids, n);
 	return i < n ? i : 0; /* out of memory: any thread will do */
 }
 
 static void pk_yield(void *ctx, uint32_t lid)
 {
-	xp_run_yield(ctx, lid);
+	struct picker *pk = ctx;
+	xp_run_yield(pk->xr, lid);
 }
 
 static int write_run(const struct explore_opts *o, struct replay *rp,
@@ -214,7 +254,9 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	if (!xr)
 		goto out;
 	xp_run_describe(xr, msg.choices, sizeof msg.choices);
-	struct replay_picker pk = { xr, pk_event, pk_pick, pk_yield };
+	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
+			     NULL, 0 };
+	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield };
 	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
 				  .picker = &pk, .run_timeout_s = o->timeout_s };
 	struct replay *rp = replay_open(&ro);
@@ -236,6 +278,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		replay_result_release(&res);
 	}
 	replay_free(rp);
+	free(st.spin);
 	xp_run_free(xr);
 out:
 	if (write(fd, &msg, sizeof msg) != (ssize_t)sizeof msg)

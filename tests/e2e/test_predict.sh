@@ -112,7 +112,7 @@ t_test_atomic_option() {
 		expect_eq "$?" 1 "--atomic $f: the lost deposit is inside a call of $f"
 		expect_match "$(cat out/reports/*.txt)" "not atomic: $f \\(bank[.]c:[0-9]+\\)" "blame with --atomic $f"
 	done
-	avt_timed 120 test -q -f -o out --atomic read_balance -- "$bank" >out.test 2>&1
+	avt_timed 120 test -q -f -o out --no-explore --atomic read_balance -- "$bank" >out.test 2>&1
 	expect_eq "$?" 0 "--atomic read_balance: one critical section, nothing to predict"
 	expect_match "$(cat out.test)" '0 predictions' "no prediction"
 }

@@ -85,7 +85,7 @@ t_pecan_atomic_set() {
 		expect_pecan_bug SIGABRT T3 'mem_atomicset[.]c' "$lc" checker 'rec[.]lo' 'atomic-set-[0-9]+' $args
 	done
 	# the single-variable and lock-based detectors see nothing
-	pecan_test out --no-pecan -- "$(target mem_atomicset)"
+	pecan_test out --no-pecan --no-explore -- "$(target mem_atomicset)"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test --no-pecan"
 	expect_match "$(head -n 1 out.test)" '; 0 predictions;' "predictions without pecan"
 }
