@@ -68,6 +68,9 @@ check: all $(UNIT_BIN) $(UNIT_EXTRA)
 bench/predict_bench: bench/predict_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
+
 demo: avtrace targets
 	@examples/demo.sh
 
@@ -81,7 +84,7 @@ clean:
 	rm -f avtrace $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
 	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
 	rm -rf tests/unit/bin
-	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench
+	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
 .PHONY: all check unit e2e install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d
