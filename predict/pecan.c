@@ -35,11 +35,25 @@
 #define NEWVARS 3
 /* Events scanned for a cut-point. */
 #define CUTSCAN 4096
+/* Candidates kept per (pattern, sites), over different variables: the same
+ * source-level anomaly on many variables (an array, a table of globals
+ * written by one line) is one bug to the user, and synthesis keeps the
+ * first feasible instance only; without a cap a trace of many variables
+ * gives millions of candidates (docs/predict.md, PECAN, The search). */
+#define SITE_CAP 4
 
 struct pacc {
 	uint32_t ev, thread, var, reg;
 	uint32_t tpos, vpos;   /* position in its thread's / variable's list */
 	uint8_t write;
+};
+
+/* The candidates of one (pattern, sites) key: the first one (its events
+ * name the sites) and how many there are. */
+struct site_grp {
+	uint32_t ev[PR_PAT_MAX];
+	const struct pr_pat *pp;
+	uint32_t n;
 };
 
 struct pec {
@@ -51,6 +65,9 @@ struct pec {
 	uint32_t *toff, *tord; /* thread u: a[tord[toff[u] .. toff[u + 1])] */
 	uint32_t *voff, *vord; /* variable v: a[vord[voff[v] .. voff[v + 1])] */
 	uint8_t *vshared;      /* accessed by two threads or more */
+	struct pr_hmap sites;  /* hash of (pattern, sites) -> index of a site group */
+	struct site_grp *grp;  /* a candidate of each (pattern, sites) and their count */
+	uint32_t ngrp, capgrp;
 	/* the search's bindings */
 	const struct pr_pat *p;
 	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX];
@@ -220,6 +237,65 @@ static bool feasible(const struct pec *c, const uint32_t *e)
 	return true;
 }
 
+static uint64_t sites_hash(const struct pec *c, const uint32_t *ev)
+{
+	uint64_t h = pr_hash64((uint64_t)(uintptr_t)c->p);
+	for (unsigned i = 0; i < c->p->n; i++) {
+		const struct avt_event *e = pr_ev(c->m, ev[i]);
+		h = pr_hash64(h ^ e->site_off ^ ((uint64_t)e->site_mod << 48));
+	}
+	return h;
+}
+
+static bool same_sites(const struct pec *c, const struct site_grp *g, const uint32_t *ev)
+{
+	if (g->pp != c->p)
+		return false;
+	for (unsigned i = 0; i < c->p->n; i++) {
+		const struct avt_event *a = pr_ev(c->m, g->ev[i]), *b = pr_ev(c->m, ev[i]);
+		if (a->site_off != b->site_off || a->site_mod != b->site_mod)
+			return false;
+	}
+	return true;
+}
+
+/* The site group of the match ev (pattern order), or PR_NONE if there is
+ * none yet. */
+static uint32_t site_group(const struct pec *c, const uint32_t *ev)
+{
+	size_t pos = 0;
+	uint32_t i;
+	while (pr_hmap_next(&c->sites, sites_hash(c, ev), &pos, &i))
+		if (same_sites(c, &c->grp[i], ev))
+			return i;
+	return PR_NONE;
+}
+
+/* Counts a candidate just added in its site group.  0, or -1 if out of
+ * memory. */
+static int count_site(struct pec *c, uint32_t g, const uint32_t *ev)
+{
+	if (g != PR_NONE) {
+		c->grp[g].n++;
+		return 0;
+	}
+	if (c->ngrp == c->capgrp) {
+		uint32_t nc = c->capgrp ? c->capgrp * 2 : 64;
+		struct site_grp *n = realloc(c->grp, nc * sizeof *n);
+		if (!n)
+			return -1;
+		c->grp = n;
+		c->capgrp = nc;
+	}
+	if (pr_hmap_add(&c->sites, sites_hash(c, ev), c->ngrp) < 0)
+		return -1;
+	struct site_grp *n = &c->grp[c->ngrp++];
+	memcpy(n->ev, ev, sizeof n->ev);
+	n->pp = c->p;
+	n->n = 1;
+	return 0;
+}
+
 static int add_match(struct pec *c)
 {
 	const struct pr_pat *p = c->p;
@@ -237,9 +313,17 @@ static int add_match(struct pec *c)
 		if (k.ev[i] < k.order)
 			k.order = k.ev[i];
 	}
-	if (pr_cands_has(c->cs, &k) || !feasible(c, k.ev))
+	uint32_t g = site_group(c, k.ev);
+	if ((g != PR_NONE && c->grp[g].n >= SITE_CAP) || pr_cands_has(c->cs, &k) ||
+	    !feasible(c, k.ev))
 		return 0;
-	return pr_cands_add(c->cs, &k) < 0 ? -1 : 0;
+	if (pr_cands_add(c->cs, &k) < 0)
+		return -1;
+	if (count_site(c, g, k.ev) < 0) {
+		avt_error("cannot predict: out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the search ---- */
@@ -404,6 +488,8 @@ static void pec_release(struct pec *c)
 	free(c->voff);
 	free(c->vord);
 	free(c->vshared);
+	pr_hmap_release(&c->sites);
+	free(c->grp);
 }
 
 int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
@@ -414,6 +500,7 @@ int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	memset(&c, 0, sizeof c);
 	c.m = m;
 	c.cs = cs;
+	pr_hmap_init(&c.sites);
 	if (build(&c) < 0)
 		goto oom;
 	if (!c.na) {

@@ -81,6 +81,21 @@ static bool is_access(const struct avt_event *e)
 	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
 }
 
+/* Per thread, per block of `block` consecutive events of it, and per
+ * other thread j: the largest component j of the lock clocks its
+ * acquisitions joined.  add_drops() skips a block whose maximum is within
+ * the limit (none of its acquisitions needs j beyond it): planning a
+ * culprit far from its window costs the acquisitions that must be
+ * dropped, not the distance. */
+struct dropidx {
+	uint32_t block;
+	uint32_t *first;   /* thread u's blocks: first[u] .. first[u + 1] */
+	uint32_t *max;     /* [block][thread] */
+};
+
+static int plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2, bool park,
+		const struct dropidx *ix, struct pr_plan *p);
+
 struct pen {
 	const struct pr_model *m;
 	struct pr_cands *cs;
@@ -91,6 +106,7 @@ struct pen {
 	uint32_t nvar;
 	uint32_t *varoff;         /* accesses of var v: acc[varoff[v] .. varoff[v + 1]) */
 	uint32_t *prev, *prevw, *stamp; /* per thread: last access, last write of the variable */
+	struct dropidx ix;
 };
 
 /* Pass 1: a variable id for every address accessed, and varoff[v + 1] =
@@ -584,8 +600,8 @@ static int try_culprit(struct pen *p, const struct wrec *w, enum pr_pattern pat,
 		return 0;
 	/* a culprit far from the window can need more reversed lock edges
 	 * than a plan takes: leave the key to a closer instance */
-	struct pr_plan plan;
-	if (pr_penelope_plan(m, &c, false, true, &plan) < 0)
+	struct pr_plan pl;
+	if (plan(m, &c, false, true, &p->ix, &pl) < 0)
 		return 2;
 	same_txn(p, a, b, c.blame, &c.nblame);
 	return pr_cands_add(p->cs, &c) < 0 ? -1 : 1;
@@ -697,8 +713,41 @@ out:
 	return rc;
 }
 
+/* p->ix, blocks of at least 64 events and at most a byte per event. */
+static int build_dropidx(struct pen *p)
+{
+	const struct pr_model *m = p->m;
+	struct dropidx *ix = &p->ix;
+	uint32_t n = m->nthreads;
+	ix->block = n * 4 > 64 ? n * 4 : 64;
+	ix->first = malloc(((size_t)n + 1) * sizeof *ix->first);
+	if (!ix->first)
+		return -1;
+	ix->first[0] = 0;
+	for (uint32_t u = 0; u < n; u++)
+		ix->first[u + 1] = ix->first[u] + (m->tnev[u] + ix->block - 1) / ix->block;
+	ix->max = calloc((size_t)ix->first[n] * n, sizeof *ix->max);
+	if (!ix->max)
+		return -1;
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t k = 0; k < m->tnev[u]; k++) {
+			uint32_t x = m->tev[u][k];
+			if (!pr_is_acquire(pr_ev(m, x)) || m->in_lock[x] == PR_NONE)
+				continue;
+			uint32_t *mx = &ix->max[(size_t)(ix->first[u] + k / ix->block) * n];
+			for (uint32_t j = 0; j < n; j++) {
+				uint32_t v = pr_ref_at(m, m->in_lock[x], j);
+				if (v > mx[j])
+					mx[j] = v;
+			}
+		}
+	return 0;
+}
+
 static void pen_release(struct pen *p)
 {
+	free(p->ix.first);
+	free(p->ix.max);
 	pr_txn_free(p->txn);
 	pr_sclock_release(&p->sc);
 	free(p->acc);
@@ -728,7 +777,7 @@ int pr_penelope(const struct pr_model *m, struct pr_cands *cs, const struct pred
 		p.txn->atomic = o->atomic;
 		p.txn->atomic_ctx = o->atomic_ctx;
 	}
-	if (pr_sclock_build(&p.sc, m) < 0)
+	if (pr_sclock_build(&p.sc, m) < 0 || build_dropidx(&p) < 0)
 		goto oom;
 	rc = scan(&p); /* it says why it failed */
 	goto out;
@@ -766,10 +815,17 @@ static uint32_t region_end(const struct pr_model *m, uint32_t u, uint32_t p0)
 
 /* The lock edges into thread i's part that need thread j beyond its part:
  * the prediction takes those locks first, so they are dropped. */
-static int add_drops(const struct pr_model *m, struct pr_plan *p, uint32_t i, uint32_t j)
+static int add_drops(const struct pr_model *m, const struct dropidx *ix, struct pr_plan *p,
+		     uint32_t i, uint32_t j)
 {
 	uint32_t u = p->thr[i];
 	for (uint32_t k = region_end(m, u, p->p0); k <= p->stop[i] && k < m->tnev[u]; k++) {
+		if (ix && k % ix->block == 0 &&
+		    ix->max[(size_t)(ix->first[u] + k / ix->block) * m->nthreads + p->thr[j]] <=
+			    p->limit[j]) {
+			k += ix->block - 1; /* nothing to drop in this block */
+			continue;
+		}
 		uint32_t x = m->tev[u][k];
 		if (!pr_is_acquire(pr_ev(m, x)) ||
 		    pr_ref_at(m, m->in_lock[x], p->thr[j]) <= p->limit[j])
@@ -813,6 +869,13 @@ static uint32_t settle(const struct pr_model *m, uint32_t u, uint32_t k, uint32_
 int pr_penelope_plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2,
 		     bool park, struct pr_plan *p)
 {
+	return plan(m, c, with_e2, park, NULL, p);
+}
+
+/* pr_penelope_plan(), with the search's index of lock clocks (or NULL). */
+static int plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2, bool park,
+		const struct dropidx *ix, struct pr_plan *p)
+{
 	uint32_t e1 = c->ev[0], f = c->ev[1], e2 = c->ev[2];
 	const struct avt_event *a = pr_ev(m, e1), *ef = pr_ev(m, f), *b = pr_ev(m, e2);
 	uint32_t cut = pr_ev(m, c->cut)->tindex;
@@ -842,7 +905,7 @@ int pr_penelope_plan(const struct pr_model *m, const struct pr_cand *c, bool wit
 		p->edge[p->nedge++] = (struct pr_edge){ f, m->tev[a->thread][cut + 1] };
 	p->p0 = s1 < sf ? s1 : sf;
 	p->final = -1;
-	return add_drops(m, p, 0, 1) < 0 || add_drops(m, p, 1, 0) < 0 ? -1 : 0;
+	return add_drops(m, ix, p, 0, 1) < 0 || add_drops(m, ix, p, 1, 0) < 0 ? -1 : 0;
 }
 
 /* ---- reads keep their writers ---- */
