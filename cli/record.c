@@ -1,6 +1,5 @@
 /* avtrace record */
 #include <getopt.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +42,7 @@ static const char record_help[] =
 
 int first_allowed_cpu(void)
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) < 0)
-		return -1;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			return i;
-	return -1;
+	return tracer_nth_cpu(0);
 }
 
 int cmd_record(int argc, char **argv)

@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "cli.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
+#include "tracer/tracer.h"
 
 static int cmp_uint(const void *a, const void *b)
 {
@@ -99,21 +99,6 @@ int summary_table(const char *dir)
 }
 
 
-static int nth_allowed_cpu(unsigned k)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) < 0)
-		return -1;
-	int count = CPU_COUNT(&set);
-	if (!count)
-		return -1;
-	unsigned want = k % (unsigned)count;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set) && want-- == 0)
-			return i;
-	return -1;
-}
-
 /* One replay as its own process (the architecture's unit of work); its
  * text report goes to report (or nowhere). */
 static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout,
@@ -147,7 +132,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 			if (!slot[j]) {
 				char rep[4200];
 				snprintf(rep, sizeof rep, "%s/%04u.txt", report_dir ? report_dir : "", nums[next]);
-				slot[j] = spawn_replay(dir, nums[next++], nth_allowed_cpu(j), timeout,
+				slot[j] = spawn_replay(dir, nums[next++], tracer_nth_cpu(j), timeout,
 						       report_dir ? rep : NULL);
 			}
 		int st;

@@ -12,7 +12,6 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include "replay/replay.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
+#include "tracer/tracer.h"
 
 #define MSG_FRAMES 8
 
@@ -288,18 +288,6 @@ out:
 
 /* ---- the parent */
 
-static int nth_cpu(unsigned k)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) < 0 || !CPU_COUNT(&set))
-		return -1;
-	unsigned want = k % (unsigned)CPU_COUNT(&set);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set) && want-- == 0)
-			return i;
-	return -1;
-}
-
 /* The failure's identity: how it failed and where (the failing thread's
  * backtrace; a deadlock: the objects waited for). */
 static void msg_key(const struct run_msg *m, char *key, size_t len)
@@ -450,7 +438,7 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 			pid_t pid = fork();
 			if (pid == 0) {
 				close(p[0]);
-				child_run(&oo, num, nth_cpu(j), p[1]);
+				child_run(&oo, num, tracer_nth_cpu(j), p[1]);
 			}
 			close(p[1]);
 			if (pid < 0) {

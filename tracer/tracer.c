@@ -665,3 +665,15 @@ const struct tracer_stats *tracer_stats(const struct tracer *tr)
 {
 	return &tr->stats;
 }
+
+int tracer_nth_cpu(unsigned k)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) < 0 || !CPU_COUNT(&set))
+		return -1;
+	unsigned want = k % (unsigned)CPU_COUNT(&set);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set) && want-- == 0)
+			return i;
+	return -1;
+}

@@ -141,6 +141,10 @@ struct tracer_opts {
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
 };
 
+/* The k-th CPU (modulo their number) this process may run on, to pin the
+ * k-th of several parallel runs; -1 if unknown. */
+int tracer_nth_cpu(unsigned k);
+
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
 void tracer_free(struct tracer *tr);
 

@@ -127,6 +127,17 @@ record() {
 	} >&3
 }
 
+# replay OUT ARGS...: avtrace replay -d OUT ARGS; output in OUT.replay,
+# status in RP_STATUS.
+RP_STATUS=
+replay() {
+	local out=$1
+	shift
+	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
+	RP_STATUS=$?
+	sed 's/^/  | /' "$out.replay" >&3
+}
+
 # expect_recorded OUT STATUS: the last record exited STATUS and left a trace.
 expect_recorded() {
 	expect_eq "$REC_STATUS" "$2" "exit status of avtrace record ($(head -n 1 "$1.stderr"))"

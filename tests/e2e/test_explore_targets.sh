@@ -11,8 +11,8 @@
 # explore_ok has no bug: its recorded order, and the order that breaks
 # explore_checker, replay PASS.
 #
-# The helpers below are those of test_memory.sh (run.sh sources one test
-# file per test, so they are repeated here).
+# replay is lib.sh's; the dump helpers below differ from test_memory.sh's
+# in the fields they show (run.sh sources one test file per test).
 
 SCHEDS="$REPO/tests/e2e/schedules"
 
@@ -27,17 +27,6 @@ natively() {
 		st=$?
 		expect_eq "$st" 0 "exit status of native run $i of $(basename "$prog")"
 	done
-}
-
-# replay OUT ARGS...: avtrace replay -d OUT ARGS; output in OUT.replay,
-# status in RP_STATUS.
-RP_STATUS=
-replay() {
-	local out=$1
-	shift
-	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
-	RP_STATUS=$?
-	sed 's/^/  | /' "$out.replay" >&3
 }
 
 # thread_events DIR THREAD: THREAD's events in order, one per line:

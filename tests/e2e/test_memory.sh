@@ -26,17 +26,6 @@ record_watch() {
 	} >&3
 }
 
-# replay OUT ARGS...: avtrace replay -d OUT ARGS; output in OUT.replay,
-# status in RP_STATUS.
-RP_STATUS=
-replay() {
-	local out=$1
-	shift
-	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
-	RP_STATUS=$?
-	sed 's/^/  | /' "$out.replay" >&3
-}
-
 # thread_events DIR THREAD: THREAD's events in order, one per line:
 # "kind name size site" (name: obj_name, else obj; "-" for a missing field).
 thread_events() {

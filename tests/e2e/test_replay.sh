@@ -13,17 +13,6 @@ use_schedule() {
 	cp "$SCHEDS/$2.sched" "$1/schedules/$(printf %04d "$3").sched" || fail "cannot install $2"
 }
 
-# replay OUT ARGS...: avtrace replay -d OUT ARGS; output in OUT.replay,
-# status in RP_STATUS.
-RP_STATUS=
-replay() {
-	local out=$1
-	shift
-	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
-	RP_STATUS=$?
-	sed 's/^/  | /' "$out.replay" >&3
-}
-
 # The events of a trace without the seq numbers' formatting: kind, thread,
 # object and site of each, in order.
 event_list() {
