@@ -175,6 +175,19 @@ uint32_t pr_vc_at(const struct pr_model *m, uint32_t e, uint32_t u)
 	return snap_row(m, m->vc[e])[u];
 }
 
+uint32_t pr_vc_passes(const struct pr_model *m, uint32_t u, uint32_t from, uint32_t to,
+		      uint32_t j, uint32_t lim)
+{
+	while (from < to) {
+		uint32_t mid = from + (to - from) / 2;
+		if (pr_vc_at(m, m->tev[u][mid], j) > lim)
+			to = mid;
+		else
+			from = mid + 1;
+	}
+	return from;
+}
+
 void pr_vc_get(const struct pr_model *m, uint32_t e, uint32_t *out)
 {
 	memcpy(out, snap_row(m, m->vc[e]), m->nthreads * sizeof *out);
@@ -201,6 +214,16 @@ bool pr_hb_pre(const struct pr_model *m, uint32_t a, uint32_t b)
 	if (pr_vc_pre_at(m, b, ea->thread) > ea->tindex)
 		return true;
 	return pr_ref_at(m, m->in_sync[b], ea->thread) > ea->tindex;
+}
+
+void pr_ref_get(const struct pr_model *m, uint32_t ref, uint32_t *out)
+{
+	if (ref == PR_NONE)
+		memset(out, 0, m->nthreads * sizeof *out);
+	else if (ref & PR_REF_SNAP)
+		memcpy(out, snap_row(m, ref & ~PR_REF_SNAP), m->nthreads * sizeof *out);
+	else
+		pr_vc_get(m, ref, out);
 }
 
 void pr_ref_join(const struct pr_model *m, uint32_t ref, uint32_t *out)

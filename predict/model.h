@@ -119,12 +119,20 @@ void pr_vc_get(const struct pr_model *m, uint32_t e, uint32_t *out);
 uint32_t pr_vc_pre_at(const struct pr_model *m, uint32_t e, uint32_t u);
 /* Component u of a clock reference (in_lock / in_sync value). */
 uint32_t pr_ref_at(const struct pr_model *m, uint32_t ref, uint32_t u);
+/* The first tindex k in [from, to) of thread u whose event's VC[j] exceeds
+ * lim, or to if none.  VC grows along a thread's part and bounds every
+ * clock its events joined (in_lock, in_sync), so no event before k joined
+ * anything of j past lim.  O(log(to - from)). */
+uint32_t pr_vc_passes(const struct pr_model *m, uint32_t u, uint32_t from, uint32_t to,
+		      uint32_t j, uint32_t lim);
 /* a happens before b, or a == b. */
 bool pr_hb(const struct pr_model *m, uint32_t a, uint32_t b);
 /* a happens before b through some path other than b's own lock edge:
  * a is in the past of the clock b had before joining its lock (SideTrack's
  * test for "not concurrent"). */
 bool pr_hb_pre(const struct pr_model *m, uint32_t a, uint32_t b);
+/* The whole clock of a reference (PR_NONE: zeros) into out[nthreads]. */
+void pr_ref_get(const struct pr_model *m, uint32_t ref, uint32_t *out);
 /* out[u] = max(out[u], ref[u]) for a clock reference. */
 void pr_ref_join(const struct pr_model *m, uint32_t ref, uint32_t *out);
 /* The clock of thread u after its first pos events if event drop (one of

@@ -41,36 +41,67 @@
  * first feasible instance only; without a cap a trace of many variables
  * gives millions of candidates (docs/predict.md, PECAN, The search). */
 #define SITE_CAP 4
+/* Patterns searched together (see struct pec). */
+#define GROUP_MAX 32
 
-struct pacc {
-	uint32_t ev, thread, var, reg;
-	uint32_t tpos, vpos;   /* position in its thread's / variable's list */
-	uint8_t write;
+/* The accesses are numbered in thread order (thread u's are toff[u] ..
+ * toff[u + 1]); the walks read these small records in order. */
+struct tacc {
+	uint32_t vw;  /* variable << 1 | write */
+	uint32_t reg; /* region */
 };
 
-/* The candidates of one (pattern, sites) key: the first one (its events
- * name the sites) and how many there are. */
+/* An access in its variable's list (variables in turn, each in trace
+ * order). */
+struct vacc {
+	uint32_t tw;  /* thread << 1 | write */
+	uint32_t x;   /* the access (thread order) */
+};
+
+/* The candidates of one (pattern, sites) key: the sites, and how many
+ * candidates there are. */
 struct site_grp {
-	uint32_t ev[PR_PAT_MAX];
+	uint32_t site[PR_PAT_MAX]; /* site ids (struct pec tsite) */
 	const struct pr_pat *pp;
 	uint32_t n;
 };
 
+/*
+ * Patterns that differ only in their access types (atomic-set-5, -6, -8
+ * and -10; the five atomicity patterns; the races) are searched together:
+ * one walk serves them all, each access binding the patterns whose event
+ * wants its type (mask bits).  Each pattern still binds the accesses it
+ * would bind alone, in the same order, so its candidates and its site cap
+ * are the same as in a search of its own.
+ */
 struct pec {
 	const struct pr_model *m;
 	struct pr_cands *cs;
 	struct pr_sclock sc;
-	struct pacc *a;
 	uint32_t na, nvar;
-	uint32_t *toff, *tord; /* thread u: a[tord[toff[u] .. toff[u + 1])] */
-	uint32_t *voff, *vord; /* variable v: a[vord[voff[v] .. voff[v + 1])] */
+	struct tacc *ta;       /* the accesses in thread order */
+	uint32_t *tev;         /* their events */
+	uint32_t *tsite;       /* their sites: ids, one per (module, offset) */
+	uint32_t *tvpos;       /* their positions in va */
+	uint32_t *trace;       /* the accesses in trace order (search starts) */
+	uint32_t *toff;
+	/* per block of WALK accesses in thread order, a Bloom filter of the
+	 * variables accessed: a walk for a bound variable that is in neither
+	 * block its reach spans is skipped (most find nothing) */
+	uint64_t (*bloom)[4];
+	struct vacc *va;       /* variable v's: va[voff[v] .. voff[v + 1]) */
+	uint32_t *voff;
 	uint8_t *vshared;      /* accessed by two threads or more */
 	struct pr_hmap sites;  /* hash of (pattern, sites) -> index of a site group */
 	struct site_grp *grp;  /* a candidate of each (pattern, sites) and their count */
 	uint32_t ngrp, capgrp;
-	/* the search's bindings */
-	const struct pr_pat *p;
-	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX];
+	/* the search: its patterns (roles as p's), and per event the mask of
+	 * those that want a write there */
+	const struct pr_pat *p, *gp[GROUP_MAX];
+	unsigned ngp;
+	uint32_t wmask[PR_PAT_MAX];
+	/* the bindings */
+	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX], pthr[PR_PAT_MAX];
 };
 
 static bool is_access(const struct avt_event *e)
@@ -79,6 +110,18 @@ static bool is_access(const struct avt_event *e)
 }
 
 /* ---- the index ---- */
+
+static unsigned bloom_bit(uint32_t v)
+{
+	return (v * 0x9e3779b1u) >> 24;
+}
+
+/* Variable v may be accessed in block b. */
+static bool bloom_has(const struct pec *c, uint32_t b, uint32_t v)
+{
+	unsigned h = bloom_bit(v);
+	return c->bloom[b][h / 64] >> (h % 64) & 1;
+}
 
 /* Regions per thread: txn.h's boundaries, an atomic block's begin and end
  * (a block is a region of its own) and a change of module. */
@@ -101,81 +144,114 @@ static void region_step(struct rstate *r, const struct avt_event *e)
 		r->reg++;
 }
 
-static int count_sort(uint32_t n, uint32_t nkeys, const struct pacc *a, bool by_thread,
-		      uint32_t **off, uint32_t **ord)
+/* Offsets from counts: off[k + 1] holds key k's count; fill = a copy. */
+static uint32_t *prefix(uint32_t *off, uint32_t nkeys)
 {
-	*off = calloc((size_t)nkeys + 1, sizeof **off);
-	*ord = malloc((n ? n : 1) * sizeof **ord);
-	if (!*off || !*ord)
-		return -1;
-	for (uint32_t i = 0; i < n; i++)
-		(*off)[(by_thread ? a[i].thread : a[i].var) + 1]++;
 	for (uint32_t k = 0; k < nkeys; k++)
-		(*off)[k + 1] += (*off)[k];
+		off[k + 1] += off[k];
 	uint32_t *fill = malloc(((size_t)nkeys + 1) * sizeof *fill);
-	if (!fill)
-		return -1;
-	memcpy(fill, *off, ((size_t)nkeys + 1) * sizeof *fill);
-	for (uint32_t i = 0; i < n; i++)
-		(*ord)[fill[by_thread ? a[i].thread : a[i].var]++] = i;
-	free(fill);
-	return 0;
+	if (fill)
+		memcpy(fill, off, ((size_t)nkeys + 1) * sizeof *fill);
+	return fill;
 }
 
+/* Two passes over the trace: variable ids and counts, then the arrays. */
 static int build(struct pec *c)
 {
 	const struct pr_model *m = c->m;
-	struct pr_hmap vars;
-	struct rstate *rs = calloc(m->nthreads ? m->nthreads : 1, sizeof *rs);
-	uint32_t cap = 0;
+	uint32_t n = m->nthreads ? m->nthreads : 1, *avar = NULL, *tfill = NULL, *vfill = NULL;
+	struct pr_hmap vars, sites;
+	uint32_t nsite = 0, *sitev = NULL; /* each site id's first event */
+	struct rstate *rs = calloc(n, sizeof *rs);
+	size_t cap = 0;
 	int rc = -1;
 	pr_hmap_init(&vars);
-	if (!rs)
+	pr_hmap_init(&sites);
+	c->toff = calloc((size_t)n + 1, sizeof *c->toff);
+	if (!rs || !c->toff)
 		goto out;
-	for (uint32_t u = 0; u < m->nthreads; u++)
-		rs[u].lastmod = PR_NONE;
 	for (uint32_t x = 0; x < m->nev; x++) {
 		const struct avt_event *e = pr_ev(m, x);
-		region_step(&rs[e->thread], e);
 		if (!is_access(e))
 			continue;
 		uint32_t v = pr_hmap_get(&vars, e->obj);
 		if (v == UINT32_MAX) {
-			if (pr_hmap_add(&vars, e->obj, c->nvar) < 0)
+			if (c->nvar == UINT32_MAX >> 1 || pr_hmap_add(&vars, e->obj, c->nvar) < 0)
 				goto out;
 			v = c->nvar++;
 		}
 		if (c->na == cap) {
-			uint32_t nc = cap ? cap * 2 : 1024;
-			struct pacc *n = realloc(c->a, nc * sizeof *n);
-			if (!n)
+			size_t nc = cap ? cap * 2 : 1024;
+			uint32_t *a = realloc(avar, nc * sizeof *a);
+			if (!a)
 				goto out;
-			c->a = n;
+			avar = a;
 			cap = nc;
 		}
-		c->a[c->na++] = (struct pacc){ x, e->thread, v, rs[e->thread].reg, 0, 0,
-					       e->kind == AVT_EV_WRITE };
+		avar[c->na++] = v;
+		c->toff[e->thread + 1]++;
 	}
-	if (count_sort(c->na, m->nthreads, c->a, true, &c->toff, &c->tord) < 0 ||
-	    count_sort(c->na, c->nvar, c->a, false, &c->voff, &c->vord) < 0)
+	c->voff = calloc((size_t)c->nvar + 1, sizeof *c->voff);
+	if (!c->voff)
 		goto out;
+	for (uint32_t i = 0; i < c->na; i++)
+		c->voff[avar[i] + 1]++;
+	tfill = prefix(c->toff, m->nthreads);
+	vfill = prefix(c->voff, c->nvar);
+	size_t na = c->na ? c->na : 1;
+	c->ta = malloc(na * sizeof *c->ta);
+	c->tev = malloc(na * sizeof *c->tev);
+	c->tsite = malloc(na * sizeof *c->tsite);
+	sitev = malloc(na * sizeof *sitev);
+	c->tvpos = malloc(na * sizeof *c->tvpos);
+	c->trace = malloc(na * sizeof *c->trace);
+	c->va = malloc(na * sizeof *c->va);
 	c->vshared = calloc(c->nvar ? c->nvar : 1, 1);
-	if (!c->vshared)
+	c->bloom = calloc(na / WALK + 1, sizeof *c->bloom);
+	if (!tfill || !vfill || !c->ta || !c->tev || !c->tsite || !sitev || !c->tvpos ||
+	    !c->trace || !c->va || !c->vshared || !c->bloom)
 		goto out;
 	for (uint32_t u = 0; u < m->nthreads; u++)
-		for (uint32_t k = c->toff[u]; k < c->toff[u + 1]; k++)
-			c->a[c->tord[k]].tpos = k;
-	for (uint32_t v = 0; v < c->nvar; v++)
-		for (uint32_t k = c->voff[v]; k < c->voff[v + 1]; k++) {
-			struct pacc *x = &c->a[c->vord[k]];
-			x->vpos = k;
-			if (c->a[c->vord[c->voff[v]]].thread != x->thread)
-				c->vshared[v] = 1;
+		rs[u].lastmod = PR_NONE;
+	for (uint32_t ev = 0, i = 0; ev < m->nev; ev++) {
+		const struct avt_event *e = pr_ev(m, ev);
+		uint32_t u = e->thread;
+		region_step(&rs[u], e);
+		if (!is_access(e))
+			continue;
+		uint32_t v = avar[i], w = e->kind == AVT_EV_WRITE, x = tfill[u]++, y = vfill[v]++;
+		c->ta[x] = (struct tacc){ v << 1 | w, rs[u].reg };
+		c->bloom[x / WALK][bloom_bit(v) / 64] |= (uint64_t)1 << (bloom_bit(v) % 64);
+		c->tev[x] = ev;
+		uint64_t sh = pr_hash64(e->site_off ^ ((uint64_t)e->site_mod << 48));
+		size_t pos = 0;
+		uint32_t s = PR_NONE, t;
+		while (s == PR_NONE && pr_hmap_next(&sites, sh, &pos, &t))
+			if (pr_ev(m, sitev[t])->site_off == e->site_off &&
+			    pr_ev(m, sitev[t])->site_mod == e->site_mod)
+				s = t;
+		if (s == PR_NONE) {
+			if (pr_hmap_add(&sites, sh, nsite) < 0)
+				goto out;
+			sitev[nsite] = ev;
+			s = nsite++;
 		}
+		c->tsite[x] = s;
+		c->tvpos[x] = y;
+		c->trace[i++] = x;
+		c->va[y] = (struct vacc){ u << 1 | w, x };
+		if (c->va[c->voff[v]].tw >> 1 != u)
+			c->vshared[v] = 1;
+	}
 	rc = 0;
 out:
 	pr_hmap_release(&vars);
+	pr_hmap_release(&sites);
+	free(sitev);
 	free(rs);
+	free(avar);
+	free(tfill);
+	free(vfill);
 	return rc;
 }
 
@@ -200,16 +276,22 @@ static bool cut_exists(const struct pr_model *m, uint32_t u, uint32_t from, uint
 	return false;
 }
 
-/* The hybrid independence model on the match e[0 .. n) (pattern order). */
+/* An instance whose events were recorded in pattern order happened in the
+ * recorded run: nothing to predict. */
+static bool reordered(const struct pr_pat *p, const uint32_t *e)
+{
+	for (unsigned i = 0; i + 1 < p->n; i++)
+		if (e[i] > e[i + 1])
+			return true;
+	return false;
+}
+
+/* The hybrid independence model on the match e[0 .. n) (pattern order),
+ * reordered. */
 static bool feasible(const struct pec *c, const uint32_t *e)
 {
 	const struct pr_model *m = c->m;
 	const struct pr_pat *p = c->p;
-	bool reordered = false;
-	for (unsigned i = 0; i + 1 < p->n; i++)
-		reordered |= e[i] > e[i + 1];
-	if (!reordered)
-		return false; /* it happened in the recorded run */
 	for (unsigned i = 0; i < p->n; i++)
 		for (unsigned j = i + 1; j < p->n; j++) {
 			if (p->ev[i].thr == p->ev[j].thr) {
@@ -237,43 +319,29 @@ static bool feasible(const struct pec *c, const uint32_t *e)
 	return true;
 }
 
-static uint64_t sites_hash(const struct pec *c, const uint32_t *ev)
+static uint64_t sites_hash(const struct pec *c, const uint32_t *site)
 {
 	uint64_t h = pr_hash64((uint64_t)(uintptr_t)c->p);
-	for (unsigned i = 0; i < c->p->n; i++) {
-		const struct avt_event *e = pr_ev(c->m, ev[i]);
-		h = pr_hash64(h ^ e->site_off ^ ((uint64_t)e->site_mod << 48));
-	}
+	for (unsigned i = 0; i < c->p->n; i++)
+		h = pr_hash64(h ^ site[i]);
 	return h;
 }
 
-static bool same_sites(const struct pec *c, const struct site_grp *g, const uint32_t *ev)
-{
-	if (g->pp != c->p)
-		return false;
-	for (unsigned i = 0; i < c->p->n; i++) {
-		const struct avt_event *a = pr_ev(c->m, g->ev[i]), *b = pr_ev(c->m, ev[i]);
-		if (a->site_off != b->site_off || a->site_mod != b->site_mod)
-			return false;
-	}
-	return true;
-}
-
-/* The site group of the match ev (pattern order), or PR_NONE if there is
- * none yet. */
-static uint32_t site_group(const struct pec *c, const uint32_t *ev)
+/* The site group of the match (its events' site ids), or PR_NONE if there
+ * is none yet. */
+static uint32_t site_group(const struct pec *c, const uint32_t *site, uint64_t h)
 {
 	size_t pos = 0;
 	uint32_t i;
-	while (pr_hmap_next(&c->sites, sites_hash(c, ev), &pos, &i))
-		if (same_sites(c, &c->grp[i], ev))
+	while (pr_hmap_next(&c->sites, h, &pos, &i))
+		if (c->grp[i].pp == c->p && !memcmp(c->grp[i].site, site, c->p->n * sizeof *site))
 			return i;
 	return PR_NONE;
 }
 
 /* Counts a candidate just added in its site group.  0, or -1 if out of
  * memory. */
-static int count_site(struct pec *c, uint32_t g, const uint32_t *ev)
+static int count_site(struct pec *c, uint32_t g, const uint32_t *site, uint64_t h)
 {
 	if (g != PR_NONE) {
 		c->grp[g].n++;
@@ -287,18 +355,32 @@ static int count_site(struct pec *c, uint32_t g, const uint32_t *ev)
 		c->grp = n;
 		c->capgrp = nc;
 	}
-	if (pr_hmap_add(&c->sites, sites_hash(c, ev), c->ngrp) < 0)
+	if (pr_hmap_add(&c->sites, h, c->ngrp) < 0)
 		return -1;
 	struct site_grp *n = &c->grp[c->ngrp++];
-	memcpy(n->ev, ev, sizeof n->ev);
+	memcpy(n->site, site, sizeof n->site);
 	n->pp = c->p;
 	n->n = 1;
 	return 0;
 }
 
+/* The match of the bindings for pattern c->p.  Most matches either
+ * happened in the recorded order or fall in a site group that is full:
+ * those are told first, from the small arrays. */
 static int add_match(struct pec *c)
 {
 	const struct pr_pat *p = c->p;
+	uint32_t ev[PR_PAT_MAX], site[PR_PAT_MAX] = { 0 };
+	for (unsigned i = 0; i < p->n; i++)
+		ev[i] = c->tev[c->pick[i]];
+	if (!reordered(p, ev))
+		return 0;
+	for (unsigned i = 0; i < p->n; i++)
+		site[i] = c->tsite[c->pick[i]];
+	uint64_t h = sites_hash(c, site);
+	uint32_t g = site_group(c, site, h);
+	if (g != PR_NONE && c->grp[g].n >= SITE_CAP)
+		return 0;
 	struct pr_cand k;
 	memset(&k, 0, sizeof k);
 	k.det = PR_DET_PECAN;
@@ -309,17 +391,15 @@ static int add_match(struct pec *c)
 	k.nev = p->n;
 	k.order = UINT32_MAX;
 	for (unsigned i = 0; i < p->n; i++) {
-		k.ev[i] = c->a[c->pick[i]].ev;
-		if (k.ev[i] < k.order)
-			k.order = k.ev[i];
+		k.ev[i] = ev[i];
+		if (ev[i] < k.order)
+			k.order = ev[i];
 	}
-	uint32_t g = site_group(c, k.ev);
-	if ((g != PR_NONE && c->grp[g].n >= SITE_CAP) || pr_cands_has(c->cs, &k) ||
-	    !feasible(c, k.ev))
+	if (pr_cands_has(c->cs, &k) || !feasible(c, k.ev))
 		return 0;
 	if (pr_cands_add(c->cs, &k) < 0)
 		return -1;
-	if (count_site(c, g, k.ev) < 0) {
+	if (count_site(c, g, site, h) < 0) {
 		avt_error("cannot predict: out of memory");
 		return -1;
 	}
@@ -328,7 +408,7 @@ static int add_match(struct pec *c)
 
 /* ---- the search ---- */
 
-static int step(struct pec *c, unsigned k);
+static int step(struct pec *c, unsigned k, uint32_t mask);
 
 static bool var_taken(const struct pec *c, uint32_t v)
 {
@@ -360,89 +440,149 @@ static bool var_ok(const struct pec *c, uint8_t role, uint32_t v)
 	return true;
 }
 
-/* Binds event i to access x and goes on with step k + 1. */
-static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x)
+/* The patterns of mask whose event i wants access type w. */
+static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
+{
+	return mask & (w ? c->wmask[i] : ~c->wmask[i]);
+}
+
+/* Binds event i to access x of thread u for the patterns of mask and goes
+ * on with step k + 1. */
+static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t u, uint32_t mask)
 {
 	const struct pr_pat_ev *pe = &c->p->ev[i];
 	uint32_t oldv = c->var[pe->var], oldt = c->thr[pe->thr];
-	c->var[pe->var] = c->a[x].var;
-	c->thr[pe->thr] = c->a[x].thread;
+	c->var[pe->var] = c->ta[x].vw >> 1;
+	c->thr[pe->thr] = u;
 	c->pick[i] = x;
-	int rc = step(c, k + 1);
+	c->pthr[i] = u;
+	int rc = step(c, k + 1, mask);
 	c->var[pe->var] = oldv;
 	c->thr[pe->thr] = oldt;
 	return rc;
 }
 
-/* Event i of a bound thread role, next to its bound neighbour j. */
-static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j)
+/* Event i of a bound thread role and a bound variable, next to its bound
+ * neighbour j: for each pattern, the nearest access of the variable of
+ * the type it wants within WALK, in j's region or (for another region
+ * role) out of it.  Regions only grow along a thread, so the accesses of
+ * the variable alone tell where j's region ends. */
+static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t mask)
+{
+	uint32_t nx = c->pick[j], u = c->pthr[j], nreg = c->ta[nx].reg;
+	uint32_t bound = c->var[c->p->ev[i].var];
+	bool same_reg = c->p->ev[j].reg == c->p->ev[i].reg;
+	int dir = j < i ? 1 : -1;
+	int64_t pos = (int64_t)nx + dir, end = (int64_t)nx + WALK * dir;
+	{ /* the blocks of both ends */
+		uint32_t b0 = (uint32_t)(pos / WALK), b1 = end < 0 ? 0 : (uint32_t)(end / WALK);
+		if (b1 > (c->na - 1) / WALK)
+			b1 = (c->na - 1) / WALK;
+		if (!bloom_has(c, b0, bound) && !bloom_has(c, b1, bound))
+			return 0;
+	}
+	if (end < (int64_t)c->toff[u])
+		end = (int64_t)c->toff[u];
+	if (end > (int64_t)c->toff[u + 1] - 1)
+		end = (int64_t)c->toff[u + 1] - 1;
+	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
+	for (; (left[0] | left[1]) && (dir > 0 ? pos <= end : pos >= end); pos += dir) {
+		const struct tacc *a = &c->ta[pos];
+		if (a->vw >> 1 != bound)
+			continue;
+		if (same_reg && a->reg != nreg)
+			break;
+		uint32_t w = a->vw & 1, now = left[w]; /* the nearest */
+		if ((!same_reg && a->reg == nreg) || !now)
+			continue;
+		left[w] = 0;
+		if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Event i of a bound thread role and a new variable role, next to its
+ * bound neighbour j: the first NEWVARS distinct variables within WALK, per
+ * access type (the patterns wanting one type see the same accesses). */
+static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t mask)
 {
 	const struct pr_pat_ev *pe = &c->p->ev[i];
-	const struct pacc *nb = &c->a[c->pick[j]];
+	uint32_t nx = c->pick[j], u = c->pthr[j], nreg = c->ta[nx].reg;
 	bool same_reg = c->p->ev[j].reg == pe->reg;
 	int dir = j < i ? 1 : -1;
-	uint32_t u = nb->thread, tried[NEWVARS], ntried = 0;
-	int64_t pos = (int64_t)nb->tpos + dir;
-	for (unsigned n = 0; n < WALK && pos >= c->toff[u] && pos < c->toff[u + 1];
+	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
+	uint32_t tried[2][NEWVARS], ntried[2] = { 0, 0 };
+	int64_t pos = (int64_t)nx + dir;
+	if (c->var[pe->var] != PR_NONE)
+		return step_bound(c, k, i, j, mask);
+	for (unsigned n = 0; n < WALK && (left[0] | left[1]) && pos >= c->toff[u] && pos < c->toff[u + 1];
 	     n++, pos += dir) {
-		uint32_t x = c->tord[pos];
-		const struct pacc *a = &c->a[x];
-		if (same_reg && a->reg != nb->reg)
+		const struct tacc *a = &c->ta[pos];
+		uint32_t w = a->vw & 1, v = a->vw >> 1;
+		if (same_reg && a->reg != nreg)
 			break;
-		if ((!same_reg && a->reg == nb->reg) || a->write != pe->write)
+		if ((!same_reg && a->reg == nreg) || !left[w])
 			continue;
-		if (c->var[pe->var] != PR_NONE) {
-			if (a->var != c->var[pe->var])
-				continue;
-			return bind(c, k, i, x); /* the nearest */
-		}
-		if (var_taken(c, a->var) || !var_ok(c, pe->var, a->var))
+		if (var_taken(c, v) || !var_ok(c, pe->var, v))
 			continue;
 		bool seen = false;
-		for (uint32_t t = 0; t < ntried; t++)
-			seen |= tried[t] == a->var;
+		for (uint32_t t = 0; t < ntried[w]; t++)
+			seen |= tried[w][t] == v;
 		if (seen)
 			continue;
-		tried[ntried++] = a->var;
-		if (bind(c, k, i, x) < 0)
+		tried[w][ntried[w]++] = v;
+		if (bind(c, k, i, (uint32_t)pos, u, left[w]) < 0)
 			return -1;
-		if (ntried == NEWVARS)
-			break;
+		if (ntried[w] == NEWVARS)
+			left[w] = 0;
 	}
 	return 0;
 }
 
 /* Event i of a new thread role: another thread's access of a bound
- * variable near the bound event j on it. */
-static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j)
+ * variable near the bound event j on it, the first two threads each way
+ * (per access type, as in step_thread()). */
+static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t mask)
 {
-	const struct pr_pat_ev *pe = &c->p->ev[i];
-	const struct pacc *nb = &c->a[c->pick[j]];
-	uint32_t v = nb->var, reach = c->p->consecutive ? 1 : TWALK;
+	uint32_t vp = c->tvpos[c->pick[j]], v = c->ta[c->pick[j]].vw >> 1;
+	uint32_t reach = c->p->consecutive ? 1 : TWALK;
 	for (int dir = -1; dir <= 1; dir += 2) {
-		uint32_t seen[2], nseen = 0;
-		int64_t pos = (int64_t)nb->vpos + dir;
-		for (uint32_t n = 0; n < reach && nseen < 2 && pos >= c->voff[v] && pos < c->voff[v + 1];
+		uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
+		uint32_t seen[2][2], nseen[2] = { 0, 0 };
+		int64_t pos = (int64_t)vp + dir;
+		for (uint32_t n = 0; n < reach && (left[0] | left[1]) && pos >= c->voff[v] &&
+				     pos < c->voff[v + 1];
 		     n++, pos += dir) {
-			uint32_t x = c->vord[pos];
-			const struct pacc *a = &c->a[x];
-			if (thread_taken(c, a->thread) || (nseen && seen[0] == a->thread))
+			const struct vacc *a = &c->va[pos];
+			uint32_t w = a->tw & 1, u = a->tw >> 1;
+			if (!left[w] || thread_taken(c, u) || (nseen[w] && seen[w][0] == u))
 				continue;
-			if (a->write != pe->write)
-				continue;
-			seen[nseen++] = a->thread;
-			if (bind(c, k, i, x) < 0)
+			seen[w][nseen[w]++] = u;
+			if (bind(c, k, i, a->x, u, left[w]) < 0)
 				return -1;
+			if (nseen[w] == 2)
+				left[w] = 0;
 		}
 	}
 	return 0;
 }
 
-static int step(struct pec *c, unsigned k)
+static int step(struct pec *c, unsigned k, uint32_t mask)
 {
 	const struct pr_pat *p = c->p;
-	if (k == p->n)
-		return add_match(c);
+	if (k == p->n) {
+		for (unsigned b = 0; b < c->ngp; b++) {
+			if (!(mask >> b & 1))
+				continue;
+			c->p = c->gp[b];
+			int rc = add_match(c);
+			c->p = p;
+			if (rc < 0)
+				return -1;
+		}
+		return 0;
+	}
 	unsigned i = p->order[k];
 	bool chosen[PR_PAT_MAX] = { false };
 	for (unsigned s = 0; s < k; s++)
@@ -452,28 +592,56 @@ static int step(struct pec *c, unsigned k)
 			for (int j = (int)i + d; j >= 0 && j < p->n; j += d)
 				if (p->ev[j].thr == p->ev[i].thr) {
 					if (chosen[j])
-						return step_thread(c, k, i, (unsigned)j);
+						return step_thread(c, k, i, (unsigned)j, mask);
 					break;
 				}
 		BUG_ON(1); /* pr_pat_prepare() picked a neighbour */
 	}
 	for (unsigned s = 0; s < k; s++)
 		if (p->ev[p->order[s]].var == p->ev[i].var)
-			return step_new(c, k, i, p->order[s]);
+			return step_new(c, k, i, p->order[s], mask);
 	BUG_ON(1);
 	return -1;
 }
 
-static int search(struct pec *c, const struct pr_pat *p)
+/* Patterns a and b have the same roles and search order. */
+static bool same_roles(const struct pr_pat *a, const struct pr_pat *b)
 {
-	c->p = p;
+	if (a->n != b->n || a->nthr != b->nthr || a->nvar != b->nvar ||
+	    a->consecutive != b->consecutive)
+		return false;
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->ev[i].thr != b->ev[i].thr || a->ev[i].var != b->ev[i].var ||
+		    a->ev[i].reg != b->ev[i].reg || a->order[i] != b->order[i])
+			return false;
+	return true;
+}
+
+/* Searches the group c->gp[0 .. ngp): every access in trace order starts
+ * its first event. */
+static int search(struct pec *c)
+{
+	c->p = c->gp[0];
+	memset(c->wmask, 0, sizeof c->wmask);
+	for (unsigned b = 0; b < c->ngp; b++)
+		for (unsigned i = 0; i < c->p->n; i++)
+			c->wmask[i] |= (uint32_t)c->gp[b]->ev[i].write << b;
 	for (unsigned r = 0; r < PR_PAT_MAX; r++)
 		c->thr[r] = c->var[r] = PR_NONE;
-	for (uint32_t x = 0; x < c->na; x++) {
-		const struct pacc *a = &c->a[x];
-		if (a->write != p->ev[0].write || !var_ok(c, p->ev[0].var, a->var))
+	uint32_t all = c->ngp == 32 ? UINT32_MAX : (1u << c->ngp) - 1;
+	for (uint32_t i = 0; i < c->na; i++) {
+		uint32_t x = c->trace[i], vw = c->ta[x].vw, mask = want(c, all, 0, vw & 1);
+		if (!mask || !var_ok(c, c->p->ev[0].var, vw >> 1))
 			continue;
-		if (bind(c, 0, 0, x) < 0)
+		uint32_t lo = 0, hi = c->m->nthreads; /* x's thread: the last u with toff[u] <= x */
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (c->toff[mid] <= x)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (bind(c, 0, 0, x, lo, mask) < 0)
 			return -1;
 	}
 	return 0;
@@ -482,11 +650,15 @@ static int search(struct pec *c, const struct pr_pat *p)
 static void pec_release(struct pec *c)
 {
 	pr_sclock_release(&c->sc);
-	free(c->a);
+	free(c->ta);
+	free(c->tev);
+	free(c->tsite);
+	free(c->tvpos);
+	free(c->trace);
 	free(c->toff);
-	free(c->tord);
+	free(c->va);
+	free(c->bloom);
 	free(c->voff);
-	free(c->vord);
 	free(c->vshared);
 	pr_hmap_release(&c->sites);
 	free(c->grp);
@@ -509,10 +681,34 @@ int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	}
 	if (pr_sclock_build(&c.sc, m) < 0)
 		goto oom;
+	/* patterns in order; each joins the first group of its roles (a
+	 * pattern's candidates do not depend on the others searched) */
+	bool *done = NULL;
+	size_t total = 0;
 	for (unsigned s = 0; s < npats; s++)
-		for (size_t i = 0; pats[s] && i < pats[s]->n; i++)
-			if (search(&c, &pats[s]->p[i]) < 0)
-				goto out; /* pr_cands_add() said why */
+		total += pats[s] ? pats[s]->n : 0;
+	done = calloc(total ? total : 1, sizeof *done);
+	if (!done)
+		goto oom;
+	for (size_t g = 0; g < total; g++) {
+		if (done[g])
+			continue;
+		c.ngp = 0;
+		for (size_t base = 0, s = 0; s < npats; base += pats[s] ? pats[s]->n : 0, s++)
+			for (size_t i = 0; pats[s] && i < pats[s]->n; i++) {
+				const struct pr_pat *pp = &pats[s]->p[i];
+				if (base + i < g || done[base + i] || c.ngp == GROUP_MAX ||
+				    (c.ngp && !same_roles(c.gp[0], pp)))
+					continue;
+				c.gp[c.ngp++] = pp;
+				done[base + i] = true;
+			}
+		if (search(&c) < 0) {
+			free(done);
+			goto out; /* pr_cands_add() said why */
+		}
+	}
+	free(done);
 	rc = 0;
 	goto out;
 oom:
@@ -554,7 +750,16 @@ static int add_drops(const struct pr_model *m, struct pr_plan *p)
 		uint32_t u = p->thr[i];
 		if (p->stop[i] == PR_NONE)
 			continue;
-		for (uint32_t k = region_end(m, u, p->p0); k <= p->stop[i] && k < m->tnev[u]; k++) {
+		/* nothing to drop before u has seen some other thread j past
+		 * its limit (model.h, pr_vc_passes()) */
+		uint32_t from = region_end(m, u, p->p0), end = p->stop[i] < m->tnev[u] ? p->stop[i] + 1 : m->tnev[u];
+		uint32_t k0 = end;
+		for (uint32_t j = 0; j < p->nthr; j++)
+			if (j != i) {
+				uint32_t kj = pr_vc_passes(m, u, from, end, p->thr[j], p->limit[j]);
+				k0 = kj < k0 ? kj : k0;
+			}
+		for (uint32_t k = k0; k < end; k++) {
 			uint32_t x = m->tev[u][k];
 			bool beyond = false;
 			if (!pr_is_acquire(pr_ev(m, x)) || m->in_lock[x] == PR_NONE)

@@ -81,16 +81,30 @@ static bool is_access(const struct avt_event *e)
 	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
 }
 
-/* Per thread, per block of `block` consecutive events of it, and per
- * other thread j: the largest component j of the lock clocks its
- * acquisitions joined.  add_drops() skips a block whose maximum is within
- * the limit (none of its acquisitions needs j beyond it): planning a
- * culprit far from its window costs the acquisitions that must be
- * dropped, not the distance. */
+/* What add_drops() asks in the search, precomputed: for each acquisition
+ * x of thread u that joined a lock clock, and each other thread j, the
+ * component in_lock[x][j].  As a table (every value, thread by thread,
+ * j-major within a thread: a scan reads one array in order) when it fits
+ * in pr_penelope_droptab_bytes; else per block of `block` consecutive
+ * events of u the largest value, and add_drops() skips a block within the
+ * limit.  Planning a culprit far from its window costs the acquisitions
+ * in between, which the table makes a sequential read (docs/predict.md,
+ * Performance). */
+size_t pr_penelope_droptab_bytes = (size_t)64 << 20;
+
+#define DROPTAB_RUN 64
+
 struct dropidx {
+	/* the table: u's acquisitions are acq[first[u] .. first[u + 1]) (their
+	 * tindex); val[first[u] * n + j * count_u + i] = in_lock[acq i][j];
+	 * pmax[bfirst[u] * n + j * runs_u + r]: the largest of u's values for
+	 * j in its runs 0 .. r of DROPTAB_RUN acquisitions (it grows with r:
+	 * a binary search finds the first run past a limit) */
+	uint32_t *acq, *val, *pmax, *bfirst;
+	/* or the blocks: u's are first[u] .. first[u + 1]; max[block][thread] */
 	uint32_t block;
-	uint32_t *first;   /* thread u's blocks: first[u] .. first[u + 1] */
-	uint32_t *max;     /* [block][thread] */
+	uint32_t *max;
+	uint32_t *first;
 };
 
 static int plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2, bool park,
@@ -376,7 +390,9 @@ struct wrec {
 
 /* The scan of one variable (buffers reused from one to the next). */
 struct vscan {
-	struct gent *g;
+	struct gent *g, *tmp;
+	uint32_t *gid, *rep;  /* sort_groups(): each entry's group, a member of each group */
+	struct pr_hmap gmap;  /* sort_groups(): group key hash -> group */
 	uint32_t n, ngrp;
 	uint32_t *start;   /* group k: g[start[k] .. start[k + 1]) */
 	struct lset *gheld; /* group k: locks held at each of its accesses */
@@ -405,9 +421,52 @@ static bool held_throughout(const struct acc *a, const struct acc *b)
 	return a->ls && a->nrel == b->nrel;
 }
 
-/* Groups of variable v; false if no two threads access it or nobody
- * writes it (nothing can conflict). */
-static bool make_groups(struct pen *p, uint32_t v, struct vscan *vs)
+/* vs->g[0 .. n) in gent_cmp() order: the distinct groups are sorted, and
+ * the entries, in trace order already, are counted into place (a variable
+ * has many accesses and few sites).  0, or -1 if out of memory. */
+static int sort_groups(struct vscan *vs)
+{
+	uint32_t ng = 0, *cnt = vs->start; /* free until the groups are made */
+	pr_hmap_release(&vs->gmap);
+	pr_hmap_init(&vs->gmap);
+	for (uint32_t i = 0; i < vs->n; i++) {
+		const struct gent *e = &vs->g[i];
+		uint64_t h = pr_hash64(e->off ^ pr_hash64(((uint64_t)e->thread << 32) ^
+							  ((uint64_t)e->kind << 16) ^ e->mod));
+		size_t pos = 0;
+		uint32_t k = PR_NONE, c;
+		while (k == PR_NONE && pr_hmap_next(&vs->gmap, h, &pos, &c))
+			if (same_group(&vs->g[vs->rep[c]], e))
+				k = c;
+		if (k == PR_NONE) {
+			if (pr_hmap_add(&vs->gmap, h, ng) < 0)
+				return -1;
+			vs->rep[ng] = i;
+			vs->tmp[ng] = *e;
+			vs->tmp[ng].ev = ng; /* distinct groups: ev never decides */
+			k = ng++;
+		}
+		vs->gid[i] = k;
+	}
+	qsort(vs->tmp, ng, sizeof *vs->tmp, gent_cmp);
+	for (uint32_t r = 0; r < ng; r++)
+		vs->rep[vs->tmp[r].ev] = r; /* now the rank of each group */
+	memset(cnt, 0, ((size_t)ng + 1) * sizeof *cnt);
+	for (uint32_t i = 0; i < vs->n; i++)
+		cnt[vs->rep[vs->gid[i]] + 1]++;
+	for (uint32_t r = 0; r < ng; r++)
+		cnt[r + 1] += cnt[r];
+	for (uint32_t i = 0; i < vs->n; i++)
+		vs->tmp[cnt[vs->rep[vs->gid[i]]]++] = vs->g[i];
+	struct gent *t = vs->g;
+	vs->g = vs->tmp;
+	vs->tmp = t;
+	return 0;
+}
+
+/* Groups of variable v: 1, 0 if no two threads access it or nobody
+ * writes it (nothing can conflict), -1 if out of memory. */
+static int make_groups(struct pen *p, uint32_t v, struct vscan *vs)
 {
 	const struct pr_model *m = p->m;
 	uint32_t lo = p->varoff[v], hi = p->varoff[v + 1], first = PR_NONE;
@@ -422,8 +481,9 @@ static bool make_groups(struct pen *p, uint32_t v, struct vscan *vs)
 		vs->g[vs->n++] = (struct gent){ a->off, a->thread, a->ev, a->kind, a->mod, a->ls };
 	}
 	if (!shared || !written)
-		return false;
-	qsort(vs->g, vs->n, sizeof *vs->g, gent_cmp);
+		return 0;
+	if (sort_groups(vs) < 0)
+		return -1;
 	for (uint32_t i = 0; i < vs->n; i++) {
 		struct lset here;
 		if (i && vs->g[i].ls == vs->g[i - 1].ls && same_group(&vs->g[i - 1], &vs->g[i]))
@@ -437,7 +497,7 @@ static bool make_groups(struct pen *p, uint32_t v, struct vscan *vs)
 		}
 	}
 	vs->start[vs->ngrp] = vs->n;
-	return true;
+	return 1;
 }
 
 static uint64_t pair_hash(const struct acc *a, const struct acc *b, enum pr_pattern pat)
@@ -664,9 +724,10 @@ static int scan_var(struct pen *p, uint32_t v, struct vscan *vs)
 	vs->npair = vs->nwin = 0;
 	pr_hmap_release(&vs->pmap);
 	pr_hmap_init(&vs->pmap);
-	if (!make_groups(p, v, vs))
-		return 0;
-	if (collect_windows(p, v, vs) < 0 || make_live(vs) < 0) {
+	int rc = make_groups(p, v, vs);
+	if (rc <= 0 || collect_windows(p, v, vs) < 0 || make_live(vs) < 0) {
+		if (rc == 0)
+			return 0;
 		avt_error("cannot predict: out of memory");
 		return -1;
 	}
@@ -676,6 +737,10 @@ static int scan_var(struct pen *p, uint32_t v, struct vscan *vs)
 static void vscan_release(struct vscan *vs)
 {
 	free(vs->g);
+	free(vs->tmp);
+	free(vs->gid);
+	free(vs->rep);
+	pr_hmap_release(&vs->gmap);
 	free(vs->start);
 	free(vs->gheld);
 	free(vs->pairs);
@@ -691,14 +756,23 @@ static int scan(struct pen *p)
 	int rc = -1;
 	uint32_t n = p->m->nthreads;
 	memset(&vs, 0, sizeof vs);
+	uint32_t most = 1; /* accesses of the most accessed variable */
+	for (uint32_t v = 0; v < p->nvar; v++)
+		if (p->varoff[v + 1] - p->varoff[v] > most)
+			most = p->varoff[v + 1] - p->varoff[v];
 	pr_hmap_init(&vs.pmap);
-	vs.g = malloc((p->nacc ? p->nacc : 1) * sizeof *vs.g);
-	vs.start = malloc(((size_t)p->nacc + 1) * sizeof *vs.start);
-	vs.gheld = malloc((p->nacc ? p->nacc : 1) * sizeof *vs.gheld);
+	pr_hmap_init(&vs.gmap);
+	vs.g = malloc(most * sizeof *vs.g);
+	vs.tmp = malloc(most * sizeof *vs.tmp);
+	vs.gid = malloc(most * sizeof *vs.gid);
+	vs.rep = malloc(most * sizeof *vs.rep);
+	vs.start = malloc(((size_t)most + 1) * sizeof *vs.start);
+	vs.gheld = malloc(most * sizeof *vs.gheld);
 	p->prev = malloc(n * sizeof *p->prev);
 	p->prevw = malloc(n * sizeof *p->prevw);
 	p->stamp = malloc(n * sizeof *p->stamp);
-	if (!vs.g || !vs.start || !vs.gheld || !p->prev || !p->prevw || !p->stamp) {
+	if (!vs.g || !vs.tmp || !vs.gid || !vs.rep || !vs.start || !vs.gheld || !p->prev ||
+	    !p->prevw || !p->stamp) {
 		avt_error("cannot predict: out of memory");
 		goto out;
 	}
@@ -713,16 +787,62 @@ out:
 	return rc;
 }
 
-/* p->ix, blocks of at least 64 events and at most a byte per event. */
+static bool joins_lock(const struct pr_model *m, uint32_t x)
+{
+	return pr_is_acquire(pr_ev(m, x)) && m->in_lock[x] != PR_NONE;
+}
+
+/* p->ix as a table if it fits, else blocks of at least 64 events and at
+ * most a byte per event. */
 static int build_dropidx(struct pen *p)
 {
 	const struct pr_model *m = p->m;
 	struct dropidx *ix = &p->ix;
 	uint32_t n = m->nthreads;
-	ix->block = n * 4 > 64 ? n * 4 : 64;
+	size_t nacq = 0;
 	ix->first = malloc(((size_t)n + 1) * sizeof *ix->first);
 	if (!ix->first)
 		return -1;
+	for (uint32_t x = 0; x < m->nev; x++)
+		nacq += joins_lock(m, x);
+	if (nacq * n * sizeof *ix->val <= pr_penelope_droptab_bytes) {
+		size_t nrun = nacq / DROPTAB_RUN + n;
+		ix->acq = malloc((nacq ? nacq : 1) * sizeof *ix->acq);
+		ix->val = malloc((nacq ? nacq * n : 1) * sizeof *ix->val);
+		ix->pmax = malloc(nrun * n * sizeof *ix->pmax);
+		ix->bfirst = malloc(((size_t)n + 1) * sizeof *ix->bfirst);
+		uint32_t *row = malloc(n * sizeof *row);
+		if (!ix->acq || !ix->val || !ix->pmax || !ix->bfirst || !row) {
+			free(row);
+			return -1;
+		}
+		ix->first[0] = ix->bfirst[0] = 0;
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t a = ix->first[u];
+			for (uint32_t k = 0; k < m->tnev[u]; k++)
+				if (joins_lock(m, m->tev[u][k]))
+					ix->acq[a++] = k;
+			ix->first[u + 1] = a;
+			uint32_t cnt = a - ix->first[u], runs = (cnt + DROPTAB_RUN - 1) / DROPTAB_RUN;
+			ix->bfirst[u + 1] = ix->bfirst[u] + runs;
+			uint32_t *val = ix->val + (size_t)ix->first[u] * n;
+			uint32_t *pmax = ix->pmax + (size_t)ix->bfirst[u] * n;
+			for (uint32_t i = 0; i < cnt; i++) {
+				pr_ref_get(m, m->in_lock[m->tev[u][ix->acq[ix->first[u] + i]]], row);
+				for (uint32_t j = 0; j < n; j++)
+					val[(size_t)j * cnt + i] = row[j];
+			}
+			for (uint32_t j = 0; j < n; j++)
+				for (uint32_t i = 0, mx = 0; i < cnt; i++) {
+					if (val[(size_t)j * cnt + i] > mx)
+						mx = val[(size_t)j * cnt + i];
+					pmax[(size_t)j * runs + i / DROPTAB_RUN] = mx;
+				}
+		}
+		free(row);
+		return 0;
+	}
+	ix->block = n * 4 > 64 ? n * 4 : 64;
 	ix->first[0] = 0;
 	for (uint32_t u = 0; u < n; u++)
 		ix->first[u + 1] = ix->first[u] + (m->tnev[u] + ix->block - 1) / ix->block;
@@ -732,7 +852,7 @@ static int build_dropidx(struct pen *p)
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t k = 0; k < m->tnev[u]; k++) {
 			uint32_t x = m->tev[u][k];
-			if (!pr_is_acquire(pr_ev(m, x)) || m->in_lock[x] == PR_NONE)
+			if (!joins_lock(m, x))
 				continue;
 			uint32_t *mx = &ix->max[(size_t)(ix->first[u] + k / ix->block) * n];
 			for (uint32_t j = 0; j < n; j++) {
@@ -748,6 +868,10 @@ static void pen_release(struct pen *p)
 {
 	free(p->ix.first);
 	free(p->ix.max);
+	free(p->ix.acq);
+	free(p->ix.val);
+	free(p->ix.pmax);
+	free(p->ix.bfirst);
 	pr_txn_free(p->txn);
 	pr_sclock_release(&p->sc);
 	free(p->acc);
@@ -813,26 +937,61 @@ static uint32_t region_end(const struct pr_model *m, uint32_t u, uint32_t p0)
 	return pr_stretch_start(m, u, lo);
 }
 
+static int add_drop(struct pr_plan *p, uint32_t x)
+{
+	if (p->ndrop == sizeof p->drop / sizeof p->drop[0])
+		return -1;
+	p->drop[p->ndrop++] = x;
+	return 0;
+}
+
 /* The lock edges into thread i's part that need thread j beyond its part:
- * the prediction takes those locks first, so they are dropped. */
+ * the prediction takes those locks first, so they are dropped.  Nothing
+ * to drop before u has seen j past its limit (pr_vc_passes()). */
 static int add_drops(const struct pr_model *m, const struct dropidx *ix, struct pr_plan *p,
 		     uint32_t i, uint32_t j)
 {
-	uint32_t u = p->thr[i];
-	for (uint32_t k = region_end(m, u, p->p0); k <= p->stop[i] && k < m->tnev[u]; k++) {
+	uint32_t u = p->thr[i], tj = p->thr[j], lim = p->limit[j], n = m->nthreads;
+	uint32_t end = p->stop[i] < m->tnev[u] ? p->stop[i] + 1 : m->tnev[u];
+	uint32_t from = region_end(m, u, p->p0);
+	if (ix && ix->val) {
+		const uint32_t *acq = ix->acq + ix->first[u];
+		uint32_t cnt = ix->first[u + 1] - ix->first[u], lo = 0, hi = cnt;
+		uint32_t runs = ix->bfirst[u + 1] - ix->bfirst[u];
+		const uint32_t *val = ix->val + (size_t)ix->first[u] * n + (size_t)tj * cnt;
+		const uint32_t *pmax = ix->pmax + (size_t)ix->bfirst[u] * n + (size_t)tj * runs;
+		while (lo < hi) { /* the first acquisition at from or later */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (acq[mid] < from)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		uint32_t r = lo / DROPTAB_RUN, rhi = runs;
+		while (r < rhi) { /* the first run with a value past the limit */
+			uint32_t mid = r + (rhi - r) / 2;
+			if (pmax[mid] <= lim)
+				r = mid + 1;
+			else
+				rhi = mid;
+		}
+		if ((size_t)r * DROPTAB_RUN > lo)
+			lo = r * DROPTAB_RUN;
+		for (uint32_t a = lo; a < cnt && acq[a] < end; a++)
+			if (val[a] > lim && add_drop(p, m->tev[u][acq[a]]) < 0)
+				return -1;
+		return 0;
+	}
+	for (uint32_t k = pr_vc_passes(m, u, from, end, tj, lim); k < end; k++) {
 		if (ix && k % ix->block == 0 &&
-		    ix->max[(size_t)(ix->first[u] + k / ix->block) * m->nthreads + p->thr[j]] <=
-			    p->limit[j]) {
+		    ix->max[(size_t)(ix->first[u] + k / ix->block) * m->nthreads + tj] <= lim) {
 			k += ix->block - 1; /* nothing to drop in this block */
 			continue;
 		}
 		uint32_t x = m->tev[u][k];
-		if (!pr_is_acquire(pr_ev(m, x)) ||
-		    pr_ref_at(m, m->in_lock[x], p->thr[j]) <= p->limit[j])
-			continue;
-		if (p->ndrop == sizeof p->drop / sizeof p->drop[0])
+		if (joins_lock(m, x) && pr_ref_at(m, m->in_lock[x], tj) > lim &&
+		    add_drop(p, x) < 0)
 			return -1;
-		p->drop[p->ndrop++] = x;
 	}
 	return 0;
 }

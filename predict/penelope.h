@@ -40,6 +40,11 @@
 
 struct predict_opts;
 
+/* The most memory the search's table of lock clocks may take (default
+ * 64 MiB: threads x acquisitions x 4 bytes); past it the search uses a
+ * smaller, slower index.  Tests set 0 to exercise that index. */
+extern size_t pr_penelope_droptab_bytes;
+
 /* Finds the candidates; o may be NULL (every function call is a
  * transaction).  0, or -1 after an avt_error() (out of memory). */
 int pr_penelope(const struct pr_model *m, struct pr_cands *cs, const struct predict_opts *o);

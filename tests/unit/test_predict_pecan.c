@@ -242,6 +242,115 @@ START_TEST(atomic_set)
 }
 END_TEST
 
+/* The first candidate of pattern name with events e[0 .. n). */
+static const struct pr_cand *find_ev(const char *name, const uint32_t *e, uint32_t n)
+{
+	for (size_t i = 0; i < cs.n; i++)
+		if (cs.c[i].det == PR_DET_PECAN && !strcmp(cs.c[i].pp->name, name) &&
+		    cs.c[i].nev == n && !memcmp(cs.c[i].ev, e, n * sizeof *e))
+			return &cs.c[i];
+	return NULL;
+}
+
+/* atomic-set-5 with T2's write of y d accesses after its write of x (the
+ * search looks 32 accesses along a thread), after `pad` other accesses
+ * of T1 that shift where T2's accesses fall in the search's index. */
+START_TEST(walk_reach)
+{
+	static const uint32_t pads[] = { 0, 5, 17, 30 };
+	uint32_t d = _i % 2 ? 33 : 32, pad = pads[_i / 2], e[4];
+	spawn(2);
+	start(1);
+	for (uint32_t k = 0; k < pad; k++)
+		rd(1, 0x7000 + k * 8, 0x300);
+	ev(1, AVT_EV_BEGIN, 0, 0x3f0);
+	e[0] = rd(1, X, 0x400);
+	e[3] = rd(1, Y, 0x410);
+	ev(1, AVT_EV_END, 0, 0x3f8);
+	start(2);
+	ev(2, AVT_EV_BEGIN, 0, 0x4f0);
+	e[1] = wr(2, X, 0x500);
+	for (uint32_t k = 0; k + 1 < d; k++)
+		wr(2, 0x8000 + k * 8, 0x508);
+	e[2] = wr(2, Y, 0x510);
+	ev(2, AVT_EV_END, 0, 0x4f8);
+	detect();
+	ck_assert_msg((find_ev("atomic-set-5", e, 4) != NULL) == (d <= 32),
+		      "distance %u after %u: %s", d, pad, d <= 32 ? "not found" : "found");
+}
+END_TEST
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 16;
+}
+
+/* The search takes patterns that differ only in access types together
+ * (one walk for atomic-set-5, -6 and -8, another for the atomicity
+ * patterns, and for the two user patterns here, whose second event reads
+ * or writes a new variable): each finds the same candidates as alone. */
+START_TEST(patterns_together_as_alone)
+{
+	struct pr_patterns user = { NULL, 0, 0 };
+	ck_assert_int_eq(pr_patterns_parse(&user,
+					   "new-r: w t1 x u1, r t1 y u1, w t2 y u2\n"
+					   "new-w: w t1 x u1, w t1 y u1, w t2 y u2\n",
+					   "p.txt"),
+			 0);
+	uint32_t s = 7;
+	spawn(3);
+	for (uint32_t t = 1; t <= 3; t++)
+		start(t);
+	for (uint32_t n = 0; n < 600; n++) {
+		uint32_t t = 1 + lcg(&s) % 3, r = lcg(&s) % 16;
+		uint64_t v = 0x5000 + (lcg(&s) % 6) * 8, site = 0x400 + (t * 4 + r % 4) * 8;
+		if (r == 0)
+			ev(t, AVT_EV_BEGIN, 0, 0x3f0);
+		else if (r == 1)
+			ev(t, AVT_EV_END, 0, 0x3f8);
+		else if (r == 2)
+			acq(t, LA);
+		else if (r == 3)
+			rel(t, LA);
+		else
+			ev(t, r % 2 ? AVT_EV_READ : AVT_EV_WRITE, v, site);
+	}
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	m = pr_model_new(tr);
+	ck_assert_ptr_nonnull(m);
+	pr_cands_init(&cs, m);
+	const struct pr_patterns *all[2] = { pr_builtin_patterns(), &user };
+	ck_assert_int_eq(pr_pecan(m, &cs, all, 2), 0);
+	size_t total = 0, kinds = 0;
+	for (unsigned set = 0; set < 2; set++)
+		for (size_t i = 0; i < all[set]->n; i++) {
+			const struct pr_pat *p = &all[set]->p[i];
+			struct pr_patterns one = { (struct pr_pat *)p, 1, 1 };
+			const struct pr_patterns *pp = &one;
+			struct pr_cands alone;
+			pr_cands_init(&alone, m);
+			ck_assert_int_eq(pr_pecan(m, &alone, &pp, 1), 0);
+			size_t together = 0;
+			for (size_t k = 0; k < cs.n; k++)
+				together += cs.c[k].pp == p;
+			ck_assert_msg(together == alone.n, "%s: %zu together, %zu alone", p->name,
+				      together, alone.n);
+			for (size_t k = 0; k < alone.n; k++)
+				ck_assert_msg(find_ev(p->name, alone.c[k].ev, alone.c[k].nev),
+					      "%s: candidate %zu alone only", p->name, k);
+			total += alone.n;
+			kinds += alone.n > 0;
+			pr_cands_release(&alone);
+		}
+	pr_patterns_release(&user);
+	ck_assert_uint_eq(total, cs.n);
+	ck_assert_msg(kinds >= 12, "only %zu patterns found: the trace tests little", kinds);
+}
+END_TEST
+
 /* Figure 4: T2's write recorded first, T1 reads x nested in LA, LB later.
  * Reversed (race-RW): T1's read and the acquisitions it depends on move
  * before T2's write, which waits. */
@@ -450,6 +559,8 @@ int main(void)
 	tcase_add_test(d, same_thread);
 	tcase_add_test(d, atomicity_rwr);
 	tcase_add_test(d, atomic_set);
+	tcase_add_loop_test(d, walk_reach, 0, 8);
+	tcase_add_test(d, patterns_together_as_alone);
 	tcase_add_test(d, figure4_dependents_move);
 	tcase_add_test(d, figure5_outermost_lock_moves);
 	tcase_add_test(d, user_pattern_found);

@@ -491,6 +491,49 @@ START_TEST(loop_gives_one_prediction)
 }
 END_TEST
 
+/* T1's window; T2 takes its own lock LA 65 times (no edge from T1: the
+ * index skips them, and the first edge to drop starts a run of its table);
+ * then n rounds in which T1 and T2 take lock LM in turn, then T2's write:
+ * to reach it before T1's e2, T2 must take LM n times without T1's
+ * releases after the window, n reversed lock edges.  A plan drops at most
+ * PR_PLAN_DROPS, so the candidate exists up to that many; _i odd: with
+ * the search's small index instead of its table. */
+START_TEST(far_culprit_within_drop_limit)
+{
+	uint32_t n = _i < 2 ? PR_PLAN_DROPS : PR_PLAN_DROPS + 1;
+	if (_i % 2)
+		pr_penelope_droptab_bytes = 0;
+	spawn(2);
+	start(1);
+	start(2);
+	ev(1, AVT_EV_BEGIN, 0, SD);
+	uint32_t e1 = rd(1, SA);
+	uint32_t e2 = wr(1, SB);
+	ev(1, AVT_EV_END, 0, SD + 8);
+	for (uint32_t r = 0; r < 65; r++) {
+		acq(2, LA);
+		rel(2, LA);
+	}
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t t = 1; t <= 2; t++) {
+			acq(t, LM);
+			rel(t, LM);
+		}
+	uint32_t f = wr(2, SC);
+	detect();
+	pr_penelope_droptab_bytes = (size_t)64 << 20;
+	if (n <= PR_PLAN_DROPS) {
+		const struct pr_cand *c = find(PR_PAT_RWW, e1, f, e2);
+		ck_assert_msg(c != NULL, "%u rounds: not found", n);
+		struct pr_plan pl;
+		ck_assert_int_eq(pr_penelope_plan(m, c, false, false, &pl), 0);
+		ck_assert_uint_eq(pl.ndrop, n);
+	} else {
+		ck_assert_msg(cs.n == 0, "%u rounds: %zu candidates", n, cs.n);
+	}
+}
+END_TEST
+
 /* ---- schedules ---- */
 
 /* RWR, e' after the window, no locks: T1 to e1, T2 to e', T1's e2. */
@@ -720,6 +763,7 @@ static Suite *suite(void)
 	tcase_add_test(x, stacks_one_call_is_a_transaction);
 	tcase_add_test(x, stacks_body_loop_is_not_a_transaction);
 	tcase_add_test(x, loop_gives_one_prediction);
+	tcase_add_loop_test(x, far_culprit_within_drop_limit, 0, 4);
 	suite_add_tcase(s, x);
 	TCase *y = tcase_create("schedules");
 	tcase_add_checked_fixture(y, setup, teardown);
