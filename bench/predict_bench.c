@@ -1,16 +1,21 @@
 /*
- * predict on a synthetic trace (issue: predict from lock events): 1M lock
- * events, 16 threads, 64 locks by default; prints the time of predict_run
- * alone, the predictions made and the process's peak memory.
- * Usage: predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED] [accesses [NVARS]]
+ * predict on a synthetic trace, with the issues' targets and the measured
+ * ratio to each.  Usage:
+ *   predict_bench [NEVENTS] [NTHREADS] [NLOCKS] [SEED] [accesses [NVARS]]
  *
- * With "accesses", memory accesses are woven into the same trace for the
- * PENELOPE detector: every critical section reads and writes a variable of
- * its lock (protected: nothing to find, all the work to do), and after
- * one release in eight the thread reads, or one in sixteen writes, one of
- * NVARS (default 4) unprotected globals (races: windows and culprits
- * everywhere).  Then the searches of PENELOPE (cut-points) and PECAN
- * (patterns) are timed on their own, without synthesis.
+ * Without "accesses" (issue: predict from lock events): NEVENTS lock
+ * events (default 1M), 16 threads, 64 locks; predict_run is timed
+ * (target <= 1 s, <= 200 MB peak).
+ *
+ * With "accesses" (issue: predict from access events): memory accesses
+ * are woven into the lock trace, and NEVENTS counts the whole trace (the
+ * lock trace is sized for it): every critical section reads and writes a
+ * variable of its lock (protected: nothing to find, all the work to do),
+ * and after one release in eight the thread reads, or one in sixteen
+ * writes, one of NVARS (default 4) unprotected globals (races: windows
+ * and culprits everywhere).  Then the searches of PENELOPE (cut-points,
+ * target <= 1 s) and PECAN (patterns, target <= 2 s) are timed on their
+ * own, without synthesis; peak memory target <= 300 MB.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -86,6 +91,24 @@ fail:
 	return NULL;
 }
 
+static void verdict(const char *what, double got, double target, const char *unit)
+{
+	printf("  %-34s %8.3f %s  target <= %g %s  ratio %.2f  %s\n", what, got, unit, target, unit,
+	       got / target, got <= target ? "met" : "NOT MET");
+}
+
+/* The lock trace whose woven trace has about nev events. */
+static struct trace *sized_trace(uint64_t nev, unsigned nthr, unsigned nlocks, uint64_t seed)
+{
+	uint64_t base = nev / 2 > 1000 ? nev / 2 : 1000;
+	struct trace *t = with_accesses(predict_synthetic_trace(base, nthr, nlocks, seed));
+	if (!t)
+		return NULL;
+	uint64_t scaled = (uint64_t)((double)base * (double)nev / (double)t->nev);
+	trace_free(t);
+	return with_accesses(predict_synthetic_trace(scaled, nthr, nlocks, seed));
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t nev = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
@@ -95,9 +118,8 @@ int main(int argc, char **argv)
 	bool acc = argc > 5 && !strcmp(argv[5], "accesses");
 	if (acc && argc > 6)
 		nglobals = (unsigned)atoi(argv[6]) ? (unsigned)atoi(argv[6]) : 4;
-	struct trace *t = predict_synthetic_trace(nev, nthr, nlocks, seed);
-	if (t && acc)
-		t = with_accesses(t);
+	struct trace *t = acc ? sized_trace(nev, nthr, nlocks, seed)
+			      : predict_synthetic_trace(nev, nthr, nlocks, seed);
 	if (!t)
 		return 2;
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
@@ -109,10 +131,18 @@ int main(int argc, char **argv)
 	double t1 = now();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("predict: %zu events, %u threads, %u locks: %.3f s, %zu predictions, peak RSS %ld MB (trace included)\n",
-	       t->nev, nthr, nlocks, t1 - t0, set.n, ru.ru_maxrss / 1024);
+	if (acc)
+		printf("predict: %zu events (%u globals), %u threads, %u locks\n", t->nev, nglobals,
+		       nthr, nlocks);
+	else
+		printf("predict: %zu events, %u threads, %u locks\n", t->nev, nthr, nlocks);
+	printf("  predict_run (every detector, synthesis): %.3f s, %zu predictions\n", t1 - t0,
+	       set.n);
 	prediction_set_release(&set);
-	if (acc) {
+	if (!acc) {
+		verdict("predict_run", t1 - t0, 1, "s");
+		verdict("peak RSS (trace included)", (double)ru.ru_maxrss / 1024, 200, "MB");
+	} else {
 		/* the detectors' search alone (PENELOPE's cut-points, PECAN's
 		 * pattern search), without schedule synthesis */
 		struct pr_model *m = pr_model_new(t);
@@ -126,13 +156,15 @@ int main(int argc, char **argv)
 			if ((d == 0 ? pr_penelope(m, &cs, NULL) : pr_pecan(m, &cs, &b, 1)) < 0)
 				return 2;
 			t1 = now();
-			printf("  %s search alone: %.3f s, %zu candidates\n", d == 0 ? "penelope" : "pecan",
-			       t1 - t0, cs.n);
+			char what[64];
+			snprintf(what, sizeof what, "%s search (%zu candidates)",
+				 d == 0 ? "penelope" : "pecan", cs.n);
+			verdict(what, t1 - t0, d == 0 ? 1 : 2, "s");
 			pr_cands_release(&cs);
 		}
 		pr_model_free(m);
 		getrusage(RUSAGE_SELF, &ru);
-		printf("  peak RSS %ld MB\n", ru.ru_maxrss / 1024);
+		verdict("peak RSS (trace included)", (double)ru.ru_maxrss / 1024, 300, "MB");
 	}
 	trace_free(t);
 	return 0;
