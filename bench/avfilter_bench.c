@@ -1,6 +1,7 @@
 /*
  * AVFilter on a recording: loads DIR/trace.avt, predicts with the options
- * `avtrace test` uses (every detector, default maximum, no --atomic) and
+ * `avtrace test` uses (every detector, default maximum, no --atomic, and
+ * the symbolizer telling where a read's value goes: docs/avfilter.md) and
  * prints, per prediction, what AVFilter says of its schedule:
  *
  *     ID DETECTOR PATTERN SEQ,SEQ,... flagged|kept [WHY]
@@ -21,6 +22,7 @@
 #include "predict/avfilter.h"
 #include "predict/model.h"
 #include "predict/predict.h"
+#include "symbolizer/sym.h"
 #include "trace/log.h"
 
 static double now(void)
@@ -36,6 +38,20 @@ static bool br_yes(void *ctx, const struct pr_model *m, uint32_t e)
 	(void)m;
 	(void)e;
 	return true;
+}
+
+/* predict_opts.read_steers, as the CLI answers it (cli/names.c). */
+static bool read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+			uint64_t *stores, unsigned max, unsigned *nstores)
+{
+	struct sym_use_info u;
+	*nstores = 0;
+	if (mod == AVT_MOD_NONE || sym_value_use(ctx, mod, off, addr, watched, &u) < 0 ||
+	    u.use != SYM_USE_DATA || u.nstore > max)
+		return true;
+	memcpy(stores, u.store, u.nstore * sizeof *stores);
+	*nstores = u.nstore;
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -57,7 +73,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "avfilter_bench: %s\n", err);
 		return 2;
 	}
-	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true };
+	struct sym *sy = sym_new();
+	for (size_t i = 0; sy && i < t->nmod; i++)
+		sym_add_module(sy, t->mod[i].rec.id, t->mod[i].path, t->mod[i].rec.base,
+			       t->mod[i].rec.lo, t->mod[i].rec.hi, t->mod[i].rec.build_id,
+			       t->mod[i].rec.build_id_len);
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
+				  .pecan = true, .read_steers = sy ? read_steers : NULL,
+				  .read_ctx = sy };
 	struct prediction_set set;
 	struct pr_model *m = NULL;
 	int rc = 2;
@@ -67,7 +90,7 @@ int main(int argc, char **argv)
 	if (!m)
 		goto out_set;
 	double t0 = now();
-	if (pr_avfilter_br(m, set.p, set.n, yes ? br_yes : NULL, NULL) < 0)
+	if (pr_avfilter_use(m, set.p, set.n, yes ? br_yes : NULL, NULL, o.read_steers, sy) < 0)
 		goto out_set;
 	double dt = now() - t0;
 	size_t nf = 0;
@@ -87,5 +110,6 @@ out_set:
 out:
 	pr_model_free(m);
 	trace_free(t);
+	sym_free(sy);
 	return rc;
 }

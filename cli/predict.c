@@ -232,7 +232,16 @@ int cmd_predict(int argc, char **argv)
 	struct prediction_set set;
 	int rc = EXIT_USAGE;
 	atomic_funcs_arm(&af, t, &o);
-	if (predict_run(t, &o, &set) == 0) {
+	struct names vn;
+	bool vn_open = names_open(&vn, t) == 0;
+	if (vn_open) { /* AVFilter asks where changed reads' values go */
+		o.read_steers = names_read_steers;
+		o.read_ctx = &vn;
+	}
+	int prc = predict_run(t, &o, &set);
+	if (vn_open)
+		names_close(&vn);
+	if (prc == 0) {
 		name_predictions(&set, t);
 		if (predict_write(&set, t, dir) == 0) {
 			printf("%zu prediction%s -> %s/schedules/\n", set.n, set.n == 1 ? "" : "s", dir);

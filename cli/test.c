@@ -282,7 +282,15 @@ int cmd_test(int argc, char **argv)
 	}
 	struct prediction_set set;
 	atomic_funcs_arm(&af, t, &po);
+	struct names vn;
+	bool vn_open = names_open(&vn, t) == 0;
+	if (vn_open) { /* AVFilter asks where changed reads' values go */
+		po.read_steers = names_read_steers;
+		po.read_ctx = &vn;
+	}
 	int prc = predict_run(t, &po, &set);
+	if (vn_open)
+		names_close(&vn);
 	atomic_funcs_release(&af);
 	if (prc < 0) {
 		trace_free(t);

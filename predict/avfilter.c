@@ -26,10 +26,33 @@ bool pr_br_unknown(void *ctx, const struct pr_model *m, uint32_t e)
 	return false;
 }
 
+/* A read site's answer (pr_steers_fn), cached by (module, offset, address). */
+struct usite {
+	uint16_t mod, watched;
+	uint64_t off, addr;
+	bool steers;
+	unsigned nstore;
+	uint64_t store[PR_STEERS_STORES];
+};
+
+enum { VS_UNSEEN, VS_VISITING, VS_DATA, VS_STEERS };
+
+/* How deep the closure over variables may go before it says "steers". */
+#define STEERS_DEPTH 64
+
 struct avf {
 	const struct pr_model *m;
 	pr_br_fn br;
 	void *ctx;
+	pr_steers_fn steers;
+	void *steers_ctx;
+	struct pr_hmap vars;  /* address -> variable */
+	uint32_t *roff, *rlist; /* reads of variable v: rlist[roff[v] .. roff[v + 1]) */
+	uint8_t *vstate;      /* VS_* per variable */
+	uint32_t *vdata, nvdata; /* variables set VS_DATA by the question in progress */
+	struct pr_hmap sites; /* hash of (module, offset, address) -> usite */
+	struct usite *usite;
+	uint32_t nusite, capusite;
 	uint32_t *var;    /* per event: variable id of an access, else PR_NONE */
 	uint32_t *wrec;   /* per event: a read's recorded writer, else PR_NONE */
 	uint32_t nvar;
@@ -58,11 +81,9 @@ static bool is_access(const struct avt_event *e)
 
 static int avf_init(struct avf *a, const struct pr_model *m)
 {
-	struct pr_hmap vars;
 	uint32_t *last = NULL;
 	size_t cap = 0;
 	int rc = -1;
-	pr_hmap_init(&vars);
 	a->var = malloc((m->nev ? m->nev : 1) * sizeof *a->var);
 	a->wrec = malloc((m->nev ? m->nev : 1) * sizeof *a->wrec);
 	a->pos = calloc(m->nthreads ? m->nthreads : 1, sizeof *a->pos);
@@ -73,7 +94,7 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 		a->var[x] = a->wrec[x] = PR_NONE;
 		if (!is_access(e))
 			continue;
-		uint32_t v = pr_hmap_get(&vars, e->obj);
+		uint32_t v = pr_hmap_get(&a->vars, e->obj);
 		if (v == UINT32_MAX) {
 			if (a->nvar == cap) {
 				size_t nc = cap ? cap * 2 : 64;
@@ -84,7 +105,7 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 				cap = nc;
 			}
 			v = a->nvar;
-			if (pr_hmap_add(&vars, e->obj, v) < 0)
+			if (pr_hmap_add(&a->vars, e->obj, v) < 0)
 				goto out;
 			last[a->nvar++] = PR_NONE;
 		}
@@ -97,16 +118,49 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 	a->lastw = last;
 	last = NULL;
 	a->gen = calloc(a->nvar ? a->nvar : 1, sizeof *a->gen);
-	if (a->gen)
-		rc = 0;
+	if (!a->gen)
+		goto out;
+	if (a->steers) { /* each variable's reads, for the closure */
+		a->roff = calloc((size_t)a->nvar + 1, sizeof *a->roff);
+		a->vstate = calloc(a->nvar ? a->nvar : 1, 1);
+		a->vdata = malloc((a->nvar ? a->nvar : 1) * sizeof *a->vdata);
+		if (!a->roff || !a->vstate || !a->vdata)
+			goto out;
+		uint32_t nread = 0;
+		for (uint32_t x = 0; x < m->nev; x++)
+			if (a->var[x] != PR_NONE && pr_ev(m, x)->kind == AVT_EV_READ) {
+				a->roff[a->var[x] + 1]++;
+				nread++;
+			}
+		for (uint32_t v = 0; v < a->nvar; v++)
+			a->roff[v + 1] += a->roff[v];
+		a->rlist = malloc((nread ? nread : 1) * sizeof *a->rlist);
+		uint32_t *fill = malloc(((size_t)a->nvar + 1) * sizeof *fill);
+		if (!a->rlist || !fill) {
+			free(fill);
+			goto out;
+		}
+		memcpy(fill, a->roff, ((size_t)a->nvar + 1) * sizeof *fill);
+		for (uint32_t x = 0; x < m->nev; x++)
+			if (a->var[x] != PR_NONE && pr_ev(m, x)->kind == AVT_EV_READ)
+				a->rlist[fill[a->var[x]]++] = x;
+		free(fill);
+	}
+	rc = 0;
 out:
 	free(last);
-	pr_hmap_release(&vars);
 	return rc;
 }
 
 static void avf_release(struct avf *a)
 {
+	pr_hmap_release(&a->vars);
+	pr_hmap_release(&a->sites);
+	free(a->usite);
+	free(a->roff);
+	free(a->rlist);
+	free(a->vstate);
+	free(a->vdata);
 	free(a->var);
 	free(a->wrec);
 	free(a->lastw);
@@ -175,6 +229,92 @@ static bool branch_before_ak(const struct avf *a, const struct pat *q, uint32_t 
 	return false;
 }
 
+/* The answer for read r's site, asked once per (site, address); NULL if
+ * out of memory. */
+static const struct usite *site_use(struct avf *a, uint32_t r)
+{
+	const struct avt_event *e = pr_ev(a->m, r);
+	uint16_t watched = (e->flags & AVT_F_WATCHED) != 0;
+	uint64_t h = pr_hash64(e->site_off ^
+			       pr_hash64(e->obj ^ ((uint64_t)e->site_mod << 48) ^ watched));
+	size_t pos = 0;
+	uint32_t i;
+	while (pr_hmap_next(&a->sites, h, &pos, &i))
+		if (a->usite[i].mod == e->site_mod && a->usite[i].off == e->site_off &&
+		    a->usite[i].addr == e->obj && a->usite[i].watched == watched)
+			return &a->usite[i];
+	if (a->nusite == a->capusite) {
+		uint32_t nc = a->capusite ? a->capusite * 2 : 64;
+		struct usite *n = realloc(a->usite, nc * sizeof *n);
+		if (!n)
+			return NULL;
+		a->usite = n;
+		a->capusite = nc;
+	}
+	if (pr_hmap_add(&a->sites, h, a->nusite) < 0)
+		return NULL;
+	struct usite *u = &a->usite[a->nusite++];
+	memset(u, 0, sizeof *u);
+	u->mod = e->site_mod;
+	u->off = e->site_off;
+	u->addr = e->obj;
+	u->watched = watched;
+	u->steers = a->steers(a->steers_ctx, e->site_mod, e->site_off, e->obj, watched, u->store,
+			      PR_STEERS_STORES, &u->nstore);
+	if (u->nstore > PR_STEERS_STORES)
+		u->steers = true;
+	return u;
+}
+
+static bool var_steers(struct avf *a, uint32_t v, unsigned depth);
+
+/* May read r's value steer a thread: itself, or through the globals it is
+ * stored to and their readers? */
+static bool read_steers(struct avf *a, uint32_t r, unsigned depth)
+{
+	const struct usite *u = site_use(a, r);
+	if (!u || u->steers || depth > STEERS_DEPTH)
+		return true;
+	for (unsigned i = 0; i < u->nstore; i++) {
+		uint32_t v = pr_hmap_get(&a->vars, u->store[i]);
+		if (v == UINT32_MAX || var_steers(a, v, depth + 1))
+			return true; /* no recorded read: its readers are unknown */
+	}
+	return false;
+}
+
+/* May a value stored to variable v steer a thread through one of v's
+ * recorded reads?  A variable in progress counts as data (the answer is
+ * the least fixpoint); what one question marks data is undone if its
+ * answer is "steers". */
+static bool var_steers(struct avf *a, uint32_t v, unsigned depth)
+{
+	if (a->vstate[v] != VS_UNSEEN)
+		return a->vstate[v] == VS_STEERS;
+	a->vstate[v] = VS_VISITING;
+	for (uint32_t k = a->roff[v]; k < a->roff[v + 1]; k++)
+		if (read_steers(a, a->rlist[k], depth)) {
+			a->vstate[v] = VS_STEERS;
+			return true;
+		}
+	a->vstate[v] = VS_DATA;
+	a->vdata[a->nvdata++] = v;
+	return false;
+}
+
+/* The top-level question for a read whose writer changes. */
+static bool steers(struct avf *a, uint32_t r)
+{
+	if (!a->steers)
+		return true;
+	a->nvdata = 0;
+	bool s = read_steers(a, r, 0);
+	if (s) /* "data" there assumed that variables in progress were data */
+		for (uint32_t i = 0; i < a->nvdata; i++)
+			a->vstate[a->vdata[i]] = VS_UNSEEN;
+	return s;
+}
+
 /* The case read r (not a pattern event, of T1 or T2) breaks, given its
  * recorded writer wr and the writer ws the schedule gives it (wr != ws),
  * or 0 if the change is not critical. */
@@ -240,7 +380,7 @@ static int walk(struct avf *a, const struct pat *q, const struct schedule *s, st
 			    x == q->aj || x == q->ak)
 				continue;
 			int c = classify(a, q, x, a->wrec[x], ws);
-			if (c) {
+			if (c && steers(a, x)) {
 				*h = (struct hit){ c, x, a->wrec[x], ws };
 				return 0;
 			}
@@ -304,12 +444,22 @@ static char *why(const struct pr_model *m, const struct hit *h)
 int pr_avfilter_br(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
 		   void *ctx)
 {
+	return pr_avfilter_use(m, p, n, br, ctx, NULL, NULL);
+}
+
+int pr_avfilter_use(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
+		    void *ctx, pr_steers_fn steers_fn, void *steers_ctx)
+{
 	struct avf a;
 	int rc = 0;
 	memset(&a, 0, sizeof a);
 	a.m = m;
 	a.br = br ? br : pr_br_unknown;
 	a.ctx = ctx;
+	a.steers = steers_fn;
+	a.steers_ctx = steers_ctx;
+	pr_hmap_init(&a.vars);
+	pr_hmap_init(&a.sites);
 	for (size_t i = 0; i < n; i++) {
 		free(p[i].filter_why);
 		p[i].filter_why = NULL;

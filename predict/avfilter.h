@@ -73,6 +73,19 @@ bool pr_br_unknown(void *ctx, const struct pr_model *m, uint32_t e);
 int pr_avfilter_br(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
 		   void *ctx);
 
+/* What pr_avfilter_use() asks of a read: predict_opts.read_steers. */
+typedef bool (*pr_steers_fn)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr,
+			     bool watched, uint64_t *stores, unsigned max, unsigned *nstores);
+#define PR_STEERS_STORES 8
+
+/* pr_avfilter_br(), and a changed read counts only if its value may steer
+ * its thread (docs/avfilter.md, "Where a read's value goes"): steers()
+ * says so for the read itself, or the value reaches a global whose
+ * recorded reads (any thread, anywhere in the trace) may steer, or a
+ * global no recorded access reads.  steers NULL: every read may steer. */
+int pr_avfilter_use(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
+		    void *br_ctx, pr_steers_fn steers, void *steers_ctx);
+
 /* pr_avfilter_br() with pr_br_unknown. */
 int pr_avfilter(const struct pr_model *m, struct prediction *p, size_t n);
 

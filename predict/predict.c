@@ -471,7 +471,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 		goto out;
 	merge_detectors(t, out);
 	pr_predictions_rank(out->p, out->n);
-	if (pr_avfilter(m, out->p, out->n) < 0)
+	if (pr_avfilter_use(m, out->p, out->n, NULL, NULL, o->read_steers, o->read_ctx) < 0)
 		goto out;
 	filtered_last(out, o->filter);
 	for (size_t i = 0; i < out->n; i++)

@@ -105,6 +105,16 @@ struct predict_opts {
 	/* --filter: drop the predictions AVFilter flags (by default they are
 	 * kept, ranked after all the others) */
 	bool filter;
+	/* AVFilter's question about a read whose writer a schedule changes
+	 * (avfilter.h, pr_avfilter_use()): may the value the read at site
+	 * mod+off of address addr loads steer its thread (watched: a
+	 * watchpoint saw the read, and the site is the instruction after
+	 * it)?  false, with stores[0 .. *nstores) (at most max), when it only
+	 * reaches those globals, registers and the stack.  NULL: every read
+	 * may steer. */
+	bool (*read_steers)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+			    uint64_t *stores, unsigned max, unsigned *nstores);
+	void *read_ctx;
 };
 
 struct prediction_set {

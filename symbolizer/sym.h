@@ -132,6 +132,29 @@ struct sym_global {
 /* Fills out[0..max) in address order; returns how many. */
 size_t sym_scalar_globals(struct sym *s, unsigned mod, struct sym_global *out, size_t max);
 
+/*
+ * Where the value a read loads may go within its function, from a walk
+ * over its machine code (sym_flow.c; docs/avfilter.md).  The read is the
+ * access of address addr at site mod+off: with after, the instruction
+ * that ends there (a watched access: the trap stops after it), else the
+ * first load after the site (an annotation's probe).
+ * SYM_USE_DATA: the value only moves through registers, the frame's stack
+ * and stores to the globals store[0 .. nstore) (absolute addresses), and
+ * dies or is overwritten before the function returns; SYM_USE_STEERS: it
+ * reaches a conditional jump, an address, a call or the return value;
+ * SYM_USE_UNKNOWN: the walk could not follow it.  Returns 0, or -1 when
+ * the module or the function's code cannot be read (out->use UNKNOWN).
+ */
+enum sym_use { SYM_USE_UNKNOWN, SYM_USE_DATA, SYM_USE_STEERS };
+#define SYM_USE_STORES 8
+struct sym_use_info {
+	enum sym_use use;
+	unsigned nstore;
+	uint64_t store[SYM_USE_STORES];
+};
+int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int after,
+		  struct sym_use_info *out);
+
 /* Why the last sym_var_lookup() failed (one line, no "avtrace: "). */
 const char *sym_error(const struct sym *s);
 

@@ -18,7 +18,7 @@
 #include "predict/predict.h"
 #include "predict/tracebuf.h"
 
-enum { X = 0x5000, Y = 0x5008, L = 0x1000 };
+enum { X = 0x5000, Y = 0x5008, Z = 0x5010, W = 0x5018, L = 0x1000 };
 
 static struct pr_tracebuf *tb;
 
@@ -174,6 +174,71 @@ START_TEST(case1_kept)
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 3, 2, 3, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_kept(p);
+}
+END_TEST
+
+/* ---- where the changed read's value goes (pr_avfilter_use) ---- */
+
+/* The oracle's answers by site offset; other sites may steer. */
+static struct {
+	uint64_t off;
+	bool steers;
+	unsigned nstore;
+	uint64_t store[2];
+} oracle[4];
+static unsigned noracle, nasked;
+
+static bool oracle_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+			  uint64_t *stores, unsigned max, unsigned *nstores)
+{
+	nasked++;
+	*nstores = 0;
+	for (unsigned i = 0; i < noracle; i++)
+		if (oracle[i].off == off) {
+			ck_assert_uint_le(oracle[i].nstore, max);
+			memcpy(stores, oracle[i].store, oracle[i].nstore * sizeof *stores);
+			*nstores = oracle[i].nstore;
+			return oracle[i].steers;
+		}
+	return true;
+}
+
+static void answer(uint32_t e, bool steers, unsigned nstore, uint64_t s0)
+{
+	oracle[noracle].off = pr_ev(m, e)->site_off;
+	oracle[noracle].steers = steers;
+	oracle[noracle].nstore = nstore;
+	oracle[noracle++].store[0] = s0;
+}
+
+/* case1_flag's trace and schedule; T0 then reads Z and Y (Y's later
+ * readers for _i 1..): _i 0, T2's read of y only feeds registers; 1, it
+ * steers; 2, it is stored to z, which T0's read of z uses to steer; 3, it
+ * is stored back to y, whose reads (T2's, T0's) only ever do that (the
+ * `hot = hot + 1` of explore_rare); 4, it is stored to w, which no
+ * recorded access reads. */
+START_TEST(value_use)
+{
+	static const bool flagged[] = { false, true, true, false, true };
+	spawn();
+	start(1);
+	uint32_t ai = rd(1, X), ak = wr(1, X);
+	wr(1, Y);
+	start(2);
+	uint32_t r = rd(2, Y), aj = wr(2, X);
+	uint32_t rz = rd(0, Z), ry = rd(0, Y);
+	model();
+	noracle = nasked = 0;
+	answer(r, _i == 1, _i >= 2, _i == 2 ? Z : _i == 3 ? Y : W);
+	answer(rz, true, 0, 0);
+	answer(ry, false, 1, Y);
+	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 3, 1, 1, UINT32_MAX);
+	ck_assert_int_eq(pr_avfilter_use(m, ps.p, ps.n, NULL, NULL, oracle_steers, NULL), 0);
+	if (flagged[_i])
+		expect_flag(p, "case 1 (Lemma 1 (1))", "at seq 8 ");
+	else
+		expect_kept(p);
+	ck_assert_uint_ge(nasked, 1);
 }
 END_TEST
 
@@ -564,6 +629,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(c, setup, teardown);
 	tcase_add_test(c, case1_flag);
 	tcase_add_test(c, case1_kept);
+	tcase_add_loop_test(c, value_use, 0, 5);
 	tcase_add_test(c, case2_flag);
 	tcase_add_test(c, case2_kept);
 	tcase_add_test(c, case3_flag);
