@@ -572,7 +572,7 @@ static int step(struct pec *c, unsigned k, uint32_t mask)
 {
 	const struct pr_pat *p = c->p;
 	if (k == p->n) {
-		for (unsigned b = 0; b < c->ngp; b++) {
+		for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++) {
 			if (!(mask >> b & 1))
 				continue;
 			c->p = c->gp[b];
@@ -623,7 +623,7 @@ static int search(struct pec *c)
 {
 	c->p = c->gp[0];
 	memset(c->wmask, 0, sizeof c->wmask);
-	for (unsigned b = 0; b < c->ngp; b++)
+	for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++)
 		for (unsigned i = 0; i < c->p->n; i++)
 			c->wmask[i] |= (uint32_t)c->gp[b]->ev[i].write << b;
 	for (unsigned r = 0; r < PR_PAT_MAX; r++)
