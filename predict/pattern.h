@@ -5,7 +5,8 @@
  * AR[i] with access type AT[i] (read or write), and the events happen in
  * the order E.  A match binds each thread role to a distinct thread, each
  * variable role to a distinct variable (address) and each region role to
- * one transaction of its thread (txn.h's, as PENELOPE uses them).
+ * one region of its thread (pecan.c: a stretch between synchronization,
+ * and with call stacks between loop rounds; docs/predict.md, PECAN).
  *
  * Built-in patterns (docs/predict.md, "PECAN"):
  *   race-RW, race-WR, race-WW   2 events, 2 threads, 1 variable, the two

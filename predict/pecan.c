@@ -127,8 +127,8 @@ static bool bloom_has(const struct pec *c, uint32_t b, uint32_t v)
  * (a block is a region of its own) and a change of module. */
 struct rstate {
 	uint32_t reg, lastmod, depth;
+	uint32_t lastacc; /* the thread's last access, or PR_NONE */
 };
-
 static void region_step(struct rstate *r, const struct avt_event *e)
 {
 	if (pr_txn_boundary(e))
@@ -155,8 +155,9 @@ static uint32_t *prefix(uint32_t *off, uint32_t nkeys)
 	return fill;
 }
 
-/* Two passes over the trace: variable ids and counts, then the arrays. */
-static int build(struct pec *c)
+/* Two passes over the trace: variable ids and counts, then the arrays
+ * (and the regions, txn deciding with call stacks). */
+static int build(struct pec *c, const struct pr_txn *txn)
 {
 	const struct pr_model *m = c->m;
 	uint32_t n = m->nthreads ? m->nthreads : 1, *avar = NULL, *tfill = NULL, *vfill = NULL;
@@ -212,13 +213,19 @@ static int build(struct pec *c)
 	    !c->trace || !c->va || !c->vshared || !c->bloom)
 		goto out;
 	for (uint32_t u = 0; u < m->nthreads; u++)
-		rs[u].lastmod = PR_NONE;
+		rs[u].lastmod = rs[u].lastacc = PR_NONE;
 	for (uint32_t ev = 0, i = 0; ev < m->nev; ev++) {
 		const struct avt_event *e = pr_ev(m, ev);
 		uint32_t u = e->thread;
 		region_step(&rs[u], e);
 		if (!is_access(e))
 			continue;
+		/* with call stacks, a loop going round ends a region (outside
+		 * atomic blocks): docs/predict.md, PECAN, regions */
+		if (txn && rs[u].depth == 0 && rs[u].lastacc != PR_NONE &&
+		    pr_txn_stacked(txn, rs[u].lastacc, ev) && !pr_txn_one_pass(txn, rs[u].lastacc, ev))
+			rs[u].reg++;
+		rs[u].lastacc = ev;
 		uint32_t v = avar[i], w = e->kind == AVT_EV_WRITE, x = tfill[u]++, y = vfill[v]++;
 		c->ta[x] = (struct tacc){ v << 1 | w, rs[u].reg };
 		c->bloom[x / WALK][bloom_bit(v) / 64] |= (uint64_t)1 << (bloom_bit(v) % 64);
@@ -673,8 +680,14 @@ int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	c.m = m;
 	c.cs = cs;
 	pr_hmap_init(&c.sites);
-	if (build(&c) < 0)
+	struct pr_txn *txn = pr_txn_new(m);
+	if (!txn)
+		goto out; /* it said why */
+	rc = build(&c, txn);
+	pr_txn_free(txn);
+	if (rc < 0)
 		goto oom;
+	rc = -1;
 	if (!c.na) {
 		rc = 0;
 		goto out;

@@ -136,6 +136,18 @@ static bool stack_window(const struct pr_txn *x, uint32_t a, uint32_t b,
 	return true;
 }
 
+bool pr_txn_one_pass(const struct pr_txn *x, uint32_t a, uint32_t b)
+{
+	const struct avt_stack *sa = stack_of(x->m, a), *sb = stack_of(x->m, b);
+	uint32_t n = sa->depth < sb->depth ? sa->depth : sb->depth, kc = 0;
+	while (kc < n && outer(sa, kc)->inv && outer(sa, kc)->inv == outer(sb, kc)->inv)
+		kc++;
+	if (!kc)
+		return false; /* not inside one call of anything */
+	const struct avt_frame *fa = outer(sa, kc - 1), *fb = outer(sb, kc - 1);
+	return fa->mod == fb->mod && fb->off > fa->off;
+}
+
 bool pr_txn_window(const struct pr_txn *x, uint32_t a, uint32_t b, struct predict_site *blame,
 		   uint32_t *nblame)
 {

@@ -49,6 +49,12 @@ bool pr_txn_has_site(const struct avt_event *e);
 /* Both events have call stacks with invocation serials. */
 bool pr_txn_stacked(const struct pr_txn *x, uint32_t a, uint32_t b);
 
+/* a then b (one thread, both stacked): in one pass through some function,
+ * a call both are inside whose code b reached at a later instruction than
+ * a (no loop of it went round between them, and it is not the same
+ * statement again).  PECAN's regions split where this is false. */
+bool pr_txn_one_pass(const struct pr_txn *x, uint32_t a, uint32_t b);
+
 /*
  * a and b are consecutive acquisitions of one lock by one thread with no
  * boundary between them.  True if they make a vulnerable window under the

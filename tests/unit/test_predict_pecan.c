@@ -351,6 +351,28 @@ START_TEST(patterns_together_as_alone)
 }
 END_TEST
 
+/* With call stacks a region ends where a loop goes round: T1 reads x in
+ * two calls of one function, at the same call site (_i 0: a loop, two
+ * regions, no atomicity-RWR) or at a later one (_i 1: straight-line code,
+ * one region); T2's write, recorded after, would fit in between. */
+START_TEST(regions_end_at_loops)
+{
+	bool loop = _i == 0;
+	spawn(2);
+	start(1);
+	uint32_t r1 = rd(1, X, 0x900);
+	stack(r1, 2, (uint64_t)0x900, 2u, (uint64_t)0x800, 1u);
+	uint32_t r2 = rd(1, X, 0x900);
+	stack(r2, 2, (uint64_t)0x900, 3u, (uint64_t)(loop ? 0x800 : 0x840), 1u);
+	start(2);
+	uint32_t w = wr(2, X, 0x500);
+	detect();
+	uint32_t e[3] = { r1, w, r2 };
+	ck_assert_msg((find_ev("atomicity-RWR", e, 3) != NULL) == !loop, "%s: %s",
+		      loop ? "loop" : "straight line", loop ? "found" : "not found");
+}
+END_TEST
+
 /* Figure 4: T2's write recorded first, T1 reads x nested in LA, LB later.
  * Reversed (race-RW): T1's read and the acquisitions it depends on move
  * before T2's write, which waits. */
@@ -560,6 +582,7 @@ int main(void)
 	tcase_add_test(d, atomicity_rwr);
 	tcase_add_test(d, atomic_set);
 	tcase_add_loop_test(d, walk_reach, 0, 8);
+	tcase_add_loop_test(d, regions_end_at_loops, 0, 2);
 	tcase_add_test(d, patterns_together_as_alone);
 	tcase_add_test(d, figure4_dependents_move);
 	tcase_add_test(d, figure5_outermost_lock_moves);
