@@ -129,6 +129,19 @@ struct rstate {
 	uint32_t reg, lastmod, depth;
 	uint32_t lastacc; /* the thread's last access, or PR_NONE */
 };
+/* Consecutive accesses a, b of a thread with call stacks, outside atomic
+ * blocks: in one region?  With --atomic, when txn.h takes them for one
+ * transaction (a call of a named function holds both); else when no loop
+ * went round between them (pr_txn_one_pass()). */
+static bool same_region(const struct pr_txn *x, uint32_t a, uint32_t b)
+{
+	struct predict_site blame[4];
+	uint32_t nblame;
+	if (x->atomic)
+		return pr_txn_window(x, a, b, blame, &nblame);
+	return pr_txn_one_pass(x, a, b);
+}
+
 static void region_step(struct rstate *r, const struct avt_event *e)
 {
 	if (pr_txn_boundary(e))
@@ -223,7 +236,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		/* with call stacks, a loop going round ends a region (outside
 		 * atomic blocks): docs/predict.md, PECAN, regions */
 		if (txn && rs[u].depth == 0 && rs[u].lastacc != PR_NONE &&
-		    pr_txn_stacked(txn, rs[u].lastacc, ev) && !pr_txn_one_pass(txn, rs[u].lastacc, ev))
+		    pr_txn_stacked(txn, rs[u].lastacc, ev) && !same_region(txn, rs[u].lastacc, ev))
 			rs[u].reg++;
 		rs[u].lastacc = ev;
 		uint32_t v = avar[i], w = e->kind == AVT_EV_WRITE, x = tfill[u]++, y = vfill[v]++;
@@ -674,6 +687,13 @@ static void pec_release(struct pec *c)
 int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	     const struct pr_patterns *const *pats, unsigned npats)
 {
+	return pr_pecan_atomic(m, cs, pats, npats, NULL, NULL);
+}
+
+int pr_pecan_atomic(const struct pr_model *m, struct pr_cands *cs,
+		    const struct pr_patterns *const *pats, unsigned npats,
+		    bool (*atomic)(void *ctx, uint16_t mod, uint64_t off), void *atomic_ctx)
+{
 	struct pec c;
 	int rc = -1;
 	memset(&c, 0, sizeof c);
@@ -683,6 +703,8 @@ int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	struct pr_txn *txn = pr_txn_new(m);
 	if (!txn)
 		goto out; /* it said why */
+	txn->atomic = atomic;
+	txn->atomic_ctx = atomic_ctx;
 	rc = build(&c, txn);
 	pr_txn_free(txn);
 	if (rc < 0)

@@ -42,6 +42,14 @@
 int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
 	     const struct pr_patterns *const *pats, unsigned npats);
 
+/* pr_pecan() with --atomic: with call stacks, regions are the calls of
+ * the functions atomic() accepts (it is given a site inside the function,
+ * as predict_opts.atomic); an access outside them is a region of its own.
+ * atomic NULL: pr_pecan(). */
+int pr_pecan_atomic(const struct pr_model *m, struct pr_cands *cs,
+		    const struct pr_patterns *const *pats, unsigned npats,
+		    bool (*atomic)(void *ctx, uint16_t mod, uint64_t off), void *atomic_ctx);
+
 /* Plan number variant (0, 1, 2) of candidate c: the final event's thread
  * stands right before it (0), before the locked stretch around it (1), or
  * at its own last pattern event (2).  0, or -1 if there is no such plan

@@ -457,13 +457,11 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 		goto out;
 	if (o->penelope && pr_penelope(m, &cs, o) < 0)
 		goto out;
-	/* --atomic names the transactions txn.h checks; PECAN's regions do
-	 * not follow it (yet), so it stays out rather than predict outside
-	 * the functions the user named */
-	bool pecan_on = !o->atomic;
-	const struct pr_patterns *pats[2] = { pecan_on && o->pecan ? pr_builtin_patterns() : NULL,
-					      pecan_on ? o->patterns : NULL };
-	if ((pats[0] || pats[1]) && pr_pecan(m, &cs, pats, 2) < 0)
+	/* --atomic: PECAN's regions are the named functions' calls too */
+	const struct pr_patterns *pats[2] = { o->pecan ? pr_builtin_patterns() : NULL,
+					      o->patterns };
+	if ((pats[0] || pats[1]) &&
+	    pr_pecan_atomic(m, &cs, pats, 2, o->atomic, o->atomic_ctx) < 0)
 		goto out;
 	pr_cands_prerank(&cs);
 	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,

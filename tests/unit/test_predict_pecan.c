@@ -373,6 +373,39 @@ START_TEST(regions_end_at_loops)
 }
 END_TEST
 
+/* --atomic: T1 reads x twice in one call of f (sites 0x900, 0x908); T2's
+ * write fits in between.  A region is a call of a named function: found
+ * when f is named (_i 0), not when only another function is (_i 1). */
+static bool named_f(void *ctx, uint16_t mod, uint64_t off)
+{
+	return *(const bool *)ctx && off >= 0x900 && off < 0xa00;
+}
+
+START_TEST(atomic_regions_are_named_calls)
+{
+	bool f_named = _i == 0;
+	spawn(2);
+	start(1);
+	uint32_t r1 = rd(1, X, 0x900);
+	stack(r1, 2, (uint64_t)0x900, 2u, (uint64_t)0x800, 1u);
+	uint32_t r2 = rd(1, X, 0x908);
+	stack(r2, 2, (uint64_t)0x908, 2u, (uint64_t)0x800, 1u);
+	start(2);
+	uint32_t w = wr(2, X, 0x500);
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	m = pr_model_new(tr);
+	ck_assert_ptr_nonnull(m);
+	pr_cands_init(&cs, m);
+	const struct pr_patterns *b = pr_builtin_patterns();
+	ck_assert_int_eq(pr_pecan_atomic(m, &cs, &b, 1, named_f, &f_named), 0);
+	uint32_t e[3] = { r1, w, r2 };
+	ck_assert_msg((find_ev("atomicity-RWR", e, 3) != NULL) == f_named, "f %s: %s",
+		      f_named ? "named" : "not named", f_named ? "not found" : "found");
+}
+END_TEST
+
 /* Figure 4: T2's write recorded first, T1 reads x nested in LA, LB later.
  * Reversed (race-RW): T1's read and the acquisitions it depends on move
  * before T2's write, which waits. */
@@ -583,6 +616,7 @@ int main(void)
 	tcase_add_test(d, atomic_set);
 	tcase_add_loop_test(d, walk_reach, 0, 8);
 	tcase_add_loop_test(d, regions_end_at_loops, 0, 2);
+	tcase_add_loop_test(d, atomic_regions_are_named_calls, 0, 2);
 	tcase_add_test(d, patterns_together_as_alone);
 	tcase_add_test(d, figure4_dependents_move);
 	tcase_add_test(d, figure5_outermost_lock_moves);
