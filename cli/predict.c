@@ -75,7 +75,9 @@ void name_predictions(struct prediction_set *set, const struct trace *t)
 	for (size_t i = 0; i < set->n; i++) {
 		struct prediction *p = &set->p[i];
 		char text[2048], obj[256], site[256];
-		size_t off = (size_t)snprintf(text, sizeof text, "%u: %s %s —", p->id, p->detector, p->pattern);
+		char dets[64];
+		size_t off = (size_t)snprintf(text, sizeof text, "%u: %s %s —", p->id,
+					      predict_detectors(p, dets, sizeof dets), p->pattern);
 		for (unsigned k = 0; k < p->nevents && off < sizeof text; k++) {
 			if (p->events[k] >= t->nev)
 				continue;

@@ -97,7 +97,7 @@ t_predict_command() {
 	expect_eq "$(jq -r '.predictions[].detector' out/predictions.json | sort | tr '\n' ' ')" \
 		"penelope sidetrack " "predictions.json"
 	expect_match "$(sed -s -n 2p out/schedules/000[12].sched)" '^# [12]: sidetrack after-window — T1 acquire shared[.]m at checkthenact[.]c:' "schedule comment"
-	expect_match "$(sed -s -n 2p out/schedules/000[12].sched)" '^# [12]: penelope RWR — T1 read shared[.]ptr at checkthenact[.]c:' "schedule comment"
+	expect_match "$(sed -s -n 2p out/schedules/000[12].sched)" '^# [12]: penelope[+]pecan RWR — T1 read shared[.]ptr at checkthenact[.]c:' "schedule comment"
 	# the recorded order is left alone
 	expect_match "$(sed -n 2p out/schedules/0000.sched)" 'the recorded order' "schedule 0"
 	avt predict -d nowhere >err.txt 2>&1
