@@ -40,20 +40,6 @@ static bool br_yes(void *ctx, const struct pr_model *m, uint32_t e)
 	return true;
 }
 
-/* predict_opts.read_steers, as the CLI answers it (cli/names.c). */
-static bool read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
-			uint64_t *stores, unsigned max, unsigned *nstores)
-{
-	struct sym_use_info u;
-	*nstores = 0;
-	if (mod == AVT_MOD_NONE || sym_value_use(ctx, mod, off, addr, watched, &u) < 0 ||
-	    u.use != SYM_USE_DATA || u.nstore > max)
-		return true;
-	memcpy(stores, u.store, u.nstore * sizeof *stores);
-	*nstores = u.nstore;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	bool yes = argc == 3 && !strcmp(argv[1], "--br=yes");
@@ -79,7 +65,7 @@ int main(int argc, char **argv)
 			       t->mod[i].rec.lo, t->mod[i].rec.hi, t->mod[i].rec.build_id,
 			       t->mod[i].rec.build_id_len);
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
-				  .pecan = true, .read_steers = sy ? read_steers : NULL,
+				  .pecan = true, .read_steers = sy ? sym_read_steers : NULL,
 				  .read_ctx = sy };
 	struct prediction_set set;
 	struct pr_model *m = NULL;

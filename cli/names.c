@@ -199,17 +199,3 @@ struct trace *load_trace(const char *dir)
 		avt_error("%s", err);
 	return t;
 }
-
-bool names_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
-		       uint64_t *stores, unsigned max, unsigned *nstores)
-{
-	struct names *n = ctx;
-	struct sym_use_info u;
-	*nstores = 0;
-	if (mod == AVT_MOD_NONE || sym_value_use(n->sym, mod, off, addr, watched, &u) < 0 ||
-	    u.use != SYM_USE_DATA || u.nstore > max)
-		return true;
-	memcpy(stores, u.store, u.nstore * sizeof *stores);
-	*nstores = u.nstore;
-	return false;
-}

@@ -7,9 +7,7 @@
 #ifndef AVT_CLI_NAMES_H
 #define AVT_CLI_NAMES_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "trace/trace.h"
 
@@ -42,12 +40,6 @@ const char *names_frame(struct names *n, unsigned mod, uint64_t off, int is_retu
 const char *names_obj(struct names *n, uint64_t addr, char *buf, size_t len);
 /* "counter_lock" or "0x4c1040": always something printable. */
 const char *names_obj_or_addr(struct names *n, uint64_t addr, char *buf, size_t len);
-
-/* predict_opts.read_steers over the session's modules (ctx: a struct
- * names): what sym_value_use() says of the read, "may steer" unless it
- * is sure the value is data. */
-bool names_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
-		       uint64_t *stores, unsigned max, unsigned *nstores);
 
 /* Loads DIR/trace.avt; NULL after an error message. */
 struct trace *load_trace(const char *dir);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "names.h"
+#include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
@@ -237,8 +238,8 @@ int cmd_predict(int argc, char **argv)
 	struct names vn;
 	bool vn_open = names_open(&vn, t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
-		o.read_steers = names_read_steers;
-		o.read_ctx = &vn;
+		o.read_steers = sym_read_steers;
+		o.read_ctx = vn.sym;
 	}
 	int prc = predict_run(t, &o, &set);
 	if (vn_open)

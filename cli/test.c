@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "explore/explore.h"
 #include "names.h"
+#include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
@@ -285,8 +286,8 @@ int cmd_test(int argc, char **argv)
 	struct names vn;
 	bool vn_open = names_open(&vn, t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
-		po.read_steers = names_read_steers;
-		po.read_ctx = &vn;
+		po.read_steers = sym_read_steers;
+		po.read_ctx = vn.sym;
 	}
 	int prc = predict_run(t, &po, &set);
 	if (vn_open)

@@ -20,6 +20,7 @@
 #ifndef AVT_SYMBOLIZER_SYM_H
 #define AVT_SYMBOLIZER_SYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -154,6 +155,11 @@ struct sym_use_info {
 };
 int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int after,
 		  struct sym_use_info *out);
+/* sym_value_use() in the shape of predict_opts.read_steers (ctx: the
+ * struct sym): true ("may steer") unless the value is surely data, and
+ * then the globals it is stored to in stores[0 .. *nstores). */
+bool sym_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+		     uint64_t *stores, unsigned max, unsigned *nstores);
 
 /* Why the last sym_var_lookup() failed (one line, no "avtrace: "). */
 const char *sym_error(const struct sym *s);

@@ -238,8 +238,6 @@ static int transfer(struct flow *f, const cs_insn *in, struct fstate *s, bool lo
 				     reg_tainted(s, canon(op->mem.index));
 			if (lea) {
 				tin |= taddr;
-				if (is_stack(op))
-					f->frame_escapes = true;
 				continue;
 			}
 			if (taddr)
@@ -582,4 +580,17 @@ int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int 
 	cs_close(&f->cs);
 	free(f);
 	return 0;
+}
+
+bool sym_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+		     uint64_t *stores, unsigned max, unsigned *nstores)
+{
+	struct sym_use_info u;
+	*nstores = 0;
+	if (mod == SYM_MOD_NONE || sym_value_use(ctx, mod, off, addr, watched, &u) < 0 ||
+	    u.use != SYM_USE_DATA || u.nstore > max)
+		return true;
+	memcpy(stores, u.store, u.nstore * sizeof *stores);
+	*nstores = u.nstore;
+	return false;
 }

@@ -86,15 +86,22 @@ static void start(uint32_t t)
 	ev(t, AVT_EV_START, 0, 0);
 }
 
-static void detect(void)
+/* The trace written so far, its model and an empty candidate set. */
+static void model(void)
 {
-	const struct pr_patterns *b = pr_builtin_patterns();
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
 	ck_assert_ptr_nonnull(tr);
 	m = pr_model_new(tr);
 	ck_assert_ptr_nonnull(m);
 	pr_cands_init(&cs, m);
+}
+
+/* model(), then the built-in patterns' candidates. */
+static void detect(void)
+{
+	const struct pr_patterns *b = pr_builtin_patterns();
+	model();
 	ck_assert_int_eq(pr_pecan(m, &cs, &b, 1), 0);
 }
 
@@ -316,12 +323,7 @@ START_TEST(patterns_together_as_alone)
 		else
 			ev(t, r % 2 ? AVT_EV_READ : AVT_EV_WRITE, v, site);
 	}
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
-	pr_cands_init(&cs, m);
+	model();
 	const struct pr_patterns *all[2] = { pr_builtin_patterns(), &user };
 	ck_assert_int_eq(pr_pecan(m, &cs, all, 2), 0);
 	size_t total = 0, kinds = 0;
@@ -392,12 +394,7 @@ START_TEST(atomic_regions_are_named_calls)
 	stack(r2, 2, (uint64_t)0x908, 2u, (uint64_t)0x800, 1u);
 	start(2);
 	uint32_t w = wr(2, X, 0x500);
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
-	pr_cands_init(&cs, m);
+	model();
 	const struct pr_patterns *b = pr_builtin_patterns();
 	ck_assert_int_eq(pr_pecan_atomic(m, &cs, &b, 1, named_f, &f_named), 0);
 	uint32_t e[3] = { r1, w, r2 };
@@ -534,11 +531,7 @@ START_TEST(user_pattern_found)
 	wr(0, X, 0x400);
 	start(1);
 	rd(1, X, 0x480);
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
-	pr_cands_init(&cs, m);
+	model();
 	const struct pr_patterns *pp = &ps;
 	ck_assert_int_eq(pr_pecan(m, &cs, &pp, 1), 0);
 	ck_assert_uint_eq(cs.n, 1);
