@@ -21,7 +21,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 		const char *report_dir);
 int cmd_predict(int argc, char **argv);
 int cmd_test(int argc, char **argv);
-int first_allowed_cpu(void);
+int default_cpu(void);
 struct record_opts;
 struct tracer_stats;
 int record_run(const struct record_opts *o, struct tracer_stats *stats);
@@ -33,7 +33,14 @@ int cmd_explore(int argc, char **argv);
  * explore-NNNN.txt.  1 if a bug was confirmed, 0 if not, EXIT_USAGE on
  * error. */
 struct explore_opts;
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir);
+/* How many schedules (replays, exploration runs) ran to their end, and how
+ * many did not (stuck until a time limit, or an error); a schedule that
+ * diverged from what the program can do is an answer, counted apart. */
+struct run_tally {
+	unsigned ran, diverged, unfinished;
+};
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
+		       struct run_tally *tally);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

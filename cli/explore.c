@@ -99,7 +99,8 @@ static bool confirmed(const char *dir)
 	return ok;
 }
 
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir)
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
+		       struct run_tally *tally)
 {
 	struct explore_result r;
 	char cfg[128];
@@ -114,6 +115,10 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
 	       r.counts[3], r.counts[2], r.counts[4]);
+	if (tally) {
+		tally->ran += r.counts[0] + r.counts[1] + r.counts[3];
+		tally->unfinished += r.counts[2] + r.counts[4]; /* run time limit, errors */
+	}
 	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
 	size_t nconf = 0;
 	for (size_t i = 0; heads && i < r.nbugs; i++) {
@@ -196,7 +201,7 @@ int cmd_explore(int argc, char **argv)
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
 					   .yield_limit = EXPLORE_SPIN_SLICES } };
@@ -286,5 +291,5 @@ int cmd_explore(int argc, char **argv)
 		dir = ro.dir;
 	}
 	eo.dir = dir;
-	return explore_and_report(&eo, "2", NULL);
+	return explore_and_report(&eo, "2", NULL, NULL);
 }

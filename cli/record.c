@@ -20,8 +20,8 @@ static const char record_help[] =
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
-	"      --cpu N        pin avtrace and PROG to CPU N (default: the first\n"
-	"                     allowed CPU; -1 leaves them unpinned)\n"
+	"      --cpu N        pin avtrace and PROG to CPU N (default: the allowed\n"
+	"                     CPU avtrace starts on; -1 leaves them unpinned)\n"
 	"      --slice MS     preempt a thread that runs MS ms without an event\n"
 	"                     (spin loops, ad hoc synchronization; default 10)\n"
 	"      --no-heap      do not hook malloc/calloc/realloc/free (heap objects\n"
@@ -40,9 +40,9 @@ static const char record_help[] =
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
-int first_allowed_cpu(void)
+int default_cpu(void)
 {
-	return tracer_nth_cpu(0);
+	return tracer_default_cpu();
 }
 
 int cmd_record(int argc, char **argv)
@@ -57,7 +57,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-stacks", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .slice_ms = 10 };
 	int c;
 	char *end;
 	static const char *watch[5];

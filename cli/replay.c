@@ -42,7 +42,7 @@ static const char replay_help[] =
 	"      --gdb            at the failure (or the end of the schedule), leave\n"
 	"                       the program stopped and detached for 'gdb -p PID'\n"
 	"      --json           print the outcome as JSON instead of the report\n"
-	"      --cpu N          CPU to pin to (default: the first allowed)\n"
+	"      --cpu N          CPU to pin to (default: the allowed CPU it starts on)\n"
 	"      --all            replay every schedule of DIR and print a table\n"
 	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n";
 
@@ -224,7 +224,7 @@ int cmd_replay(int argc, char **argv)
 	bool all = false;
 	unsigned jobs = 1;
 	const char *timeout_arg = "2";
-	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = first_allowed_cpu() };
+	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu() };
 	bool json = false, have = false;
 	int c;
 	char *end;

@@ -276,6 +276,12 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		resume(t);
 		return WR_WAIT;
 	}
+	case BK_UNWIND:
+		stack_unwinding(tr, t);
+		r.rip = bpt_resume_pc(b);
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
 	case BK_PROBE:
 		probes_request(tr, t, &tr->probes[b->data], &r);
 		t->priv->resume_pc = b->addr + 1;
@@ -295,7 +301,6 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
 			t->priv->stop_pc = b->addr;
-			t->priv->entry_rbp = r.rbp;
 			t->priv->regs = r;
 			t->priv->regs_valid = true;
 			t->state = TS_REQ;

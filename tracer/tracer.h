@@ -141,9 +141,14 @@ struct tracer_opts {
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
 };
 
-/* The k-th CPU (modulo their number) this process may run on, to pin the
- * k-th of several parallel runs; -1 if unknown. */
+/* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
+ * was allowed before it first pinned itself, for the k-th of several
+ * parallel runs; -1 if unknown. */
 int tracer_nth_cpu(unsigned k);
+/* The CPU a lone run pins to: the one this process runs on now, if allowed. */
+int tracer_default_cpu(void);
+/* Pins this process (and what it forks later) to cpu; -1: no-op. */
+void tracer_pin_cpu(int cpu);
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
 void tracer_free(struct tracer *tr);

@@ -1,0 +1,123 @@
+# shellcheck shell=bash
+# Issue 18, items 0a-0c: avtrace never changes what the target computes
+# (call stacks on -O2 code without frame pointers, C++ exceptions,
+# pthread_exit), never calls a test clean that did not run, and spreads
+# parallel runs over the CPUs.
+
+# native_vs_recorded NAME: the target's output natively and under
+# `record --stacks` must be identical, with exit status 0.
+native_vs_recorded() {
+	local prog
+	prog=$(target "$1") || exit
+	"$prog" >native.out 2>&1 || fail "$1 fails natively"
+	avt_timed 60 record -o out --stacks -- "$prog" >recorded.out 2>rec.err
+	local st=$?
+	sed 's/^/  | /' rec.err >&3
+	expect_eq "$st" 0 "exit status of $1 recorded with --stacks"
+	cmp -s native.out recorded.out ||
+		fail "$1 printed '$(head -c 200 recorded.out)' recorded with --stacks, '$(head -c 200 native.out)' natively"
+}
+
+# test_is_clean NAME: `avtrace test` on it: exit 0, no signal, no report.
+test_is_clean() {
+	local prog
+	prog=$(target "$1") || exit
+	avt_timed 120 test -o t --no-explore -- "$prog" >t.out 2>&1
+	local st=$?
+	sed 's/^/  | /' t.out >&3
+	expect_eq "$st" 0 "avtrace test status on $1"
+	expect_no_match "$(cat t.out)" 'died of|BUG' "avtrace test output"
+}
+
+t_stacks_o2_unchanged() {
+	native_vs_recorded stacks_o2
+	test_is_clean stacks_o2
+}
+
+t_stacks_cxx_exceptions_unchanged() {
+	native_vs_recorded stacks_cxx
+	test_is_clean stacks_cxx
+}
+
+# The README's stack frames stay exact where frame pointers exist.
+t_stacks_frames_o0() {
+	need_jq
+	REC_OPTS=--stacks record out mutex_counter
+	expect_recorded out 0
+	local f
+	f=$(avt dump -d out --json | jq -r 'select(.kind=="acquire") | [.stack[].func] | join(",")' | sort -u)
+	expect_eq "$f" "increment,worker" "call stacks of every acquire"
+}
+
+t_zstd_stacks_unchanged() {
+	command -v zstd >/dev/null 2>&1 || skip "zstd is not installed (scripts/setup --real installs it)"
+	seq 1 60000 | sed 's/$/ the quick brown fox/' >in.txt
+	zstd -T2 -q -c in.txt >native.zst || fail "zstd fails natively"
+	avt_timed 120 record -o out --stacks -- zstd -T2 -q -c in.txt >recorded.zst 2>rec.err
+	local st=$?
+	sed 's/^/  | /' rec.err >&3
+	expect_eq "$st" 0 "exit status of zstd -T2 recorded with --stacks"
+	cmp -s native.zst recorded.zst || fail "zstd -T2 output differs under record --stacks"
+	avt_timed 300 test -o t --no-explore -- zstd -T2 -q -f in.txt -o t.zst >t.out 2>&1
+	st=$?
+	sed 's/^/  | /' t.out >&3
+	expect_eq "$st" 0 "avtrace test status on zstd -T2"
+	expect_no_match "$(cat t.out)" 'died of' "avtrace test output"
+}
+
+# 0b: every replay stuck (the step limit far below the computation between
+# two events): not "no bug", but inconclusive, status 3.
+t_test_inconclusive_when_stuck() {
+	local prog
+	prog=$(target slow_steps) || exit
+	avt_timed 120 test -o t --no-explore --no-auto-watch -t 0.02 -- "$prog" >t.out 2>&1
+	local st=$?
+	sed 's/^/  | /' t.out >&3
+	expect_eq "$st" 3 "avtrace test status when every schedule is stuck"
+	expect_match "$(cat t.out)" '^0 of [0-9]+ schedules ran to their end' "tally line"
+	expect_match "$(cat t.out)" '^inconclusive: no bug reproduced' "verdict"
+	expect_no_match "$(cat t.out)" '^no bug reproduced' "verdict"
+}
+
+# The same program with a time limit it can meet: a clean 0.
+t_test_clean_when_schedules_finish() {
+	local prog
+	prog=$(target slow_steps) || exit
+	avt_timed 120 test -o t --no-explore --no-auto-watch -t 30 -- "$prog" 1000 >t.out 2>&1
+	local st=$?
+	sed 's/^/  | /' t.out >&3
+	expect_eq "$st" 0 "avtrace test status"
+	expect_match "$(cat t.out)" '^([0-9]+) of \1 schedules ran to their end' "tally line"
+	expect_match "$(cat t.out)" '^no bug reproduced' "verdict"
+}
+
+# A recording that dies of a signal is compared with a native run.
+t_test_compares_failed_recording() {
+	local prog
+	prog=$(target crash) || exit
+	avt_timed 120 test -o t --explore 2 -- "$prog" >t.out 2>&1
+	sed 's/^/  | /' t.out >&3
+	expect_match "$(cat t.out)" '^the recorded run died of SIGSEGV, and so does a native run' "comparison"
+}
+
+# 0c: two parallel runs are pinned to two different CPUs, also after
+# avtrace pinned itself to one for its recording.
+t_jobs_use_two_cpus() {
+	[ "$(nproc)" -ge 2 ] || skip "one CPU only"
+	local prog
+	prog=$(target affinity) || exit
+	avt_timed 120 explore -o x -n 2 -j 2 -- "$prog" "$PWD/cpus.txt" >x.out 2>&1 ||
+		fail "avtrace explore failed: $(tail -n 3 x.out)"
+	[ "$(wc -l <cpus.txt)" -eq 3 ] || fail "expected 3 runs in cpus.txt, got $(wc -l <cpus.txt)"
+	local runs
+	runs=$(tail -n 2 cpus.txt | sort -u | wc -l)
+	expect_eq "$runs" 2 "distinct CPUs of two -j 2 exploration runs ($(tail -n 2 cpus.txt | tr -s '\t\n' ' '))"
+	: >cpus.txt
+	record out affinity "$PWD/cpus.txt"
+	expect_recorded out 0
+	cp out/schedules/0000.sched out/schedules/0001.sched
+	avt_timed 120 replay -d out --all -j 2 >r.out 2>&1 || fail "replay --all failed: $(tail -n 3 r.out)"
+	[ "$(wc -l <cpus.txt)" -eq 3 ] || fail "expected 3 runs in cpus.txt, got $(wc -l <cpus.txt)"
+	runs=$(tail -n 2 cpus.txt | sort -u | wc -l)
+	expect_eq "$runs" 2 "distinct CPUs of two -j 2 replays ($(tail -n 2 cpus.txt | tr -s '\t\n' ' '))"
+}
