@@ -6,6 +6,9 @@
 #ifndef AVT_CLI_H
 #define AVT_CLI_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #define EXIT_USAGE 2
 
 int cmd_record(int argc, char **argv);
@@ -41,6 +44,12 @@ struct run_tally {
 };
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
 		       struct run_tally *tally);
+
+/* Signals (main.c).  While on, SIGINT/SIGTERM/SIGHUP end this process at
+ * once (it only waits for workers); off, they stop the supervisor cleanly. */
+void cli_parent_phase(bool on);
+/* In a worker forked by parent: die with it (PR_SET_PDEATHSIG). */
+void cli_worker_dies_with_parent(pid_t parent);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

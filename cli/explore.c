@@ -110,7 +110,10 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
 	       (unsigned long long)eo->seed, eo->jobs);
 	fflush(stdout);
-	if (explore_run(eo, &r) < 0)
+	cli_parent_phase(true); /* its runs are workers that die with it */
+	int xrc = explore_run(eo, &r);
+	cli_parent_phase(false);
+	if (xrc < 0)
 		return EXIT_USAGE;
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
@@ -286,6 +289,8 @@ int cmd_explore(int argc, char **argv)
 		ro.watch = watch;
 		ro.quiet_target = true;
 		int rs = record_run(&ro, NULL);
+		if (tracer_interrupted())
+			return 128 + tracer_interrupted();
 		if (rs == EXIT_USAGE)
 			return EXIT_USAGE;
 		dir = ro.dir;

@@ -129,6 +129,13 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 					 tracer_watch_name(tr, i));
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
+	if (tracer_interrupted()) {
+		char ev[32];
+		avt_error("interrupted by SIG%s: killed '%s'; %s/trace.avt keeps the %s events recorded so far",
+			  sigabbrev_np(tracer_interrupted()) ?: "?", o.argv[0], o.dir,
+			  fmt_thousands(res.stats.events, ev, sizeof ev));
+		return 128 + tracer_interrupted();
+	}
 	if (rc < 0 || st == TSTEP_ERROR)
 		return EXIT_USAGE;
 	char ev[32];

@@ -107,8 +107,10 @@ static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *ti
 	char snum[16], scpu[16];
 	snprintf(snum, sizeof snum, "%u", num);
 	snprintf(scpu, sizeof scpu, "%d", cpu);
+	pid_t parent = getpid();
 	pid_t p = fork();
 	if (p == 0) {
+		cli_worker_dies_with_parent(parent);
 		if (!freopen(report ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(2);
 		if (report)
@@ -127,6 +129,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 {
 	pid_t *slot = calloc(jobs, sizeof *slot);
 	size_t next = 0, done = 0;
+	cli_parent_phase(true);
 	while (slot && done < n) {
 		for (unsigned j = 0; j < jobs && next < n; j++)
 			if (!slot[j]) {
@@ -147,6 +150,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 					fprintf(stderr, "\ravtrace: %zu/%zu replays done", done, n);
 			}
 	}
+	cli_parent_phase(false);
 	if (isatty(2) && n)
 		fputc('\n', stderr);
 	int rc = slot ? 0 : -1;

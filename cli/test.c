@@ -379,6 +379,10 @@ int cmd_test(int argc, char **argv)
 	}
 	struct tracer_stats st;
 	int rs = record_run(&ro, &st);
+	if (tracer_interrupted()) {
+		pr_patterns_release(&pats);
+		return 128 + tracer_interrupted();
+	}
 	struct trace *t = rs == EXIT_USAGE ? NULL : load_trace(ro.dir);
 	if (!t) {
 		pr_patterns_release(&pats);

@@ -157,8 +157,15 @@ struct replay *replay_open(const struct replay_opts *opts)
 	if (opts->picker) {
 		rp->sched = schedule_new(); /* no steps: free from the start */
 	} else if (access(rp->sched_path, F_OK) < 0) {
-		avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
-			  rp->sched_path);
+		char meta[4200], trace[4200];
+		snprintf(meta, sizeof meta, "%s/meta.json", opts->dir);
+		snprintf(trace, sizeof trace, "%s/trace.avt", opts->dir);
+		if (!opts->sched_path && access(meta, F_OK) < 0 && access(trace, F_OK) == 0)
+			avt_error("incomplete recording in '%s': trace.avt but no meta.json nor schedules (the record was killed); 'avtrace dump -d %s' shows what it recorded",
+				  opts->dir, opts->dir);
+		else
+			avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
+				  rp->sched_path);
 		goto fail;
 	} else {
 		rp->sched = schedule_read(rp->sched_path, err, sizeof err);
@@ -325,7 +332,11 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	if (rp->opts.gdb && rp->tr && !exited && (rp->fatal_sig || rp->in_free || !rp->stop)) {
 		res->gdb_pid = tracer_detach_stopped(rp->tr);
 	}
-	if (rp->last_step == TSTEP_DEADLOCK && !rp->stop) {
+	if (tracer_interrupted()) {
+		res->outcome = RO_ERROR;
+		snprintf(res->reason, sizeof res->reason, "interrupted by SIG%s",
+			 sigabbrev_np(tracer_interrupted()) ?: "?");
+	} else if (rp->last_step == TSTEP_DEADLOCK && !rp->stop) {
 		res->outcome = RO_DEADLOCK;
 		collect_waits(rp, res);
 		snprintf(res->reason, sizeof res->reason, "every live thread is blocked");

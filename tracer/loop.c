@@ -624,7 +624,7 @@ enum tstep tracer_step(struct tracer *tr)
 {
 	if (!tr->alive)
 		return TSTEP_EXITED;
-	if (tr->sink_stop)
+	if (tr->sink_stop || tracer_interrupted())
 		return TSTEP_STOPPED;
 	if (tr->fatal_sig)
 		return drain_exit(tr); /* the process is dying: nothing more happens */

@@ -126,6 +126,16 @@ int outdir_prepare(const char *dir, bool force)
 	return 0;
 }
 
+/* What a killed record may lose at most: events are on disk within this. */
+#define FLUSH_PERIOD_NS (100 * 1000 * 1000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- the sink */
 
 static int rec_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
@@ -210,6 +220,9 @@ struct recorder *record_start(const struct record_opts *opts)
 		record_free(rec);
 		return NULL;
 	}
+	/* a record killed at any moment leaves a trace dump can read */
+	trace_writer_flush(rec->w);
+	rec->last_flush_ns = now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &rec->t0);
 	if (tracer_launch(rec->tr) < 0) {
 		trace_writer_close(rec->w);
@@ -223,7 +236,13 @@ struct recorder *record_start(const struct record_opts *opts)
 
 enum tstep record_step(struct recorder *rec)
 {
-	return tracer_step(rec->tr);
+	enum tstep st = tracer_step(rec->tr);
+	uint64_t now = now_ns();
+	if (now - rec->last_flush_ns >= FLUSH_PERIOD_NS) {
+		trace_writer_flush(rec->w);
+		rec->last_flush_ns = now;
+	}
+	return st;
 }
 
 static double elapsed(const struct timespec *t0)
@@ -300,6 +319,8 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "exit_status", res->deadlock ? json_null() : json_integer(res->exit_status));
 	json_object_set_new(m, "signal", json_integer(tracer_exit_signal(rec->tr)));
 	json_object_set_new(m, "deadlock", json_boolean(res->deadlock));
+	if (tracer_interrupted())
+		json_object_set_new(m, "interrupted", json_integer(tracer_interrupted()));
 	json_object_set_new(m, "events", json_integer((json_int_t)st->events));
 	json_object_set_new(m, "threads", json_integer(st->threads));
 	json_object_set_new(m, "mutexes", json_integer(st->mutexes));
@@ -350,6 +371,11 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 		res->deadlock = true;
 		describe_deadlock(rec->tr, res->deadlock_desc, sizeof res->deadlock_desc);
 		trace_write_note(rec->w, "deadlock");
+	}
+	if (tracer_interrupted()) {
+		char note[64];
+		snprintf(note, sizeof note, "interrupted by SIG%s", sigabbrev_np(tracer_interrupted()) ?: "?");
+		trace_write_note(rec->w, note);
 	}
 	if (last != TSTEP_EXITED)
 		tracer_kill(rec->tr);

@@ -35,6 +35,17 @@
 #define RESCUE_TRIES 64
 
 static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t interrupt_sig;
+
+void tracer_interrupt_all(int sig)
+{
+	interrupt_sig = sig;
+}
+
+int tracer_interrupted(void)
+{
+	return interrupt_sig;
+}
 
 static void on_tick(int sig)
 {

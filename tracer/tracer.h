@@ -177,6 +177,13 @@ int tracer_launch(struct tracer *tr);
 /* One scheduling decision: commit + run one thread to its next request. */
 enum tstep tracer_step(struct tracer *tr);
 
+/* Asks every tracer of this process to stop at its next step (returns
+ * TSTEP_STOPPED), for SIGINT/SIGTERM: async-signal-safe.  The caller then
+ * finishes as usual, which kills the target and keeps what was recorded. */
+void tracer_interrupt_all(int sig);
+/* The signal that interrupted, 0 if none. */
+int tracer_interrupted(void);
+
 /* Kills the target (if alive) and reaps it. */
 void tracer_kill(struct tracer *tr);
 /* Leaves the target stopped and detached (for gdb): returns its pid. */

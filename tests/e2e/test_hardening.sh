@@ -121,3 +121,89 @@ t_jobs_use_two_cpus() {
 	runs=$(tail -n 2 cpus.txt | sort -u | wc -l)
 	expect_eq "$runs" 2 "distinct CPUs of two -j 2 replays ($(tail -n 2 cpus.txt | tr -s '\t\n' ' '))"
 }
+
+# no_process_left MARKER [TENTHS]: no process whose command line has MARKER
+# (an argument unique to this test) remains, within TENTHS (default 10)
+# tenths of a second.
+no_process_left() {
+	local i
+	for i in $(seq 1 "${2:-10}"); do
+		pgrep -f -- "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "processes left behind: $(pgrep -af -- "$1" | head -n 3 | tr '\n' ';')"
+}
+
+# Item 3: SIGKILL of record at 20 moments of a long run: each trace is
+# readable by dump up to its last record, and no target is left.
+t_sigkill_record_keeps_trace() {
+	local prog i d st marker=3000017
+	prog=$(target lockheavy) || exit
+	for i in $(seq 1 20); do
+		d=$(printf '0.%02d' $((i * 4)))
+		"$AVTRACE" record -q -o "k$i" -- "$prog" "$marker" 2 >/dev/null 2>&1 &
+		sleep "$d"
+		kill -KILL $! 2>/dev/null
+		wait $! 2>/dev/null
+		no_process_left "lockheavy $marker"
+		[ -e "k$i/trace.avt" ] || continue # killed before it began
+		avt dump -d "k$i" >"k$i.dump" 2>"k$i.err"
+		st=$?
+		[ $st -eq 0 ] || fail "dump of the trace killed after $d s: status $st: $(head -c 200 "k$i.err")"
+	done
+}
+
+# SIGINT and SIGTERM end the target and keep a complete recording.
+t_sigint_record_keeps_trace() {
+	need_jq
+	local prog sig st marker=3000019
+	prog=$(target lockheavy) || exit
+	for sig in INT TERM; do
+		"$AVTRACE" record -q -o "$sig" -- "$prog" "$marker" 2 >"$sig.out" 2>"$sig.err" &
+		sleep 0.5
+		kill -"$sig" $!
+		wait $!
+		st=$?
+		sed 's/^/  | /' "$sig.err" >&3
+		no_process_left "lockheavy $marker"
+		[ "$sig" = INT ] && expect_eq "$st" 130 "record status after SIGINT"
+		[ "$sig" = TERM ] && expect_eq "$st" 143 "record status after SIGTERM"
+		expect_match "$(cat "$sig.err")" "^avtrace: interrupted by SIG$sig: killed" "record's message"
+		expect_file "$sig/meta.json"
+		expect_file "$sig/schedules/0000.sched"
+		avt dump -d "$sig" >"$sig.dump" || fail "dump of the interrupted trace failed"
+		expect_match "$(tail -n 1 "$sig.dump")" "interrupted by SIG$sig" "last line of the dump"
+		n=$(jq -r .events "$sig/meta.json")
+		[ "$n" -gt 0 ] || fail "no event kept after SIG$sig"
+	done
+}
+
+# A killed explore (SIGTERM or SIGKILL) leaves no run nor target behind.
+t_killed_explore_leaves_nothing() {
+	[ "$(nproc)" -ge 2 ] || skip "one CPU only"
+	local prog sig marker=300000023
+	prog=$(target slow_steps) || exit
+	for sig in TERM KILL; do
+		"$AVTRACE" explore -o "x$sig" -n 40 -j 2 -- "$prog" "$marker" >/dev/null 2>&1 &
+		sleep 2.5
+		kill -"$sig" $!
+		wait $! 2>/dev/null
+		# a worker dies with its explorer, its target with it: at once
+		no_process_left "slow_steps $marker" 4
+		no_process_left "explore -o x$sig " 4
+	done
+}
+
+# A killed record is named as such by replay.
+t_replay_of_killed_record() {
+	local prog marker=3000029
+	prog=$(target lockheavy) || exit
+	"$AVTRACE" record -q -o k -- "$prog" "$marker" 2 >/dev/null 2>&1 &
+	sleep 0.3
+	kill -KILL $!
+	wait $! 2>/dev/null
+	[ -e k/trace.avt ] || skip "the record had not begun after 0.3 s"
+	avt replay -d k --schedule 0 >r.out 2>&1
+	expect_eq "$?" 2 "replay status"
+	expect_match "$(cat r.out)" "^avtrace: incomplete recording in 'k'" "replay's error"
+}
