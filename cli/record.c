@@ -35,7 +35,7 @@ static const char record_help[] =
 	"      --no-auto-watch  do not watch anything automatically\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
-	"                     needs frame pointers: -O0 or -fno-omit-frame-pointer)\n"
+	"                     walked by the modules' unwind tables)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
