@@ -71,6 +71,10 @@ bench/predict_bench: bench/predict_bench.c $(LIB)
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+# Debian's multithreaded programs (tests/real; skipped where not installed)
+real: avtrace targets
+	@tests/e2e/run.sh tests/real/test_real.sh
+
 demo: avtrace targets
 	@examples/demo.sh
 
@@ -86,5 +90,5 @@ clean:
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
-.PHONY: all check unit e2e install clean targets demo
+.PHONY: all check unit e2e real install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d
