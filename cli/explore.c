@@ -204,7 +204,7 @@ int cmd_explore(int argc, char **argv)
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .slice_ms = 10 };
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
 					   .yield_limit = EXPLORE_SPIN_SLICES } };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trace/log.h"
@@ -57,7 +58,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-stacks", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .slice_ms = 10 };
+	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	int c;
 	char *end;
 	static const char *watch[5];

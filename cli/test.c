@@ -292,7 +292,7 @@ int cmd_test(int argc, char **argv)
 	struct pr_patterns pats = { NULL, 0, 0 };
 	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .slice_ms = 10,
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
 				  .stack_depth = 8 };
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,

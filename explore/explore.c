@@ -234,6 +234,12 @@ static int write_run(const struct explore_opts *o, struct replay *rp,
 		snprintf(path, sizeof path, "%s/trace.avt", rundir);
 		rc |= replay_write(rp, res, path, NULL, NULL);
 		rc |= write_run_meta(o->dir, rundir, res, o->seed, num, choices);
+		/* the recording's stdin, which this run read too */
+		snprintf(path, sizeof path, "%s/stdin", o->dir);
+		if (access(path, F_OK) == 0) {
+			snprintf(path, sizeof path, "%s/stdin", rundir);
+			rc |= symlink("../../../stdin", path);
+		}
 	}
 	schedule_free(s);
 	return rc;

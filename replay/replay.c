@@ -244,7 +244,11 @@ int replay_launch(struct replay *rp)
 		if (rp->stdout_fd >= 0)
 			unlink(rp->stdout_path);
 	}
+	/* the recording's stdin, if it kept one: every run reads the same */
+	char in[4200];
+	snprintf(in, sizeof in, "%s/stdin", rp->opts.dir);
 	struct tracer_opts to = {
+		.stdin_path = access(in, R_OK) == 0 ? in : NULL,
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,

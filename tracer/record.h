@@ -26,6 +26,8 @@ struct record_opts {
 	const char *const *watch; /* --watch variables, at most 4 */
 	size_t nwatch;
 	bool no_auto_watch;   /* unannotated program, no --watch: watch nothing */
+	bool keep_stdin;      /* copy what PROG reads on stdin to DIR/stdin, for
+	                         replay and explore to give it again */
 	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */
 };
 

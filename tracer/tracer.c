@@ -300,6 +300,13 @@ static void child_exec(struct tracer *tr, int errfd)
 		setsid();
 	if (tr->opts.stdout_fd >= 0)
 		dup2(tr->opts.stdout_fd, 1);
+	if (tr->opts.stdin_fd > 0)
+		dup2(tr->opts.stdin_fd, 0);
+	if (tr->opts.stdin_path) {
+		int in = open(tr->opts.stdin_path, O_RDONLY);
+		if (in < 0 || dup2(in, 0) < 0)
+			goto fail;
+	}
 	if (tr->opts.quiet_target) {
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
@@ -647,6 +654,11 @@ void tracer_kill(struct tracer *tr)
 		if (WIFSTOPPED(st))
 			ptu_resume(p, 0);
 	tr->alive = false;
+}
+
+void tracer_set_stdin(struct tracer *tr, int fd)
+{
+	tr->opts.stdin_fd = fd;
 }
 
 pid_t tracer_pid(const struct tracer *tr)

@@ -130,6 +130,8 @@ struct tracer_opts {
 	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
 	int stdout_fd;         /* >= 0: the target's stdout goes there */
+	int stdin_fd;          /* > 0: the target's stdin comes from there */
+	const char *stdin_path; /* non-NULL: the target's stdin is this file */
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 	const char *const *watch; /* --watch: variables to watch (at most 4) */
 	size_t nwatch;
@@ -183,6 +185,10 @@ enum tstep tracer_step(struct tracer *tr);
 void tracer_interrupt_all(int sig);
 /* The signal that interrupted, 0 if none. */
 int tracer_interrupted(void);
+
+/* Before launch: the target's stdin is fd (> 0), closed by the caller
+ * after tracer_launch(). */
+void tracer_set_stdin(struct tracer *tr, int fd);
 
 /* Kills the target (if alive) and reaps it. */
 void tracer_kill(struct tracer *tr);

@@ -207,3 +207,27 @@ t_replay_of_killed_record() {
 	expect_eq "$?" 2 "replay status"
 	expect_match "$(cat r.out)" "^avtrace: incomplete recording in 'k'" "replay's error"
 }
+
+# What PROG reads on stdin is kept in DIR/stdin, and replays and explored
+# runs read it again (they used to get avtrace's own, exhausted stdin).
+t_stdin_kept_for_replay() {
+	local prog
+	prog=$(target stdin_sum) || exit
+	echo "1 2 3 40" | avt_timed 60 record -o out -- "$prog" >rec.out 2>rec.err
+	expect_eq "$?" 0 "record status"
+	expect_eq "$(cat rec.out)" "4 numbers, sum 46" "the target's output"
+	expect_eq "$(cat out/stdin)" "1 2 3 40" "kept stdin"
+	replay out --schedule 0 </dev/null
+	expect_eq "$RP_STATUS" 0 "replay status with the kept stdin"
+	echo "5 6" | avt_timed 120 test -o t --explore 4 -- "$prog" >t.out 2>&1
+	expect_eq "$?" 0 "avtrace test status"
+	expect_match "$(cat t.out)" '4 pass, 0 bug' "exploration runs"
+}
+
+# A stdin that never ends: PROG reads what it needs, record ends.
+t_stdin_endless() {
+	yes | avt_timed 60 record -o out -- /usr/bin/head -n 3 >rec.out 2>rec.err
+	expect_eq "$?" 0 "record status"
+	expect_eq "$(wc -l <rec.out)" 3 "lines printed"
+	[ "$(wc -c <out/stdin)" -ge 6 ] || fail "kept stdin too short: $(wc -c <out/stdin) bytes"
+}
