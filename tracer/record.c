@@ -51,7 +51,7 @@ const char *fmt_thousands(unsigned long long v, char *buf, size_t len)
  * replace these and nothing else. */
 static const char *const our_entries[] = {
 	"trace.avt", "meta.json", "predictions.json", "schedules", "replays", "reports",
-	"explore", NULL,
+	"explore", "stdin", NULL,
 };
 
 static bool is_ours(const char *name)
