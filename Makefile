@@ -71,6 +71,9 @@ bench/predict_bench: bench/predict_bench.c $(LIB)
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+# ---- fuzz harnesses (`make fuzz`; not part of check)
+include tests/fuzz/fuzz.mk
+
 demo: avtrace targets
 	@examples/demo.sh
 

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -283,8 +284,13 @@ static int parse_file(struct parser *p, FILE *fp)
 	while (ret == 0 && (len = getline(&line, &cap, fp)) >= 0) {
 		p->line++;
 		if (len && line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		ret = parse_line(p, line);
+			line[--len] = '\0';
+		/* a NUL would silently end the line early: a binary file, or
+		 * a schedule damaged in transit */
+		if (strlen(line) != (size_t)len)
+			ret = parse_fail(p, "NUL byte at column %zu", strlen(line) + 1);
+		else
+			ret = parse_line(p, line);
 	}
 	free(line);
 	if (ret == 0 && ferror(fp))
@@ -302,11 +308,26 @@ struct schedule *schedule_read(const char *path, char *err, size_t errlen)
 {
 	struct parser p = { .path = path, .err = err, .errlen = errlen };
 	FILE *fp = fopen(path, "r");
+	struct stat st;
 
 	if (!fp) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
+	/* /dev/zero or a FIFO would be read until memory runs out */
+	if (fstat(fileno(fp), &st) < 0)
+		snprintf(err, errlen, "cannot read schedule '%s': %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(err, errlen, "cannot read schedule '%s': not a regular file", path);
+	else if (st.st_size > AVT_SCHEDULE_MAX_BYTES)
+		snprintf(err, errlen, "cannot read schedule '%s': %lld bytes, more than a "
+			 "schedule may have (%u)", path, (long long)st.st_size,
+			 AVT_SCHEDULE_MAX_BYTES);
+	else
+		goto regular;
+	fclose(fp);
+	return NULL;
+regular:
 	p.s = schedule_new();
 	if (!p.s) {
 		snprintf(err, errlen, "cannot read schedule '%s': out of memory", path);
