@@ -128,8 +128,10 @@ struct replay *replay_open(const struct replay_opts *opts)
 {
 	struct replay *rp = calloc(1, sizeof *rp);
 	char err[512];
-	if (!rp)
+	if (!rp) {
+		avt_error("cannot replay: out of memory");
 		return NULL;
+	}
 	rp->opts = *opts;
 	rp->stdout_fd = -1;
 	if (opts->sched_path)
@@ -159,7 +161,11 @@ struct replay *replay_open(const struct replay_opts *opts)
 		avt_error("%s", err);
 		goto fail;
 	}
-	if (index_expected(rp) < 0 || check_schedule(rp) < 0)
+	if (index_expected(rp) < 0) {
+		avt_error("cannot replay: out of memory");
+		goto fail;
+	}
+	if (check_schedule(rp) < 0)
 		goto fail;
 	rp->sym = sym_new();
 	for (size_t i = 0; rp->sym && i < rp->trace->nmod; i++) {
@@ -232,7 +238,11 @@ int replay_launch(struct replay *rp)
 	};
 	rp->tr = tracer_new(&to, &sink);
 	rp->t0 = mono();
-	if (!rp->tr || tracer_launch(rp->tr) < 0)
+	if (!rp->tr) {
+		avt_error("cannot replay: out of memory");
+		return -1;
+	}
+	if (tracer_launch(rp->tr) < 0)
 		return -1;
 	return 0;
 }
