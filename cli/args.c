@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -57,7 +59,9 @@ int arg_seconds(const char *cmd, const char *opt, const char *arg, double *out)
 
 	errno = 0;
 	/* strtod also takes "inf", "nan", hex floats and leading blanks */
-	v = isdigit((unsigned char)arg[0]) || arg[0] == '.' ? strtod(arg, &end) : NAN;
+	bool decimal = (isdigit((unsigned char)arg[0]) || arg[0] == '.') &&
+		       strspn(arg, "0123456789.eE+-") == strlen(arg);
+	v = decimal ? strtod(arg, &end) : NAN;
 	if (isnan(v) || *end || errno || !isfinite(v) || v < ARG_MIN_SECONDS ||
 	    v > ARG_MAX_SECONDS) {
 		usage_error(cmd, "bad %s '%s' (seconds, %g..%g)", opt, arg, ARG_MIN_SECONDS,

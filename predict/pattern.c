@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "pattern.h"
+#include "trace/file.h"
 #include "trace/log.h"
 
 static const char builtin_text[] =
@@ -316,31 +316,24 @@ static int check_nul(const char *buf, size_t len, const char *path)
 
 int pr_patterns_load(struct pr_patterns *ps, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	struct stat st;
+	uint64_t st_size;
+	char why[128];
+	/* a device or a FIFO would be read until memory runs out */
+	FILE *f = avt_fopen_regular(path, PR_PAT_FILE_BYTES, &st_size);
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = -1;
+	if (!f && (errno == EINVAL || errno == EFBIG)) {
+		avt_error("cannot read pattern file '%s': %s", path,
+			  avt_file_error(errno, st_size, PR_PAT_FILE_BYTES, why, sizeof why));
+		return -1;
+	}
 	if (!f) {
 		avt_error("cannot open pattern file '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	/* a device or a FIFO would be read until memory runs out */
-	if (fstat(fileno(f), &st) < 0) {
-		avt_error("cannot read pattern file '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		avt_error("cannot read pattern file '%s': not a regular file", path);
-		goto out;
-	}
-	if (st.st_size > PR_PAT_FILE_BYTES) {
-		avt_error("cannot read pattern file '%s': %lld bytes (at most %u)", path,
-			  (long long)st.st_size, PR_PAT_FILE_BYTES);
-		goto out;
-	}
 	/* one byte more than fstat said tells a file that grew meanwhile */
-	size_t size = (size_t)st.st_size;
+	size_t size = (size_t)st_size;
 	buf = malloc(size + 2);
 	if (!buf) {
 		avt_error("cannot read pattern file '%s': out of memory", path);

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "file.h"
 #include "log.h"
 
 struct mreader {
@@ -145,24 +145,19 @@ struct avt_meta *meta_read(const char *path, char *err, size_t errlen, int *errn
 {
 	struct mreader r = { path, err, errlen };
 	struct avt_meta *m = NULL;
-	struct stat st;
 	json_error_t je;
-	FILE *fp = fopen(path, "r");
-	int rc = -1;
+	uint64_t size;
+	char why[128];
+	FILE *fp = avt_fopen_regular(path, AVT_META_MAX_BYTES, &size);
+	int e = errno, rc = -1;
 
 	if (errno_out)
-		*errno_out = fp ? 0 : errno;
+		*errno_out = fp || e == EINVAL || e == EFBIG ? 0 : e;
 	if (!fp) {
-		mfail(&r, "%s", strerror(errno));
+		mfail(&r, "%s", avt_file_error(e, size, AVT_META_MAX_BYTES, why, sizeof why));
 		return NULL;
 	}
-	if (fstat(fileno(fp), &st) < 0)
-		mfail(&r, "%s", strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		mfail(&r, "not a regular file");
-	else if (st.st_size > AVT_META_MAX_BYTES)
-		mfail(&r, "%lld bytes (at most %u)", (long long)st.st_size, AVT_META_MAX_BYTES);
-	else if (!(m = calloc(1, sizeof *m)))
+	if (!(m = calloc(1, sizeof *m)))
 		mfail(&r, "out of memory");
 	else if (!(m->json = json_loadf(fp, JSON_REJECT_DUPLICATES, &je)))
 		mfail(&r, "line %d column %d: %s", je.line, je.column, je.text);

@@ -10,9 +10,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 
 #define HEADER_WORD "avtrace-schedule"
@@ -307,27 +307,20 @@ static int parse_file(struct parser *p, FILE *fp)
 struct schedule *schedule_read(const char *path, char *err, size_t errlen)
 {
 	struct parser p = { .path = path, .err = err, .errlen = errlen };
-	FILE *fp = fopen(path, "r");
-	struct stat st;
+	uint64_t size;
+	char why[128];
+	/* /dev/zero or a FIFO would be read until memory runs out */
+	FILE *fp = avt_fopen_regular(path, AVT_SCHEDULE_MAX_BYTES, &size);
 
+	if (!fp && (errno == EINVAL || errno == EFBIG)) {
+		snprintf(err, errlen, "cannot read schedule '%s': %s", path,
+			 avt_file_error(errno, size, AVT_SCHEDULE_MAX_BYTES, why, sizeof why));
+		return NULL;
+	}
 	if (!fp) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	/* /dev/zero or a FIFO would be read until memory runs out */
-	if (fstat(fileno(fp), &st) < 0)
-		snprintf(err, errlen, "cannot read schedule '%s': %s", path, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		snprintf(err, errlen, "cannot read schedule '%s': not a regular file", path);
-	else if (st.st_size > AVT_SCHEDULE_MAX_BYTES)
-		snprintf(err, errlen, "cannot read schedule '%s': %lld bytes, more than a "
-			 "schedule may have (%u)", path, (long long)st.st_size,
-			 AVT_SCHEDULE_MAX_BYTES);
-	else
-		goto regular;
-	fclose(fp);
-	return NULL;
-regular:
 	p.s = schedule_new();
 	if (!p.s) {
 		snprintf(err, errlen, "cannot read schedule '%s': out of memory", path);

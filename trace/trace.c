@@ -19,8 +19,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "file.h"
 #include "log.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -647,20 +647,15 @@ static int read_record(struct reader *r)
 
 static int reader_open(struct reader *r)
 {
-	struct stat st;
-
-	r->fp = fopen(r->path, "rb");
+	/* a pipe or a device could feed records forever (/dev/zero, a FIFO) */
+	r->fp = avt_fopen_regular(r->path, UINT64_MAX, &r->size);
+	if (!r->fp && errno == EINVAL)
+		return read_fail(r, "not a regular file");
 	if (!r->fp) {
 		snprintf(r->err, r->errlen, "cannot open '%s': %s", r->path,
 			 strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(r->fp), &st) < 0)
-		return read_fail(r, "%s", strerror(errno));
-	/* a pipe or a device could feed records forever (/dev/zero, a FIFO) */
-	if (!S_ISREG(st.st_mode))
-		return read_fail(r, "not a regular file");
-	r->size = (uint64_t)st.st_size;
 	r->t = calloc(1, sizeof(*r->t));
 	if (!r->t)
 		return read_fail(r, "out of memory");
