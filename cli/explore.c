@@ -45,7 +45,7 @@ static const char explore_help[] =
 	"      --seed S       seed of the random choices (default 1)\n"
 	"      --stop         stop at the first failing run\n"
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
-	"  -t, --timeout S    abandon a run after S seconds (default 10)\n"
+	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
 	"  -q, --quiet        no progress\n";

@@ -36,7 +36,7 @@ static const char replay_help[] =
 	"  -s, --schedule N     schedule number (0 is the recorded order)\n"
 	"      --file SCHED     a schedule file of your own\n"
 	"  -t, --timeout S      a scheduled thread missing its event for S seconds\n"
-	"                       is stuck (default 2)\n"
+	"                       is stuck (default 2; 0.001..1e6)\n"
 	"      --oracle CMD     shell command given the run's stdout on stdin; a\n"
 	"                       nonzero status counts as a BUG\n"
 	"      --stdout         let the program's stdout through (else captured)\n"
