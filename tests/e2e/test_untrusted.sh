@@ -151,3 +151,15 @@ t_numeric_options() {
 		predict --max 4294967297
 	EOF
 }
+
+# Module paths come from the trace: dump must not block opening one that
+# is a FIFO (it symbolizes with the module files).
+t_module_path_fifo() {
+	mkdir -p d
+	cp "$FIX/module_fifo.trace" d/trace.avt || fail "no fixture"
+	mkfifo fifo
+	avt_timed 20 dump -d d >dump.out 2>dump.err
+	expect_eq "$?" 0 "exit status of dump"
+	expect_match "$(cat dump.err)" "cannot read module 'fifo': not a regular file" "warning"
+	expect_match "$(cat dump.out)" "create +T1 +fifo\+0x" "the sites as module+offset"
+}
