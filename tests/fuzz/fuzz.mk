@@ -8,7 +8,7 @@
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trace schedule pattern meta predict
+FUZZ_TARGETS ?= trace schedule pattern meta predict dump
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -I. $(PKG_CFLAGS) \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
@@ -22,7 +22,14 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/bin/fuzz_%: $(FUZZ_DIR)/fuzz_%.c $(FUZZ_DIR)/fuzz_util.h $(FUZZ_OBJ)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) -pthread $(PKG_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA) $(FUZZ_OBJ) -pthread $(PKG_LIBS)
+
+# dump is cli code: its harness links cli/dump.c and cli/names.c too
+$(FUZZ_DIR)/bin/fuzz_dump: $(FUZZ_DIR)/obj/cli/dump.o $(FUZZ_DIR)/obj/cli/names.o
+$(FUZZ_DIR)/bin/fuzz_dump: FUZZ_EXTRA := $(FUZZ_DIR)/obj/cli/dump.o $(FUZZ_DIR)/obj/cli/names.o
+
+# objects of a pattern rule's chain are intermediate: keep them
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_DIR)/obj/cli/dump.o $(FUZZ_DIR)/obj/cli/names.o
 
 fuzz-build: $(FUZZ_BIN)
 
