@@ -75,6 +75,9 @@ bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 real: avtrace targets
 	@tests/e2e/run.sh tests/real/test_real.sh
 
+# ---- fuzz harnesses (`make fuzz`; not part of check)
+include tests/fuzz/fuzz.mk
+
 demo: avtrace targets
 	@examples/demo.sh
 

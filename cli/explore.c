@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
 #include "trace/log.h"
@@ -44,7 +45,7 @@ static const char explore_help[] =
 	"      --seed S       seed of the random choices (default 1)\n"
 	"      --stop         stop at the first failing run\n"
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
-	"  -t, --timeout S    abandon a run after S seconds (default 10)\n"
+	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
 	"  -q, --quiet        no progress\n";
@@ -212,8 +213,7 @@ int cmd_explore(int argc, char **argv)
 	const char *dir = NULL, *algo = NULL;
 	bool vars_set = false, threads_set = false;
 	int c;
-	char *end;
-	unsigned long v;
+	unsigned v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:d:fn:j:t:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -222,13 +222,11 @@ int cmd_explore(int argc, char **argv)
 		case 'f': ro.force = true; break;
 		case 'a': algo = optarg; break;
 		case 'n': case 'D': case 'V': case 'T': case 'C': case 'j':
-			v = strtoul(optarg, &end, 10);
-			if (*end || *optarg == '-' || v > 1000000 ||
-			    (v == 0 && c != 'V' && c != 'C'))
-				return usage_error("explore", "bad %s '%s'",
-						   c == 'n' ? "--runs" : c == 'D' ? "--depth" :
-						   c == 'V' ? "--vars" : c == 'T' ? "--threads" :
-						   c == 'C' ? "--contexts" : "-j", optarg);
+			if (arg_uint("explore", c == 'n' ? "--runs" : c == 'D' ? "--depth" :
+				     c == 'V' ? "--vars" : c == 'T' ? "--threads" :
+				     c == 'C' ? "--contexts" : "-j", optarg,
+				     c == 'V' || c == 'C' ? 0 : 1, 1000000, &v) < 0)
+				return EXIT_USAGE;
 			if (c == 'n')
 				eo.runs = (unsigned)v;
 			else if (c == 'D')
@@ -243,15 +241,13 @@ int cmd_explore(int argc, char **argv)
 				eo.jobs = (unsigned)v;
 			break;
 		case 'S':
-			eo.seed = strtoull(optarg, &end, 0);
-			if (*end || !*optarg)
-				return usage_error("explore", "bad --seed '%s'", optarg);
+			if (arg_u64("explore", "--seed", optarg, &eo.seed) < 0)
+				return EXIT_USAGE;
 			break;
 		case 's': eo.stop_at_bug = true; break;
 		case 't':
-			eo.timeout_s = strtod(optarg, &end);
-			if (*end || eo.timeout_s <= 0)
-				return usage_error("explore", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("explore", "--timeout", optarg, &eo.timeout_s) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'O': eo.oracle = optarg; break;
 		case 'w':

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "trace/log.h"
 #include "tracer/record.h"
@@ -24,7 +25,8 @@ static const char record_help[] =
 	"      --cpu N        pin avtrace and PROG to CPU N (default: the allowed\n"
 	"                     CPU avtrace starts on; -1 leaves them unpinned)\n"
 	"      --slice MS     preempt a thread that runs MS ms without an event\n"
-	"                     (spin loops, ad hoc synchronization; default 10)\n"
+	"                     (spin loops, ad hoc synchronization; 1..60000,\n"
+	"                     default 10)\n"
 	"      --no-heap      do not hook malloc/calloc/realloc/free (heap objects\n"
 	"                     are then shown as addresses, not allocation sites)\n"
 	"      --watch V[,V]  watch up to 4 variables with hardware watchpoints and\n"
@@ -60,7 +62,6 @@ int cmd_record(int argc, char **argv)
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	int c;
-	char *end;
 	static const char *watch[5];
 	size_t nwatch = 0;
 	optind = 1;
@@ -69,23 +70,21 @@ int cmd_record(int argc, char **argv)
 		case 'o': o.dir = optarg; break;
 		case 'f': o.force = true; break;
 		case 'c':
-			o.cpu = (int)strtol(optarg, &end, 10);
-			if (*end || o.cpu < -1)
-				return usage_error("record", "bad --cpu '%s'", optarg);
+			if (arg_cpu("record", "--cpu", optarg, &o.cpu) < 0)
+				return EXIT_USAGE;
 			break;
 		case 's':
-			o.slice_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.slice_ms)
-				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
+			/* milliseconds; 0 or a wrapped -1 would turn preemption off */
+			if (arg_uint("record", "--slice", optarg, 1, 60000, &o.slice_ms) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'H': o.no_heap = true; break;
 		case 'W': o.no_auto_watch = true; break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
 		case 'k':
-			o.stack_depth = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.stack_depth || o.stack_depth > 16)
-				return usage_error("record", "bad --stack-depth '%s' (1..16)", optarg);
+			if (arg_uint("record", "--stack-depth", optarg, 1, 16, &o.stack_depth) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'w':
 			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "cli.h"
 #include "names.h"
 #include "replay/replay.h"
@@ -35,7 +36,7 @@ static const char replay_help[] =
 	"  -s, --schedule N     schedule number (0 is the recorded order)\n"
 	"      --file SCHED     a schedule file of your own\n"
 	"  -t, --timeout S      a scheduled thread missing its event for S seconds\n"
-	"                       is stuck (default 2)\n"
+	"                       is stuck (default 2; 0.001..1e6)\n"
 	"      --oracle CMD     shell command given the run's stdout on stdin; a\n"
 	"                       nonzero status counts as a BUG\n"
 	"      --stdout         let the program's stdout through (else captured)\n"
@@ -227,35 +228,34 @@ int cmd_replay(int argc, char **argv)
 	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu() };
 	bool json = false, have = false;
 	int c;
-	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:s:t:j:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dir = optarg; break;
 		case 's':
-			o.schedule = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || *optarg == '-')
-				return usage_error("replay", "bad schedule number '%s'", optarg);
+			if (arg_uint("replay", "--schedule", optarg, 0, UINT32_MAX, &o.schedule) < 0)
+				return EXIT_USAGE;
 			have = true;
 			break;
 		case 'F': o.sched_path = optarg; have = true; break;
 		case 'A': all = true; break;
 		case 'j':
-			jobs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !jobs || jobs > 256)
-				return usage_error("replay", "bad -j '%s' (1..256)", optarg);
+			if (arg_uint("replay", "-j", optarg, 1, 256, &jobs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 't':
 			timeout_arg = optarg;
-			o.timeout_s = strtod(optarg, &end);
-			if (*end || o.timeout_s <= 0)
-				return usage_error("replay", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("replay", "--timeout", optarg, &o.timeout_s) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'O': o.oracle = optarg; break;
 		case 'S': o.keep_stdout = true; break;
 		case 'g': o.gdb = true; break;
 		case 'J': json = true; break;
-		case 'c': o.cpu = (int)strtol(optarg, &end, 10); break;
+		case 'c':
+			if (arg_cpu("replay", "--cpu", optarg, &o.cpu) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'v': avt_verbose++; break;
 		case 'h': fputs(replay_help, stdout); return 0;
 		default: return usage_error("replay", "bad option");
@@ -270,10 +270,16 @@ int cmd_replay(int argc, char **argv)
 		return usage_error("replay", "which schedule? give --schedule N or --all");
 	if (optind < argc)
 		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
+	unsigned long nerr = avt_nerrors;
 	struct replay *rp = replay_open(&o);
-	if (!rp)
+	if (!rp) {
+		if (avt_nerrors == nerr)
+			avt_error("cannot replay schedule %u of '%s'", o.schedule, o.dir);
 		return EXIT_USAGE;
+	}
 	if (replay_launch(rp) < 0) {
+		if (avt_nerrors == nerr)
+			avt_error("cannot replay: the recorded program did not start under ptrace");
 		replay_free(rp);
 		return EXIT_USAGE;
 	}

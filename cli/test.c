@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
 #include "names.h"
@@ -50,7 +51,8 @@ static const char test_help[] =
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -j, --jobs N       replays at a time, each on its own CPU (default: CPUs)\n"
 	"      --max N        replay at most N predictions (default 100)\n"
-	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2)\n"
+	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
+	"                     0.001..1e6)\n"
 	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
@@ -303,25 +305,23 @@ int cmd_test(int argc, char **argv)
 	const char *timeout = "2";
 	unsigned jobs = 0;
 	int c;
-	char *end;
+	double secs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fj:t:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': ro.dir = optarg; break;
 		case 'f': ro.force = true; break;
 		case 'j':
-			jobs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !jobs || jobs > 256)
-				return usage_error("test", "bad -j '%s' (1..256)", optarg);
+			if (arg_uint("test", "-j", optarg, 1, 256, &jobs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'm':
-			po.max_predictions = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !po.max_predictions)
-				return usage_error("test", "bad --max '%s'", optarg);
+			if (arg_uint("test", "--max", optarg, 1, 1000000, &po.max_predictions) < 0)
+				return EXIT_USAGE;
 			break;
 		case 't':
-			if (strtod(optarg, &end) <= 0 || *end)
-				return usage_error("test", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("test", "--timeout", optarg, &secs) < 0)
+				return EXIT_USAGE;
 			timeout = optarg;
 			break;
 		case 'w':
@@ -335,9 +335,8 @@ int cmd_test(int argc, char **argv)
 		case 'K': break;
 		case 'N': ro.stack_depth = 0; break;
 		case 'k':
-			ro.stack_depth = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !ro.stack_depth || ro.stack_depth > 16)
-				return usage_error("test", "bad --stack-depth '%s' (1..16)", optarg);
+			if (arg_uint("test", "--stack-depth", optarg, 1, 16, &ro.stack_depth) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'H': ro.no_heap = true; break;
 		case 'A':
@@ -345,15 +344,13 @@ int cmd_test(int argc, char **argv)
 				return usage_error("test", "--atomic takes at most 16 functions");
 			break;
 		case 'E':
-			eo.runs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || *optarg == '-' || eo.runs > 1000000)
-				return usage_error("test", "bad --explore '%s' (runs, 0 for none)", optarg);
+			if (arg_uint("test", "--explore", optarg, 0, 1000000, &eo.runs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'X': eo.runs = 0; break;
 		case 'S':
-			eo.seed = strtoull(optarg, &end, 0);
-			if (*end || !*optarg)
-				return usage_error("test", "bad --seed '%s'", optarg);
+			if (arg_u64("test", "--seed", optarg, &eo.seed) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'p':
 			if (pr_patterns_load(&pats, optarg) < 0) {
