@@ -37,6 +37,7 @@ static const char record_help[] =
 	"                     each function call (for the atomicity detector;\n"
 	"                     needs frame pointers: -O0 or -fno-omit-frame-pointer)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
+	"      --no-stacks    no call stacks (the default)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 

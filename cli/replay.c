@@ -45,7 +45,8 @@ static const char replay_help[] =
 	"      --json           print the outcome as JSON instead of the report\n"
 	"      --cpu N          CPU to pin to (default: the first allowed)\n"
 	"      --all            replay every schedule of DIR and print a table\n"
-	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n";
+	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n"
+	"  -v, --verbose        debug messages\n";
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -314,7 +315,10 @@ int cmd_schedule(int argc, char **argv)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--help")) {
 			puts("usage: avtrace schedule --observed [-d DIR]\n\n"
-			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).");
+			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).\n\n"
+			     "options:\n"
+			     "      --observed  the recorded order\n"
+			     "  -d, --dir DIR   recording directory (default ./avtrace-out)");
 			return 0;
 		} else
 			return usage_error("schedule", "unexpected argument '%s'", argv[i]);

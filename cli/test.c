@@ -48,6 +48,7 @@ static const char test_help[] =
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
 	"      --no-penelope, --no-pecan  skip that access detector\n"
 	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
+	"  -q, --quiet        no summary lines from the recording\n"
 	"      --json         print one JSON document (the table, the bugs, the exit\n"
 	"                     status; docs/json-output.md) instead of the table\n";
 
