@@ -351,6 +351,41 @@ static json_t *row_json(struct results *r, const struct result_row *row)
 	return o;
 }
 
+/* The exploration's runs and their outcomes, from the comment explore
+ * writes on each run's schedule ("# explore run N (...): OUTCOME[: why]");
+ * null when there was no exploration. */
+static json_t *explore_json(const struct results *r)
+{
+	char path[4400], line[1024];
+	unsigned *nums;
+	snprintf(path, sizeof path, "%s/explore/runs", r->dir);
+	size_t n = scan_numbered(path, "", "sched", &nums);
+	if (!n) {
+		free(nums);
+		return json_null();
+	}
+	json_t *counts = json_object();
+	for (size_t i = 0; i < n; i++) {
+		char oc[32] = "unknown";
+		snprintf(path, sizeof path, "%s/explore/runs/%04u.sched", r->dir, nums[i]);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof line, f)) {
+			const char *p = strstr(line, "): ");
+			if (line[0] != '#' || !p)
+				continue;
+			for (const char *q; (q = strstr(p + 1, "): "));)
+				p = q;
+			snprintf(oc, sizeof oc, "%.*s", (int)strcspn(p + 3, ": \n"), p + 3);
+			break;
+		}
+		if (f)
+			fclose(f);
+		json_object_set_new(counts, oc, json_integer(json_integer_value(json_object_get(counts, oc)) + 1));
+	}
+	free(nums);
+	return json_pack("{s:I,s:o}", "runs", (json_int_t)n, "outcomes", counts);
+}
+
 static json_t *test_json(struct results *r, int status)
 {
 	json_t *o = json_object();
@@ -370,6 +405,7 @@ static json_t *test_json(struct results *r, int status)
 		if (r->rows[i].schedule) /* schedule 0 is the recording, not a prediction */
 			json_array_append_new(rows, row_json(r, &r->rows[i]));
 	json_object_set_new(o, "predictions", rows);
+	json_object_set_new(o, "explore", explore_json(r));
 	json_t *bugs = json_array();
 	for (size_t i = 0; i < r->nbugs; i++)
 		json_array_append_new(bugs, bug_json(r, &r->bugs[i]));

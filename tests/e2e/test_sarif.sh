@@ -37,7 +37,7 @@ t_sarif_bug_validates() {
 	l_assert=$(marker_line "$REPO/examples/bank.c" "/* ASSERT LINE */") || exit
 	l_read=$(marker_line "$REPO/examples/bank.c" "/* READ LINE */") || exit
 	l_write=$(marker_line "$REPO/examples/bank.c" "/* WRITE LINE */") || exit
-	in_repo test -q -o "$out" --no-explore --sarif "$PWD/bank.sarif" -- examples/bin/bank >test.out 2>&1
+	in_repo test -q -o "$out" --no-explore --sarif "$PWD/bank.sarif" -- examples/bin/bank 1000 >test.out 2>&1
 	st=$?
 	sed 's/^/  | /' test.out >&3
 	expect_eq "$st" 1 "exit status of avtrace test on bank"
@@ -81,9 +81,11 @@ t_sarif_deadlock_and_correct_program() {
 	expect_eq "$(jq -r '[.runs[0].results[].ruleId] | join(" ")' dl.sarif)" "avtrace/deadlock/cycle" "rule ids"
 	expect_eq "$(jq -r '[.runs[0].results[0].relatedLocations[].message.text] | map(select(test("waits for lock"))) | length' dl.sarif)" 2 \
 		"the wait-for cycle's threads"
-	avt_timed 120 test -q -o ok --explore 3 --sarif ok.sarif -- "$(target mutex_counter)" >ok.out 2>&1
+	avt_timed 120 test -q -o ok --explore 3 --sarif ok.sarif --json -- "$(target mutex_counter)" >ok.json 2>ok.err
 	st=$?
 	expect_eq "$st" 0 "exit status of avtrace test on mutex_counter"
+	expect_eq "$(jq -c '[.exit_status, (.bugs | length), .explore.runs, ([.explore.outcomes[]] | add)]' ok.json)" \
+		"[0,0,3,3]" "test --json: exit status, bugs, exploration runs"
 	expect_eq "$(jq -c '[(.runs | length), (.runs[0].results | length), (.runs[0].tool.driver.rules | length)]' ok.sarif)" \
 		"[1,0,0]" "an empty run"
 	sarif_validate dl.sarif ok.sarif
@@ -92,15 +94,16 @@ t_sarif_deadlock_and_correct_program() {
 t_test_json() {
 	need_jq
 	local st
-	avt_timed 120 test -q -o out --no-explore -- "$REPO/examples/bin/bank" >table.out 2>&1
+	avt_timed 120 test -q -o out --no-explore -- "$REPO/examples/bin/bank" 1000 >table.out 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test"
-	avt_timed 120 test -q -f -o out --no-explore --json -- "$REPO/examples/bin/bank" >doc.json 2>err.out
+	avt_timed 120 test -q -f -o out --no-explore --json -- "$REPO/examples/bin/bank" 1000 >doc.json 2>err.out
 	st=$?
 	expect_eq "$st" 1 "exit status of avtrace test --json"
 	# stdout is one JSON document and nothing else
 	expect_eq "$(jq -s 'length' doc.json)" 1 "documents on stdout"
 	expect_eq "$(jq '.exit_status' doc.json)" "$st" "exit_status"
 	expect_eq "$(jq '.recorded.threads' doc.json)" 3 "recorded threads"
+	expect_eq "$(jq -c '.explore' doc.json)" null "explore (--no-explore)"
 	# the table's rows: number, detectors, pattern, where, outcome
 	grep -E '^  [0-9]+ ' table.out | awk '{print $1, $2, $3, $4, $6, $8, $9}' >table.rows
 	jq -r '.predictions[] | "\(.schedule) \(.detectors | join("+")) \(.pattern) \(.where | split(" / ") | join(" ")) \(.outcome)"' \
