@@ -82,8 +82,10 @@ demo: avtrace targets
 	@examples/demo.sh
 
 install: avtrace
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
+	install -m 644 docs/avtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/avtrace.1
 	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
 	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 

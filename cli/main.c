@@ -22,9 +22,10 @@ static const char usage[] =
 	"                     annotations, --watch, or watched globals) to DIR\n"
 	"                     (default ./avtrace-out);\n"
 	"                     exits with PROG's own status (128+N if killed by signal N)\n"
-	"  test [-o DIR] [-j N] -- PROG [ARGS...]\n"
+	"  test [-o DIR] [-j N] [--sarif FILE] [--json] -- PROG [ARGS...]\n"
 	"                     record, predict, replay every prediction; report only\n"
-	"                     the bugs reproduced (exit 1 if any, 0 if none)\n"
+	"                     the bugs reproduced (exit 1 if any, 0 if none), also\n"
+	"                     as SARIF 2.1.0 or one JSON document\n"
 	"  explore [-n RUNS] [--depth D] [--vars V] [--threads T] [--seed S] -- PROG\n"
 	"                     run PROG many times under random priority schedules\n"
 	"                     (PCT, variable and thread bounding); report the\n"
@@ -42,9 +43,12 @@ static const char usage[] =
 	"                     1 bug or deadlock reproduced, 3 infeasible, 2 error\n"
 	"  replay [-d DIR] --all [-j N]\n"
 	"                     replay every schedule, N at a time, and print a table\n"
-	"  summary [-d DIR]   the table of DIR/replays/*.json (e.g. after a cluster run)\n"
+	"  summary [-d DIR] [--sarif FILE]\n"
+	"                     the table of DIR/replays/*.json (e.g. after a cluster\n"
+	"                     run); the reproduced bugs as SARIF 2.1.0\n"
 	"\n"
-	"'avtrace <command> --help' describes each command's options.\n";
+	"'avtrace <command> --help' describes each command's options; so does\n"
+	"'man avtrace' (docs/avtrace.1).\n";
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -40,6 +40,7 @@ static const char record_help[] =
 	"                     each function call (for the atomicity detector;\n"
 	"                     walked by the modules' unwind tables)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
+	"      --no-stacks    no call stacks (the default)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "facts.h"
 #include "names.h"
 #include "replay/replay.h"
 #include "trace/log.h"
@@ -45,7 +46,8 @@ static const char replay_help[] =
 	"      --json           print the outcome as JSON instead of the report\n"
 	"      --cpu N          CPU to pin to (default: the allowed CPU it starts on)\n"
 	"      --all            replay every schedule of DIR and print a table\n"
-	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n";
+	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n"
+	"  -v, --verbose        debug messages\n";
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -128,41 +130,21 @@ static void print_predicted(const struct replay *rp)
 static void print_report(struct names *n, const struct replay *rp, const struct replay_result *res,
 			 const char *sched_label)
 {
-	char a[512], b[512], sig[32];
+	char a[512], b[512];
 	switch (res->outcome) {
 	case RO_PASS:
 		printf("PASS: %s, %zu events, %.2f s\n", sched_label, res->nev, res->seconds);
 		return;
-	case RO_BUG: {
-		const struct avt_event *last = NULL;
-		for (size_t i = res->nev; i-- > 0;)
-			if (res->ev[i].kind == AVT_EV_FATAL_SIGNAL) {
-				last = &res->ev[i];
-				break;
-			}
-		const char *func = NULL;
-		if (res->signal && last) {
-			names_site(n, last, a, sizeof a, &func);
-			/* a signal raised inside libc (abort, assert): name the
-			 * innermost frame of the program itself (module 0) */
-			for (uint32_t i = 0; i < res->nbt; i++)
-				if (res->bt[i].mod == 0 && (last->site_mod != 0 || i > 0)) {
-					if (last->site_mod != 0)
-						names_frame(n, 0, res->bt[i].off, i > 0, a, sizeof a, &func);
-					break;
-				}
-			printf("BUG reproduced: %s in T%u at %s%s%s%s\n", sig_name(res->signal, sig, sizeof sig),
-			       res->fail_thread, a, func ? " (" : "", func ?: "", func ? ")" : "");
-		} else {
-			printf("BUG reproduced: %s\n", res->reason);
-		}
+	case RO_BUG:
+		facts_headline(n, res, a, sizeof a);
+		printf("%s\n", a);
 		print_predicted(rp);
 		print_interleaving(n, res);
 		print_backtrace(n, res);
 		return;
-	}
 	case RO_DEADLOCK:
-		printf("DEADLOCK reproduced: every live thread is blocked\n");
+		facts_headline(n, res, a, sizeof a);
+		printf("%s\n", a);
 		print_predicted(rp);
 		for (size_t i = 0; i < res->nwaits; i++) {
 			const struct replay_wait *w = &res->waits[i];
@@ -300,6 +282,8 @@ int cmd_replay(int argc, char **argv)
 		avt_warn("cannot write the replay's files in '%s'", dir);
 	struct names n;
 	names_open(&n, replay_trace(rp));
+	if (facts_add(jpath, &n, rp, &res) < 0)
+		avt_warn("cannot add the report's facts to '%s'", jpath);
 	if (json) {
 		FILE *f = fopen(jpath, "r");
 		int ch;
@@ -337,7 +321,10 @@ int cmd_schedule(int argc, char **argv)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--help")) {
 			puts("usage: avtrace schedule --observed [-d DIR]\n\n"
-			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).");
+			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).\n\n"
+			     "options:\n"
+			     "      --observed  the recorded order\n"
+			     "  -d, --dir DIR   recording directory (default ./avtrace-out)");
 			return 0;
 		} else
 			return usage_error("schedule", "unexpected argument '%s'", argv[i]);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "explore/explore.h"
 #include "names.h"
+#include "results.h"
 #include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
@@ -62,7 +63,11 @@ static const char test_help[] =
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
-	"      --no-penelope, --no-pecan  skip that access detector\n";
+	"      --no-penelope, --no-pecan  skip that access detector\n"
+	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
+	"  -q, --quiet        no summary lines from the recording\n"
+	"      --json         print one JSON document (the table, the bugs, the exit\n"
+	"                     status; docs/json-output.md) instead of the table\n";
 
 struct outcome {
 	char oc[16];
@@ -289,6 +294,7 @@ int cmd_test(int argc, char **argv)
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
+		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ 0, 0, 0, 0 },
 	};
 	struct pr_patterns pats = { NULL, 0, 0 };
@@ -303,6 +309,7 @@ int cmd_test(int argc, char **argv)
 				   .pecan = true, .patterns = &pats };
 	static const char *watch[5];
 	const char *timeout = "2";
+	struct test_output out = { .sarif = NULL };
 	unsigned jobs = 0;
 	int c;
 	double secs;
@@ -361,6 +368,8 @@ int cmd_test(int argc, char **argv)
 		case 'C': po.pecan = false; break;
 		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
+		case 'R': out.sarif = optarg; break;
+		case 'J': out.json = true; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
 		}
@@ -369,6 +378,7 @@ int cmd_test(int argc, char **argv)
 		return usage_error("test", "no program to test");
 	ro.argv = argv + optind;
 	ro.watch = watch;
+	test_output_begin(&out);
 	ro.quiet_target = true;
 	if (!jobs) {
 		cpu_set_t set;
@@ -448,5 +458,5 @@ int cmd_test(int argc, char **argv)
 			return EXIT_USAGE;
 		nbugs = erc;
 	}
-	return verdict(nbugs, &tally, rdir, rec_sig, native);
+	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rec_sig, native));
 }
