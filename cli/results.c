@@ -386,7 +386,7 @@ static json_t *explore_json(const struct results *r)
 	return json_pack("{s:I,s:o}", "runs", (json_int_t)n, "outcomes", counts);
 }
 
-static json_t *test_json(struct results *r, int status)
+static json_t *test_json(struct results *r, const struct test_output *t, int status)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "avtrace_version", json_string(AVT_VERSION));
@@ -410,6 +410,12 @@ static json_t *test_json(struct results *r, int status)
 	for (size_t i = 0; i < r->nbugs; i++)
 		json_array_append_new(bugs, bug_json(r, &r->bugs[i]));
 	json_object_set_new(o, "bugs", bugs);
+	json_t *sch = json_object();
+	json_object_set_new(sch, "ran", json_integer(t->ran));
+	json_object_set_new(sch, "diverged", json_integer(t->diverged));
+	json_object_set_new(sch, "unfinished", json_integer(t->unfinished));
+	json_object_set_new(o, "schedules", sch);
+	json_object_set_new(o, "inconclusive", json_boolean(status == 3));
 	json_object_set_new(o, "exit_status", json_integer(status));
 	return o;
 }
@@ -446,7 +452,7 @@ int test_output_finish(struct test_output *o, const char *dir, int status)
 	if (o->sarif && sarif_write(&r, o->sarif) < 0)
 		rc = EXIT_USAGE;
 	if (o->json) {
-		json_t *doc = test_json(&r, rc);
+		json_t *doc = test_json(&r, o, rc);
 		if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
 			rc = EXIT_USAGE;
 		putchar('\n');

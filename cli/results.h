@@ -71,6 +71,9 @@ struct test_output {
 	const char *sarif;
 	bool json;
 	int saved_stdout;
+	/* the verdict's facts (cli/test.c): schedules that ran to their end,
+	 * diverged, never ended; inconclusive (exit status 3) */
+	unsigned ran, diverged, unfinished;
 };
 void test_output_begin(struct test_output *o);
 int test_output_finish(struct test_output *o, const char *dir, int status);

@@ -458,5 +458,8 @@ int cmd_test(int argc, char **argv)
 			return EXIT_USAGE;
 		nbugs = erc;
 	}
+	out.ran = tally.ran;
+	out.diverged = tally.diverged;
+	out.unfinished = tally.unfinished;
 	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rec_sig, native));
 }

@@ -77,6 +77,10 @@ t_test_inconclusive_when_stuck() {
 	expect_match "$(cat t.out)" '^0 of [0-9]+ schedules ran to their end' "tally line"
 	expect_match "$(cat t.out)" '^inconclusive: no bug reproduced' "verdict"
 	expect_no_match "$(cat t.out)" '^no bug reproduced' "verdict"
+	need_jq
+	avt_timed 120 test -o tj --no-explore --no-auto-watch -t 0.02 --json -- "$prog" >tj.out 2>/dev/null
+	expect_eq "$?" 3 "avtrace test --json status"
+	expect_eq "$(jq -c '[.inconclusive, .schedules.ran, .exit_status]' tj.out)" '[true,0,3]' "--json verdict"
 }
 
 # The same program with a time limit it can meet: a clean 0.
