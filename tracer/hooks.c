@@ -65,6 +65,20 @@ const struct hook_def hook_defs[] = {
 	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
 	{ "cnd_signal", OP_SIGNAL },
 	{ "cnd_broadcast", OP_BROADCAST },
+	/* sleeping calls: scheduling points, no event (sched.c) */
+	{ "nanosleep", OP_SLEEP },
+	{ "clock_nanosleep", OP_SLEEP },
+	{ "usleep", OP_SLEEP },
+	{ "sleep", OP_SLEEP },
+	{ "sched_yield", OP_SLEEP },
+	{ "poll", OP_SLEEP },
+	{ "ppoll", OP_SLEEP },
+	{ "select", OP_SLEEP },
+	{ "pselect", OP_SLEEP },
+	{ "epoll_wait", OP_SLEEP },
+	{ "epoll_pwait", OP_SLEEP },
+	{ "thrd_sleep", OP_SLEEP },
+	{ "thrd_yield", OP_SLEEP },
 	{ "malloc", OP_MALLOC },
 	{ "calloc", OP_CALLOC },
 	{ "realloc", OP_REALLOC },
@@ -213,6 +227,11 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	case OP_JOIN:
 		q->kind = AVT_EV_JOIN;
+		break;
+	case OP_SLEEP:
+		/* the thread offers the CPU: its turn ends here (sched.c) */
+		q->kind = AVT_EV_NONE;
+		t->preempted = true;
 		break;
 	case OP_BARRIER:
 		/* the arrival orders a barrier (the last one releases the rest),
@@ -423,6 +442,11 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	case OP_BARRIER:
 		tr_emit(tr, t, AVT_EV_BARRIER, q->obj, 0, q->site, 0, 0);
 		begin_wait(tr, t, TW_BARRIER, q->obj);
+		return push_ret(tr, t, r);
+	case OP_SLEEP:
+		/* it may sleep in the kernel: a last resort then, never held
+		 * for ever; its return ends the wait */
+		begin_wait(tr, t, TW_SLEEP, 0);
 		return push_ret(tr, t, r);
 	case OP_SEMWAIT:
 	case OP_SEMTIMEDWAIT:

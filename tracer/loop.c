@@ -438,20 +438,6 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	}
 }
 
-/* Are there threads other than t that could run if t were set aside? */
-static bool others_could_run(struct tracer *tr, struct tthread *t)
-{
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
-		if (!o || o == t || o->state == TS_DEAD || o->state == TS_NEW)
-			continue;
-		if (o->state == TS_READY || (o->state == TS_REQ && model_can_commit(tr, o) == 1) ||
-		    (o->state == TS_KWAIT && model_can_wake(tr, o) == 1))
-			return true;
-	}
-	return false;
-}
-
 /* Called on every tick while t runs: preempt a spinner, set aside a
  * thread asleep in the kernel. */
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
@@ -466,8 +452,10 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	bool slice_over = ran >= (uint64_t)tr->opts.slice_ms * 1000000ull;
 	if (!asleep && !slice_over)
 		return;
-	if (asleep && !t->priv->expect_block && !others_could_run(tr, t) && !slice_over)
+	if (asleep && !t->priv->expect_block && !sched_others_could_run(tr, t, false) && !slice_over)
 		return; /* nobody else to run: let it sleep */
+	if (asleep && t->wait == TW_SLEEP && !sched_others_could_run(tr, t, true))
+		return; /* a sleeping call and nobody else at all: let it sleep */
 	tr->interrupt_blocked = asleep;
 	t->priv->interrupt_pending = true;
 	ptu_interrupt(t->tid);
@@ -484,6 +472,9 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 		if (p != 0)
 			return p;
 		char ks = ptu_thread_state(tr->pid, t->tid);
+		if ((ks == 'S' || ks == 'D') && t->wait == TW_SLEEP &&
+		    !sched_others_could_run(tr, t, true))
+			return waitpid(-1, st, __WALL); /* nobody else: let it sleep */
 		if (ks == 'S' || ks == 'D') {
 			tr->interrupt_blocked = true;
 			t->priv->interrupt_pending = true;
@@ -672,33 +663,6 @@ enum tstep tracer_step(struct tracer *tr)
 	return tr->sink_stop ? TSTEP_STOPPED : TSTEP_CONTINUE;
 }
 
-int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
-			    struct tthread **last, size_t nlast, bool *use_last)
-{
-	bool spinning = nrun > 0;
-	for (size_t i = 0; i < nrun; i++)
-		if (!run[i]->preempted)
-			spinning = false;
-	bool from_last = !nrun || (spinning && nlast);
-	struct tthread **set = from_last ? last : run;
-	size_t n = from_last ? nlast : nrun;
-	*use_last = from_last;
-	uint32_t cur = tr->current;
-	size_t nthr = tr->nthr + 1, best = 0;
-	uint32_t bestkey = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (set[i]->lid == cur && !set[i]->preempted && !from_last)
-			return (int)i;
-		/* distance after the current thread, wrapping around */
-		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
-		if (key < bestkey) {
-			bestkey = key;
-			best = i;
-		}
-	}
-	return (int)best;
-}
-
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 			      uint64_t *obj, uint32_t *holder)
 {
@@ -724,6 +688,7 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 		case TW_COND: return "cond";
 		case TW_BARRIER: return "barrier";
 		case TW_SEM: return "sem";
+		case TW_SLEEP: return "sleep";
 		default: return "kernel";
 		}
 	}

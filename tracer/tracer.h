@@ -58,6 +58,7 @@ enum twait {
 	TW_JOIN,
 	TW_TIMED,    /* a timed wait: may always proceed, by timing out */
 	TW_UNKNOWN,  /* blocked in the kernel on something unmodelled */
+	TW_SLEEP,    /* in a sleeping call (nanosleep, poll, ...): proceeds by itself */
 };
 
 /* A pending request (what the thread does when next committed). */
@@ -83,7 +84,8 @@ struct tthread {
 	uint64_t wait_obj;
 	bool woken;            /* a signal/post/barrier release reached it */
 	bool started;          /* its start event was emitted */
-	bool preempted;        /* its last run ended by time slice, not a request */
+	bool preempted;        /* its turn is used: it ran through a time slice, or
+	                          it reached a sleeping call (sched.c) */
 	uint32_t nevents;      /* events emitted so far (next tindex) */
 	uint64_t fs_base;      /* its pthread_t */
 	uint64_t idle_ns;      /* time run since its last event (stuck detection) */

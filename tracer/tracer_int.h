@@ -69,6 +69,7 @@ enum hop {
 	OP_CONDWAIT, OP_CONDTIMEDWAIT, OP_SIGNAL, OP_BROADCAST,
 	OP_BARRIER,
 	OP_SEMWAIT, OP_SEMTRYWAIT, OP_SEMTIMEDWAIT, OP_SEMPOST,
+	OP_SLEEP,      /* a sleeping call: nanosleep, poll, sched_yield, ... */
 	/* heap hooks: transparent (recorded, never a scheduling point) */
 	OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE,
 };
@@ -235,6 +236,12 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
 /* t stopped at a heap hook's entry: record it and arrange for its return. */
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
+
+/* sched.c: the record policy (tracer_pick_round_robin is in tracer.h) */
+bool sched_is_sleep_call(int hook);
+/* Could a thread other than t run if t were set aside?  last_resorts:
+ * count those that can only proceed as a last resort too. */
+bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts);
 
 /* model.c */
 void model_init(struct model *m);
