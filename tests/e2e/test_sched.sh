@@ -1,0 +1,58 @@
+# shellcheck shell=bash
+# Scheduling points and fairness of the serialized scheduler (issue 14,
+# tracer/sched.c): sleeping calls, timed waits, threads that start while
+# another sleeps in the kernel, process exit.  Every command has its own
+# timeout: a hang fails the test with a reason.
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# main computes ~0.1 s with no pthread call beside a worker looping on
+# usleep(50000): the record must finish within 2x native + 1 s (it used to
+# hang, or take 60x native).
+t_sleep_beside_compute() {
+	local prog t0 native rec
+	prog=$(target sleep_compute) || exit
+	t0=$(now_ms)
+	timeout 20 "$prog" >native.stdout || fail "native run failed"
+	native=$(($(now_ms) - t0))
+	t0=$(now_ms)
+	avt_timed 30 record -o out -- "$prog" >out.stdout 2>out.stderr ||
+		fail "record failed: $(head -n 1 out.stderr)"
+	rec=$(($(now_ms) - t0))
+	echo "  native $native ms, record $rec ms" >&3
+	expect_eq "$(cat out.stdout)" "$(cat native.stdout)" "target's stdout"
+	[ "$rec" -le $((2 * native + 1000)) ] ||
+		fail "record took $rec ms, native $native ms (more than 2x native + 1 s)"
+}
+
+# Timed condition waits beside a compute-bound worker: each wait must not
+# run to its timeout while the worker sits stopped (FIELD-NOTES row 2),
+# and a preempted worker must be run again (row 1).
+t_timed_waits_beside_worker() {
+	avt_timed 20 record -o out -- "$(target timedwait_worker)" >out.stdout 2>out.stderr ||
+		fail "record failed: $(head -n 1 out.stderr)"
+	expect_eq "$(cat out.stdout)" "finished 4" "target's stdout"
+}
+
+# New threads stopped after their creation run while main sleeps in a
+# futex the model does not know (FIELD-NOTES row 3); the workers then
+# poll with a timeout until main lets them go.
+t_startup_while_main_sleeps() {
+	avt_timed 20 record -o out -- "$(target startup_register)" >out.stdout 2>out.stderr ||
+		fail "record failed: $(head -n 1 out.stderr)"
+	expect_eq "$(cat out.stdout)" "registered 4" "target's stdout"
+}
+
+# The three correct programs above: `avtrace test` exits 0, reports nothing.
+t_sleepers_test_clean() {
+	local p st
+	for p in sleep_compute timedwait_worker startup_register; do
+		avt_timed 60 test --explore 10 -o "t_$p" -- "$(target "$p")" >"$p.out" 2>&1
+		st=$?
+		sed 's/^/  | /' "$p.out" >&3
+		expect_eq "$st" 0 "exit status of avtrace test on $p"
+		expect_no_match "$(cat "$p.out")" 'BUG|DEADLOCK' "avtrace test on $p"
+	done
+}
