@@ -210,6 +210,13 @@ static void pk_yield(void *ctx, uint32_t lid)
 	xp_run_yield(pk->xr, lid);
 }
 
+static void pk_drop(void *ctx, uint32_t lid)
+{
+	struct picker *pk = ctx;
+	for (unsigned i = 0; i < pk->yield_limit; i++)
+		xp_run_yield(pk->xr, lid);
+}
+
 static int write_run(const struct explore_opts *o, struct replay *rp,
 		     const struct replay_result *res, unsigned num, const char *choices)
 {
@@ -256,7 +263,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	xp_run_describe(xr, msg.choices, sizeof msg.choices);
 	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
 			     NULL, 0 };
-	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield };
+	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop };
 	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
 				  .picker = &pk, .run_timeout_s = o->timeout_s };
 	struct replay *rp = replay_open(&ro);

@@ -164,6 +164,13 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
 	if (ct && ct->preempted && ct->state != TS_DEAD)
 		pk->yield(pk->ctx, cur);
+	/* a process exit gives way to every other thread: the workers main
+	 * did not join run before it ends them (they may, natively) */
+	for (size_t i = 0; i < nrun && pk->drop; i++)
+		if (tracer_at_exit(run[i]) && !run[i]->req.offered) {
+			run[i]->req.offered = true;
+			pk->drop(pk->ctx, run[i]->lid);
+		}
 	uint32_t lids[64];
 	size_t idx[64], n = 0;
 	bool all_spun = true;

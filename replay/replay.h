@@ -42,6 +42,9 @@ struct replay_picker {
 	size_t (*pick)(void *ctx, const uint32_t *lids, size_t n);
 	/* thread lid, run last, spun through a time slice without an event */
 	void (*yield)(void *ctx, uint32_t lid);
+	/* optional: thread lid gives way to every other thread (it is about
+	 * to end the process: exit(), return from main) */
+	void (*drop)(void *ctx, uint32_t lid);
 };
 
 struct replay_opts {

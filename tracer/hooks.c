@@ -65,6 +65,12 @@ const struct hook_def hook_defs[] = {
 	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
 	{ "cnd_signal", OP_SIGNAL },
 	{ "cnd_broadcast", OP_BROADCAST },
+	/* process exit: a scheduling point before the exit takes effect
+	 * (its event is emitted at exit_group); exit() is called by libc
+	 * itself when main returns, so it is not filtered by caller */
+	{ "exit", OP_EXIT },
+	{ "_exit", OP_EXIT },
+	{ "_Exit", OP_EXIT },
 	/* sleeping calls: scheduling points, no event (sched.c) */
 	{ "nanosleep", OP_SLEEP },
 	{ "clock_nanosleep", OP_SLEEP },
@@ -179,8 +185,16 @@ static int mutex_type(struct tracer *tr, uint64_t m)
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
+	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0)
 		return false;
+	if (hook_defs[h].op == OP_EXIT) {
+		/* main's return calls exit() from libc; libc's own _exit after
+		 * an exit() already seen is not a new point */
+		if (t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, ret)))
+			return false;
+	} else if (internal_caller(tr, ret)) {
+		return false;
+	}
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = h;
@@ -227,6 +241,12 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	case OP_JOIN:
 		q->kind = AVT_EV_JOIN;
+		break;
+	case OP_EXIT:
+		/* other threads may run before the process ends (sched.c) */
+		q->kind = AVT_EV_NONE;
+		t->priv->exit_req = true;
+		t->preempted = true;
 		break;
 	case OP_SLEEP:
 		/* the thread offers the CPU: its turn ends here (sched.c) */
@@ -443,6 +463,8 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		tr_emit(tr, t, AVT_EV_BARRIER, q->obj, 0, q->site, 0, 0);
 		begin_wait(tr, t, TW_BARRIER, q->obj);
 		return push_ret(tr, t, r);
+	case OP_EXIT:
+		return 0; /* it never returns */
 	case OP_SLEEP:
 		/* it may sleep in the kernel: a last resort then, never held
 		 * for ever; its return ends the wait */

@@ -328,8 +328,11 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 			t->state = TS_REQ;
 			return WR_POINT;
 		}
-		/* exit_group: the process ends here, the other threads are gone */
+		/* exit_group: the process ends here, the other threads are gone
+		 * (and must not be committed any more: a join of the exiting
+		 * thread would be made up) */
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
+		tr->exiting = true;
 	}
 	t->priv->exit_seen = true;
 	resume(t);
@@ -612,7 +615,7 @@ enum tstep tracer_step(struct tracer *tr)
 		return TSTEP_EXITED;
 	if (tr->sink_stop)
 		return TSTEP_STOPPED;
-	if (tr->fatal_sig)
+	if (tr->fatal_sig || tr->exiting)
 		return drain_exit(tr); /* the process is dying: nothing more happens */
 	if (tr->candcap < tr->nthr) {
 		tr->candcap = tr->nthr * 2;

@@ -14,6 +14,10 @@
  *     thread offers the CPU to the others, exactly as it would natively;
  *     it is `preempted` too, before the call even starts (no clock
  *     involved: the call is the scheduling point);
+ *   - a process exit (exit(), _exit(), return from main): the others get
+ *     their turn before the process ends, as they may natively (the
+ *     exit's event is emitted at exit_group, after atexit handlers); once
+ *     exit_group is seen nothing else is committed (loop.c: drain);
  *   - a sleep in the kernel: the thread is set aside (a kernel wait) and
  *     becomes a last resort.
  *
@@ -30,6 +34,11 @@
  * most one slice per runnable thread plus one turn per last resort.
  */
 #include "tracer_int.h"
+
+bool tracer_at_exit(const struct tthread *t)
+{
+	return t->state == TS_REQ && t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_EXIT;
+}
 
 bool sched_is_sleep_call(int hook)
 {

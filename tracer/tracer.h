@@ -69,6 +69,7 @@ struct treq {
 	uint64_t site;   /* absolute return address (or pc for probes) */
 	uint16_t size;
 	bool never;      /* can never proceed (relocking a normal mutex one holds) */
+	bool offered;    /* a sink was told this request gives way (sinks' use) */
 };
 
 /* The public view of a thread, for sinks and policies. */
@@ -158,6 +159,10 @@ void tracer_free(struct tracer *tr);
  * condition variables hand off internal state between threads). */
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
 			    struct tthread **last, size_t nlast, bool *use_last);
+
+/* Is t stopped at a call that ends the process (exit(), _exit(), return
+ * from main)?  Other threads may run before it commits. */
+bool tracer_at_exit(const struct tthread *t);
 
 /* Resolves and checks the program (exists, executable, ELF, not setuid)
  * without running it; tracer_launch does it too.  -1 after one error. */

@@ -70,6 +70,7 @@ enum hop {
 	OP_BARRIER,
 	OP_SEMWAIT, OP_SEMTRYWAIT, OP_SEMTIMEDWAIT, OP_SEMPOST,
 	OP_SLEEP,      /* a sleeping call: nanosleep, poll, sched_yield, ... */
+	OP_EXIT,       /* exit(), _exit(), _Exit(): the process ends */
 	/* heap hooks: transparent (recorded, never a scheduling point) */
 	OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE,
 };
@@ -106,6 +107,7 @@ struct tracer_priv_thread {
 	bool interrupt_pending;
 	bool expect_block;     /* committed into a wait: watch for it falling asleep */
 	bool exit_seen;
+	bool exit_req;         /* it called exit(): the process ends with it */
 	int pending_sig;       /* signal to deliver on next resume */
 	uint64_t resume_pc;    /* nonzero: set pc before resuming */
 	uint64_t create_site;  /* site of the pthread_create in progress */
@@ -169,6 +171,7 @@ struct tracer {
 	bool sink_stop;         /* the sink asked to stop the session */
 	bool interrupt_blocked; /* the pending interrupt sets a sleeper aside */
 	int fatal_sig;          /* a fatal signal was delivered (0: none) */
+	bool exiting;           /* a thread called exit_group: nothing more happens */
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 

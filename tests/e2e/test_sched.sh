@@ -56,3 +56,51 @@ t_sleepers_test_clean() {
 		expect_no_match "$(cat "$p.out")" 'BUG|DEADLOCK' "avtrace test on $p"
 	done
 }
+
+# ---- process exit is a scheduling point
+
+# main returns without joining; the bug needs the three workers in one
+# order before the exit takes effect.  DELAY 0: no busy work, so nothing
+# depends on time slices.
+t_exit_without_join_bug_found() {
+	avt_timed 90 test -o out -- "$(target exit_three)" 0 >test.out 2>&1
+	st=$?
+	sed 's/^/  | /' test.out >&3
+	expect_eq "$st" 1 "exit status of avtrace test"
+	expect_match "$(cat test.out)" "BUG reproduced: SIGABRT in T1 at exit_three.c:$(marker_line "$SRC/exit_three.c" 'CHECK LINE')" "avtrace test"
+}
+
+# The exit is placed in the recording after the other threads' turns, and
+# a replay of the recording follows it.
+t_exit_waits_for_other_threads_in_record() {
+	need_jq
+	record out exit_three 0
+	expect_recorded out 0
+	events out >/dev/null || exit
+	last=$(jq -s -r 'map(select(.thread == "T0")) | last | .kind' out.json)
+	expect_eq "$last" exit "T0's last event"
+	n=$(jq -s '[.[] | select(.kind == "exit")] | length' out.json)
+	expect_eq "$n" 4 "exit events (every worker ran to its end before main's exit)"
+	replay out --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of the replay of the recording"
+}
+
+# Exiting with a lock held and a thread blocked on it is correct.
+t_exit_with_lock_held_clean() {
+	avt_timed 60 test --explore 20 -o out -- "$(target exit_locked)" >test.out 2>&1
+	st=$?
+	sed 's/^/  | /' test.out >&3
+	expect_eq "$st" 0 "exit status of avtrace test"
+	expect_no_match "$(cat test.out)" 'DEADLOCK|deadlock reproduced|BUG' "avtrace test"
+}
+
+# exit(3) in a worker while main is in pthread_join: no made-up join.
+t_exit_in_thread_no_join() {
+	need_jq
+	record out exit_thread
+	expect_recorded out 3
+	n=$(count_kind out join "") || exit
+	expect_eq "$n" 0 "join events"
+	n=$(jq -s '[.[] | select(.kind == "exit" and .thread == "T1")] | length' out.json)
+	expect_eq "$n" 1 "T1's exit events"
+}
