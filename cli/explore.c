@@ -87,16 +87,32 @@ static void first_line(const char *path, char *buf, size_t len)
 		fclose(f);
 }
 
-static bool confirmed(const char *dir)
+/* Did the check replay of a failed run fail too?  why: its outcome and
+ * reason when it did not. */
+static bool confirmed(const char *dir, char *why, size_t len)
 {
 	char path[4300];
 	json_error_t je;
 	snprintf(path, sizeof path, "%s/replays/0000.json", dir);
 	json_t *j = json_load_file(path, 0, &je);
 	const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+	const char *rs = j ? json_string_value(json_object_get(j, "reason")) : NULL;
 	bool ok = oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
+	snprintf(why, len, "%s%s%s", oc ? oc : "no result", rs && *rs ? ": " : "", rs ? rs : "");
 	json_decref(j);
 	return ok;
+}
+
+/* How a failed run failed, in words (its check replay did not say). */
+static void failure_words(const struct explore_bug *b, char *buf, size_t len)
+{
+	if (!strncmp(b->key, "deadlock", 8))
+		snprintf(buf, len, "DEADLOCK");
+	else if (b->signal)
+		snprintf(buf, len, "BUG: SIG%s in T%u", sigabbrev_np(b->signal) ?
+			 sigabbrev_np(b->signal) : "?", b->thread);
+	else
+		snprintf(buf, len, "BUG: exit status %d", b->exit_status);
 }
 
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir)
@@ -115,7 +131,7 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
 	       r.counts[3], r.counts[2], r.counts[4]);
 	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
-	size_t nconf = 0;
+	size_t nconf = 0, nunconf = 0;
 	for (size_t i = 0; heads && i < r.nbugs; i++) {
 		struct explore_bug *b = &r.bugs[i];
 		char rdir[4300], rep[4400], head[512];
@@ -126,9 +142,19 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 		run_replays(b->dir, &zero, 1, 1, timeout, rdir);
 		snprintf(rep, sizeof rep, "%s/0000.txt", rdir);
 		first_line(rep, head, sizeof head);
-		if (!confirmed(b->dir)) {
-			printf("run %u failed (%s) but its replay did not: not reported (%s)\n", b->run,
-			       b->key, b->dir);
+		char why[1200];
+		if (!confirmed(b->dir, why, sizeof why)) {
+			/* seen, never thrown away: a real failure of the program
+			 * counts; an unconfirmed deadlock may be the scheduler's */
+			char words[128];
+			failure_words(b, words, sizeof words);
+			printf("%s seen (unconfirmed)\n", words);
+			printf("  seen in run %u and %u of %u runs (%s)\n", b->run, b->hits, r.done,
+			       b->choices);
+			printf("  its replay did not fail again (%s): avtrace replay -d %s --schedule 0\n",
+			       why, b->dir);
+			if (strncmp(b->key, "deadlock", 8))
+				nunconf++;
 			continue;
 		}
 		bool dup = false;
@@ -160,7 +186,7 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	}
 	free(heads);
 	explore_result_release(&r);
-	return nconf ? 1 : 0;
+	return nconf + nunconf ? 1 : 0;
 }
 
 static unsigned cpus(void)

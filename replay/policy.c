@@ -109,6 +109,13 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	}
 	if (rp->in_free || !current_step(rp))
 		return 0;
+	/* an event ends a yield step: the thread got further than it did
+	 * where the schedule was made; the event must fit the next step */
+	while (rp->sched->steps[rp->step].kind == SCHED_YIELD) {
+		rp->left = 0;
+		if (!current_step(rp))
+			return 0;
+	}
 	const struct sched_step *st = &rp->sched->steps[rp->step];
 	const struct avt_event *exp = ev->thread < rp->nthreads && ev->tindex < rp->ntexp[ev->thread] ?
 		rp->texp[ev->thread][ev->tindex] : NULL;
@@ -185,6 +192,52 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	return (int)idx[pk->pick(pk->ctx, lids, n)];
 }
 
+/* Under a picker: remembers the turns that made no event before another
+ * thread was picked, so the run's schedule can say "yield T n" there
+ * (explore.c writes it; a spin barrier's arrival is such a turn). */
+static void note_pick(struct replay *rp, uint32_t lid)
+{
+	if (rp->pk_last != UINT32_MAX) {
+		if (rp->nev == rp->pk_nev)
+			rp->pk_pending++;
+		else
+			rp->pk_pending = 0;
+	}
+	if (lid != rp->pk_last && rp->pk_pending) {
+		if (rp->nmarks == rp->markcap) {
+			size_t ncap = rp->markcap ? rp->markcap * 2 : 64;
+			struct replay_mark *n = realloc(rp->marks, ncap * sizeof *n);
+			if (!n) {
+				policy_infeasible(rp, "out of memory");
+				return;
+			}
+			rp->marks = n;
+			rp->markcap = ncap;
+		}
+		rp->marks[rp->nmarks++] = (struct replay_mark){ rp->nev, rp->pk_last, rp->pk_pending };
+	}
+	if (lid != rp->pk_last)
+		rp->pk_pending = 0;
+	rp->pk_last = lid;
+	rp->pk_nev = rp->nev;
+}
+
+/* A yield step: its thread runs on to its next scheduling point, once
+ * per point; a thread that cannot (blocked, gone) is as far as it gets. */
+static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, size_t nrun,
+		      struct tthread **last, size_t nlast, bool *use_last)
+{
+	int i = find(run, nrun, lid);
+	*use_last = false;
+	if (i < 0 && (i = find(last, nlast, lid)) >= 0)
+		*use_last = true;
+	if (i >= 0)
+		rp->left--;
+	else
+		rp->left = 0;
+	return i;
+}
+
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -192,8 +245,18 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	rp->advancing = false;
 	if (rp->stop)
 		return -1;
-	if (rp->opts.picker)
-		return pick_explore(rp, tr, run, nrun, last, nlast, use_last);
+	if (rp->opts.picker) {
+		int i = pick_explore(rp, tr, run, nrun, last, nlast, use_last);
+		if (i >= 0)
+			note_pick(rp, (*use_last ? last : run)[i]->lid);
+		return i;
+	}
+	while (current_step(rp) && rp->sched->steps[rp->step].kind == SCHED_YIELD) {
+		int i = pick_yield(rp, rp->sched->steps[rp->step].thread, run, nrun, last, nlast,
+				   use_last);
+		if (i >= 0)
+			return i;
+	}
 	if (!current_step(rp)) {
 		if (rp->opts.gdb) /* --gdb: stop where the schedule ends */
 			return -1;

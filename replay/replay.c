@@ -185,6 +185,7 @@ struct replay *replay_open(const struct replay_opts *opts)
 			       m->rec.build_id, m->rec.build_id_len);
 	}
 	rp->left = rp->sched->nsteps ? rp->sched->steps[0].count : 0;
+	rp->pk_last = UINT32_MAX;
 	rp->in_free = rp->sched->nsteps == 0;
 	return rp;
 fail:
@@ -314,8 +315,9 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_status = -1;
-	/* the last event may have completed the last step */
-	while (!rp->in_free && rp->left == 0) {
+	/* the last event may have completed the last step; yields left at
+	 * the end ask for nothing more */
+	while (!rp->in_free && (rp->left == 0 || rp->sched->steps[rp->step].kind == SCHED_YIELD)) {
 		if (++rp->step >= rp->sched->nsteps)
 			rp->in_free = true;
 		else
@@ -367,6 +369,10 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	res->actual_missing = rp->actual_missing;
 	res->ev = rp->ev;
 	res->nev = rp->nev;
+	res->marks = rp->marks;
+	res->nmarks = rp->nmarks;
+	rp->marks = NULL;
+	rp->nmarks = rp->markcap = 0;
 	rp->ev = NULL;
 	rp->nev = rp->evcap = 0;
 	res->bt = rp->bt;
@@ -378,6 +384,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 void replay_result_release(struct replay_result *r)
 {
 	free(r->ev);
+	free(r->marks);
 	free(r->bt);
 	free(r->waits);
 	memset(r, 0, sizeof *r);
@@ -420,6 +427,7 @@ void replay_free(struct replay *rp)
 	free(rp->texp);
 	free(rp->ntexp);
 	free(rp->ev);
+	free(rp->marks);
 	free(rp->bt);
 	free(rp->allocs);
 	for (size_t i = 0; i < rp->nmods; i++)

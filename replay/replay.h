@@ -47,6 +47,14 @@ struct replay_picker {
 	void (*drop)(void *ctx, uint32_t lid);
 };
 
+/* In a run under a picker: thread `thread` ran on through `count`
+ * scheduling points with no event, after the run's first `after` events,
+ * before another thread was picked (a "yield" step of its schedule). */
+struct replay_mark {
+	size_t after;
+	uint32_t thread, count;
+};
+
 struct replay_opts {
 	const char *dir;        /* recording directory */
 	unsigned schedule;      /* schedule number (schedules/NNNN.sched) */
@@ -89,6 +97,8 @@ struct replay_result {
 	/* what ran, in order */
 	struct avt_event *ev;
 	size_t nev;
+	struct replay_mark *marks; /* under a picker: its event-less turns */
+	size_t nmarks;
 	struct avt_frame *bt;   /* failing thread's backtrace */
 	uint32_t nbt;
 	struct replay_wait *waits;
