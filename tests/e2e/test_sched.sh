@@ -104,3 +104,20 @@ t_exit_in_thread_no_join() {
 	n=$(jq -s '[.[] | select(.kind == "exit" and .thread == "T1")] | length' out.json)
 	expect_eq "$n" 1 "T1's exit events"
 }
+
+# ---- failures seen are kept
+
+# A spin barrier (atomic increment, sched_yield until both arrived) with a
+# bug that needs one order of the writes before it.  The spin has no
+# event: the run's saved schedule must keep the turn in which the first
+# worker reached the barrier (a yield step), or its check replay is stuck
+# and the failure is lost.
+t_spin_barrier_bug_confirmed() {
+	avt_timed 90 test -o out -- "$(target spin_barrier)" >test.out 2>&1
+	st=$?
+	sed 's/^/  | /' test.out >&3
+	expect_eq "$st" 1 "exit status of avtrace test"
+	expect_match "$(cat test.out)" "^BUG reproduced: SIGABRT in T2 at spin_barrier.c:$(marker_line "$SRC/spin_barrier.c" 'CHECK LINE')" "avtrace test"
+	expect_match "$(cat test.out)" '^  confirmed: ' "avtrace test"
+	expect_match "$(cat out/explore/runs/*.sched)" '^yield T[12] [0-9]+$' "the runs' schedules"
+}
