@@ -154,6 +154,27 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 	return -1;
 }
 
+/* A thread computing this long with no event is taken for a spinner
+ * even when its registers change (a spin with a backoff counter). */
+#define SPIN_IDLE_NS 1000000000ull
+
+/* Does t, whose turn is used, give way to lower priorities?  When it
+ * offers the CPU (a sleeping call, sched_yield) or spins; a thread that
+ * computes through its slices keeps its priority (see sched.c). */
+static bool gives_way(const struct replay *rp, const struct tthread *t)
+{
+	(void)rp;
+	return tracer_at_sleep(t) || t->spinning || t->idle_ns >= SPIN_IDLE_NS;
+}
+
+/* t's turn ended by the clock while it computes: running it again is no
+ * decision (the clock's), so it is neither noted nor counted in a yield
+ * step; the picker would pick it again anyway (it keeps its priority). */
+static bool computing(const struct replay *rp, const struct tthread *t)
+{
+	return t->sliced && t->state == TS_READY && !gives_way(rp, t);
+}
+
 /* Exploration: the picker chooses among the threads that can run; a
  * thread that spun through its slice is reported to it first (it may wait
  * for a lower-priority thread).  When nothing can run, or every thread
@@ -169,7 +190,7 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	}
 	uint32_t cur = tracer_current(tr);
 	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
-	if (ct && ct->preempted && ct->state != TS_DEAD)
+	if (ct && ct->state != TS_DEAD && ct->preempted && gives_way(rp, ct))
 		pk->yield(pk->ctx, cur);
 	/* a process exit gives way to every other thread: the workers main
 	 * did not join run before it ends them (they may, natively) */
@@ -184,7 +205,7 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	for (size_t i = 0; i < nrun && n < 64; i++) {
 		lids[n] = run[i]->lid;
 		idx[n++] = i;
-		all_spun &= run[i]->preempted;
+		all_spun &= run[i]->preempted && gives_way(rp, run[i]);
 	}
 	if (!n || (all_spun && nlast))
 		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
@@ -195,9 +216,9 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 /* Under a picker: remembers the turns that made no event before another
  * thread was picked, so the run's schedule can say "yield T n" there
  * (explore.c writes it; a spin barrier's arrival is such a turn). */
-static void note_pick(struct replay *rp, uint32_t lid)
+static void note_pick(struct replay *rp, uint32_t lid, bool cont)
 {
-	if (rp->pk_last != UINT32_MAX) {
+	if (rp->pk_last != UINT32_MAX && !cont) {
 		if (rp->nev == rp->pk_nev)
 			rp->pk_pending++;
 		else
@@ -231,7 +252,7 @@ static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, siz
 	*use_last = false;
 	if (i < 0 && (i = find(last, nlast, lid)) >= 0)
 		*use_last = true;
-	if (i >= 0)
+	if (i >= 0 && !computing(rp, (*use_last ? last : run)[i]))
 		rp->left--;
 	else
 		rp->left = 0;
@@ -246,9 +267,11 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	if (rp->stop)
 		return -1;
 	if (rp->opts.picker) {
+		struct tthread *pt = rp->pk_last == UINT32_MAX ? NULL : tracer_thread(tr, rp->pk_last);
+		bool cont = pt && computing(rp, pt);
 		int i = pick_explore(rp, tr, run, nrun, last, nlast, use_last);
 		if (i >= 0)
-			note_pick(rp, (*use_last ? last : run)[i]->lid);
+			note_pick(rp, (*use_last ? last : run)[i]->lid, cont);
 		return i;
 	}
 	while (current_step(rp) && rp->sched->steps[rp->step].kind == SCHED_YIELD) {

@@ -382,8 +382,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		tr->stats.kernel_waits++;
 	} else {
 		t->state = TS_READY;
-		t->preempted = true;
-		tr->stats.preemptions++;
+		sched_slice_over(tr, t);
 	}
 	return WR_POINT;
 }
@@ -441,13 +440,37 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	}
 }
 
+/* How long a run kept its thread busy.  A short run counts its wall
+ * time; a run that lasts ticks counts, from its first tick on, the time
+ * the thread spent on a CPU: on a loaded machine a computing thread may
+ * wait for a CPU most of the time, and must not be taken for stuck (or
+ * for a spinner) sooner the busier the machine is. */
+struct run_clock {
+	uint64_t cpu0, wall0;
+};
+
+static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t started,
+			    const struct run_clock *rc)
+{
+	uint64_t now = now_ns();
+	if (!rc->cpu0)
+		return now - started;
+	uint64_t cpu = ptu_thread_cpu_ns(tr->pid, t->tid);
+	uint64_t ran = cpu > rc->cpu0 ? cpu - rc->cpu0 : 0;
+	return rc->wall0 - started + ran;
+}
+
 /* Called on every tick while t runs: preempt a spinner, set aside a
  * thread asleep in the kernel. */
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
-			  int *sleeping_ticks)
+			  int *sleeping_ticks, struct run_clock *rc)
 {
 	if (t->priv->interrupt_pending || t->state != TS_RUNNING)
 		return;
+	if (!rc->cpu0) { /* a long run: count its time on a CPU (below) */
+		rc->cpu0 = ptu_thread_cpu_ns(tr->pid, t->tid);
+		rc->wall0 = now_ns();
+	}
 	char ks = ptu_thread_state(tr->pid, t->tid);
 	*sleeping_ticks = (ks == 'S' || ks == 'D') ? *sleeping_ticks + 1 : 0;
 	uint64_t ran = now_ns() - started;
@@ -495,12 +518,13 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 {
 	uint64_t started = now_ns();
 	int sleeping = 0;
+	struct run_clock rc = { 0, 0 };
 	for (;;) {
 		int st;
 		pid_t p = wait_any(tr, t, &st);
 		if (p < 0) {
 			if (errno == EINTR) {
-				watch_running(tr, t, started, &sleeping);
+				watch_running(tr, t, started, &sleeping, &rc);
 				continue;
 			}
 			if (errno == ECHILD) {
@@ -511,7 +535,7 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		}
 		enum wr w = dispatch(tr, p, st, t);
 		if (w != WR_WAIT) {
-			t->idle_ns += now_ns() - started;
+			t->idle_ns += run_busy_ns(tr, t, started, &rc);
 			return w;
 		}
 		/* the leader called pthread_exit while others live: it stays a
@@ -589,6 +613,7 @@ static void commit(struct tracer *tr, struct tthread *t)
 		tr_emit(tr, t, AVT_EV_START, t->parent, 0, 0, 0, 0);
 	}
 	t->preempted = false;
+	t->spinning = false;
 	if (t->state != TS_REQ)
 		return;
 	if (t->req.hook == HK_EXIT) {
@@ -651,6 +676,7 @@ enum tstep tracer_step(struct tracer *tr)
 		t->priv->expect_block = true;
 	}
 	tr->interrupt_blocked = false;
+	t->sliced = false;
 	resume(t);
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)

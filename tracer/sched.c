@@ -33,11 +33,54 @@
  * ever.)  So every runnable thread runs within one round: a round is at
  * most one slice per runnable thread plus one turn per last resort.
  */
+#include <stddef.h>
+
+#include "ptrace_util.h"
 #include "tracer_int.h"
 
 bool tracer_at_exit(const struct tthread *t)
 {
 	return t->state == TS_REQ && t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_EXIT;
+}
+
+bool tracer_at_sleep(const struct tthread *t)
+{
+	return t->state == TS_REQ && sched_is_sleep_call(t->req.hook);
+}
+
+/* Same registers, the pc and flags aside: a loop that reads the same
+ * values every time round.  A computation changes some register (its
+ * counter, its accumulator) between two slices, whatever their length. */
+static bool same_state(const struct user_regs_struct *a, const struct user_regs_struct *b)
+{
+	return a->r15 == b->r15 && a->r14 == b->r14 && a->r13 == b->r13 && a->r12 == b->r12 &&
+	       a->rbp == b->rbp && a->rbx == b->rbx && a->r11 == b->r11 && a->r10 == b->r10 &&
+	       a->r9 == b->r9 && a->r8 == b->r8 && a->rax == b->rax && a->rcx == b->rcx &&
+	       a->rdx == b->rdx && a->rsi == b->rsi && a->rdi == b->rdi && a->rsp == b->rsp;
+}
+
+/* Exploration drops a thread below the others when it spins (explore.c):
+ * deciding that from the clock (three slices without an event) dropped
+ * threads that merely computed for 30 ms, more of them the busier the
+ * machine, so the same seed gave other runs under load.  A spin is told
+ * by its registers instead: the same at two slice ends in a row, no
+ * event between.  How many slices pass before that shows does not change
+ * the order of events: a spinner does no event. */
+void sched_slice_over(struct tracer *tr, struct tthread *t)
+{
+	struct tracer_priv_thread *p = t->priv;
+	struct user_regs_struct r;
+	t->preempted = true;
+	t->sliced = true;
+	tr->stats.preemptions++;
+	if (ptu_getregs(t->tid, &r) < 0) {
+		p->slice_valid = false;
+		return;
+	}
+	t->spinning = p->slice_valid && p->slice_nev == t->nevents && same_state(&r, &p->slice_regs);
+	p->slice_regs = r;
+	p->slice_nev = t->nevents;
+	p->slice_valid = true;
 }
 
 bool sched_is_sleep_call(int hook)

@@ -87,6 +87,10 @@ struct tthread {
 	bool started;          /* its start event was emitted */
 	bool preempted;        /* its turn is used: it ran through a time slice, or
 	                          it reached a sleeping call (sched.c) */
+	bool sliced;           /* its last run was interrupted by the slice timer */
+	bool spinning;         /* preempted twice in a row at the same registers
+	                          (rip aside) with no event between: it waits
+	                          for another thread, it does not compute */
 	uint32_t nevents;      /* events emitted so far (next tindex) */
 	uint64_t fs_base;      /* its pthread_t */
 	uint64_t idle_ns;      /* time run since its last event (stuck detection) */
@@ -163,6 +167,9 @@ int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun
 /* Is t stopped at a call that ends the process (exit(), _exit(), return
  * from main)?  Other threads may run before it commits. */
 bool tracer_at_exit(const struct tthread *t);
+/* Is t stopped at a sleeping call (nanosleep, poll, sched_yield, ...),
+ * offering the CPU to the others? */
+bool tracer_at_sleep(const struct tthread *t);
 
 /* Resolves and checks the program (exists, executable, ELF, not setuid)
  * without running it; tracer_launch does it too.  -1 after one error. */

@@ -118,6 +118,9 @@ struct tracer_priv_thread {
 	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
 	int nlive;
 	uint32_t next_inv;
+	struct user_regs_struct slice_regs; /* registers at its last slice end */
+	uint32_t slice_nev;    /* its events then */
+	bool slice_valid;
 };
 
 /* Lock model entry. */
@@ -242,6 +245,9 @@ void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_r
 
 /* sched.c: the record policy (tracer_pick_round_robin is in tracer.h) */
 bool sched_is_sleep_call(int hook);
+/* t ran through its time slice and was interrupted: its turn is used;
+ * spinning when nothing changed since the last slice (sched.c). */
+void sched_slice_over(struct tracer *tr, struct tthread *t);
 /* Could a thread other than t run if t were set aside?  last_resorts:
  * count those that can only proceed as a last resort too. */
 bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts);

@@ -121,3 +121,32 @@ t_spin_barrier_bug_confirmed() {
 	expect_match "$(cat test.out)" '^  confirmed: ' "avtrace test"
 	expect_match "$(cat out/explore/runs/*.sched)" '^yield T[12] [0-9]+$' "the runs' schedules"
 }
+
+# ---- determinism
+
+# explore --seed S twice, the second time with both CPUs busy: the same
+# runs, step for step (spins with sched_yield, a plain spin on a flag, a
+# worker polling with usleep beside a computation).
+t_explore_same_seed_same_runs_under_load() {
+	local p
+	pids=
+	# shellcheck disable=SC2086 # no yes left running, whatever happens
+	trap 'kill $pids 2>/dev/null' EXIT
+	for p in spin_barrier spinflag sleep_compute; do
+		record "rec_$p" "$p"
+		expect_recorded "rec_$p" 0
+		avt_timed 120 explore -q -d "rec_$p" -n 8 --seed 7 >"$p.1" 2>&1
+		mkdir "runs1_$p" && cp "rec_$p"/explore/runs/*.sched "runs1_$p"/
+		pids=
+		for _ in 1 2; do
+			yes >/dev/null &
+			pids="$pids $!"
+		done
+		avt_timed 120 explore -q -d "rec_$p" -n 8 --seed 7 >"$p.2" 2>&1
+		# shellcheck disable=SC2086
+		kill $pids
+		pids=
+		mkdir "runs2_$p" && cp "rec_$p"/explore/runs/*.sched "runs2_$p"/
+		diff -r "runs1_$p" "runs2_$p" >&3 || fail "$p: the runs of seed 7 differ under load"
+	done
+}
