@@ -154,9 +154,12 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 	return -1;
 }
 
-/* A thread computing this long with no event is taken for a spinner
- * even when its registers change (a spin with a backoff counter). */
-#define SPIN_IDLE_NS 1000000000ull
+/* A thread busy this long with no event (its time on a CPU, for long
+ * runs: tracer/loop.c) gives way as a spinner does, even when its
+ * registers change (a spin with a backoff counter, or a long
+ * computation: the others need not wait for it to end).  CPU time, not
+ * wall time: the same on a loaded machine. */
+#define SPIN_IDLE_NS 30000000ull
 
 /* Does t, whose turn is used, give way to lower priorities?  When it
  * offers the CPU (a sleeping call, sched_yield) or spins; a thread that
@@ -164,7 +167,7 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 static bool gives_way(const struct replay *rp, const struct tthread *t)
 {
 	(void)rp;
-	return tracer_at_sleep(t) || t->spinning || t->idle_ns >= SPIN_IDLE_NS;
+	return tracer_at_sleep(t) || t->spinning || (t->sliced && t->idle_ns >= SPIN_IDLE_NS);
 }
 
 /* t's turn ended by the clock while it computes: running it again is no
@@ -201,12 +204,20 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 		}
 	uint32_t lids[64];
 	size_t idx[64], n = 0;
-	bool all_spun = true;
+	bool all_spun = true, all_gave = true, sleepers = nlast > 0;
 	for (size_t i = 0; i < nrun && n < 64; i++) {
 		lids[n] = run[i]->lid;
 		idx[n++] = i;
-		all_spun &= run[i]->preempted && gives_way(rp, run[i]);
+		all_spun &= run[i]->preempted;
+		all_gave &= run[i]->preempted && gives_way(rp, run[i]);
 	}
+	/* last resorts that only sleep (nanosleep, poll, ...) wait until the
+	 * others give way; one in an unmodelled kernel wait may be what the
+	 * others need (glibc's internal locks), so any used turn lets it run */
+	for (size_t i = 0; i < nlast; i++)
+		sleepers &= last[i]->state == TS_KWAIT && last[i]->wait == TW_SLEEP;
+	if (sleepers)
+		all_spun = all_gave;
 	if (!n || (all_spun && nlast))
 		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
 	*use_last = false;

@@ -243,6 +243,7 @@ int replay_launch(struct replay *rp)
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 		.auto_watch = rp->watch_auto, .own_session = rp->opts.gdb,
+		.sync_sleeps = true,
 	};
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,

@@ -251,6 +251,7 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 	case OP_SLEEP:
 		/* the thread offers the CPU: its turn ends here (sched.c) */
 		q->kind = AVT_EV_NONE;
+		q->obj = sched_sleep_ns(tr, h, r);
 		t->preempted = true;
 		break;
 	case OP_BARRIER:
@@ -469,6 +470,7 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		/* it may sleep in the kernel: a last resort then, never held
 		 * for ever; its return ends the wait */
 		begin_wait(tr, t, TW_SLEEP, 0);
+		t->priv->sync_sleep = tr->opts.sync_sleeps && q->obj <= 1000000000ull;
 		return push_ret(tr, t, r);
 	case OP_SEMWAIT:
 	case OP_SEMTIMEDWAIT:
@@ -508,6 +510,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	}
 	t->wait = TW_NONE;
 	p->expect_block = false;
+	p->sync_sleep = false;
 	switch (op) {
 	case OP_TRYLOCK:
 	case OP_TIMEDLOCK:

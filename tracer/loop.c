@@ -465,7 +465,7 @@ static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t start
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
 			  int *sleeping_ticks, struct run_clock *rc)
 {
-	if (t->priv->interrupt_pending || t->state != TS_RUNNING)
+	if (t->priv->interrupt_pending || t->state != TS_RUNNING || t->priv->sync_sleep)
 		return;
 	if (!rc->cpu0) { /* a long run: count its time on a CPU (below) */
 		rc->cpu0 = ptu_thread_cpu_ns(tr->pid, t->tid);
@@ -491,7 +491,7 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
  * should cost microseconds, not a tick). */
 static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 {
-	if (!t->priv->expect_block || t->priv->interrupt_pending)
+	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep)
 		return waitpid(-1, st, __WALL);
 	for (int spins = 0;; spins++) {
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);

@@ -34,6 +34,7 @@
  * most one slice per runnable thread plus one turn per last resort.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "ptrace_util.h"
 #include "tracer_int.h"
@@ -81,6 +82,48 @@ void sched_slice_over(struct tracer *tr, struct tthread *t)
 	p->slice_regs = r;
 	p->slice_nev = t->nevents;
 	p->slice_valid = true;
+}
+
+static uint64_t timespec_ns(struct tracer *tr, uint64_t addr)
+{
+	int64_t ts[2];
+	if (!addr || ptu_read(tr->pid, addr, ts, sizeof ts) < 0 || ts[0] < 0 || ts[1] < 0)
+		return UINT64_MAX;
+	if ((uint64_t)ts[0] > UINT64_MAX / 2000000000ull)
+		return UINT64_MAX;
+	return (uint64_t)ts[0] * 1000000000ull + (uint64_t)ts[1];
+}
+
+static uint64_t ms_ns(int64_t ms)
+{
+	return ms < 0 ? UINT64_MAX : (uint64_t)ms * 1000000ull;
+}
+
+/* Pure sleeps only: a wait on descriptors ends when another thread
+ * writes, and must not be made to run out its timeout while that thread
+ * is held. */
+uint64_t sched_sleep_ns(struct tracer *tr, int hook, const struct user_regs_struct *r)
+{
+	const char *n = hook_defs[hook].name;
+	if (!strcmp(n, "sched_yield") || !strcmp(n, "thrd_yield"))
+		return 0;
+	if (!strcmp(n, "usleep"))
+		return (uint64_t)(uint32_t)r->rdi * 1000ull;
+	if (!strcmp(n, "sleep"))
+		return (uint64_t)(uint32_t)r->rdi * 1000000000ull;
+	if (!strcmp(n, "nanosleep") || !strcmp(n, "thrd_sleep"))
+		return timespec_ns(tr, r->rdi);
+	if (!strcmp(n, "clock_nanosleep")) /* absolute: no longer than its offset from 0 */
+		return r->rsi & 1 ? UINT64_MAX : timespec_ns(tr, r->rdx);
+	if (!strcmp(n, "poll") && r->rsi == 0)
+		return ms_ns((int32_t)r->rdx);
+	if (!strcmp(n, "select") && r->rdi == 0 && !r->rsi && !r->rdx && !r->rcx) {
+		int64_t tv[2];
+		if (!r->r8 || ptu_read(tr->pid, r->r8, tv, sizeof tv) < 0 || tv[0] < 0 || tv[1] < 0)
+			return UINT64_MAX;
+		return (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000ull;
+	}
+	return UINT64_MAX;
 }
 
 bool sched_is_sleep_call(int hook)

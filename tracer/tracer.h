@@ -146,6 +146,10 @@ struct tracer_opts {
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
+	bool sync_sleeps;      /* a pure sleep of at most 1 s runs to its end,
+	                          the other threads held (replay, explore: a
+	                          sleep then ends at the same point of the
+	                          schedule on every run; sched.c) */
 };
 
 /* The k-th CPU (modulo their number) this process may run on, to pin the

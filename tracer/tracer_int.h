@@ -108,6 +108,7 @@ struct tracer_priv_thread {
 	bool expect_block;     /* committed into a wait: watch for it falling asleep */
 	bool exit_seen;
 	bool exit_req;         /* it called exit(): the process ends with it */
+	bool sync_sleep;       /* in a pure sleep left to run to its end */
 	int pending_sig;       /* signal to deliver on next resume */
 	uint64_t resume_pc;    /* nonzero: set pc before resuming */
 	uint64_t create_site;  /* site of the pthread_create in progress */
@@ -245,6 +246,10 @@ void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_r
 
 /* sched.c: the record policy (tracer_pick_round_robin is in tracer.h) */
 bool sched_is_sleep_call(int hook);
+/* The length of the sleep t is about to make (stopped at a sleeping
+ * call's entry): nanoseconds, or UINT64_MAX when it waits for files
+ * (poll with descriptors, select with sets, epoll) or for ever. */
+uint64_t sched_sleep_ns(struct tracer *tr, int hook, const struct user_regs_struct *r);
 /* t ran through its time slice and was interrupted: its turn is used;
  * spinning when nothing changed since the last slice (sched.c). */
 void sched_slice_over(struct tracer *tr, struct tthread *t);

@@ -126,14 +126,20 @@ t_spin_barrier_bug_confirmed() {
 
 # explore --seed S twice, the second time with both CPUs busy: the same
 # runs, step for step (spins with sched_yield, a plain spin on a flag, a
-# worker polling with usleep beside a computation).
+# worker polling with usleep beside a short computation: one far below the
+# CPU time after which a computing thread gives way, which is the one
+# decision left to the clock).
 t_explore_same_seed_same_runs_under_load() {
 	local p
 	pids=
 	# shellcheck disable=SC2086 # no yes left running, whatever happens
 	trap 'kill $pids 2>/dev/null' EXIT
 	for p in spin_barrier spinflag sleep_compute; do
-		record "rec_$p" "$p"
+		if [ $p = sleep_compute ]; then
+			record "rec_$p" "$p" 3000000
+		else
+			record "rec_$p" "$p"
+		fi
 		expect_recorded "rec_$p" 0
 		avt_timed 120 explore -q -d "rec_$p" -n 8 --seed 7 >"$p.1" 2>&1
 		mkdir "runs1_$p" && cp "rec_$p"/explore/runs/*.sched "runs1_$p"/
