@@ -159,7 +159,7 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
  * registers change (a spin with a backoff counter, or a long
  * computation: the others need not wait for it to end).  CPU time, not
  * wall time: the same on a loaded machine. */
-#define SPIN_IDLE_NS 30000000ull
+#define SPIN_IDLE_NS 200000000ull
 
 /* Does t, whose turn is used, give way to lower priorities?  When it
  * offers the CPU (a sleeping call, sched_yield) or spins; a thread that

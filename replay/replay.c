@@ -308,6 +308,15 @@ static void collect_waits(struct replay *rp, struct replay_result *res)
 			w->last.obj = t->req.obj;
 			tracer_site(rp->tr, t->req.site, &w->last.site_mod, &w->last.site_off);
 			w->has_last = true;
+		} else {
+			/* asleep in a wait (cond, barrier, sem): the wait's own
+			 * event is its last one, and names the line */
+			for (size_t k = rp->nev; k-- > 0;)
+				if (rp->ev[k].thread == t->lid) {
+					w->last = rp->ev[k];
+					w->has_last = true;
+					break;
+				}
 		}
 	}
 }

@@ -156,3 +156,26 @@ t_explore_same_seed_same_runs_under_load() {
 		diff -r "runs1_$p" "runs2_$p" >&3 || fail "$p: the runs of seed 7 differ under load"
 	done
 }
+
+# ---- reports
+
+# A deadlock in a condition wait names the wait's line (it was blank).
+t_deadlock_report_names_cond_wait() {
+	record out cond_never
+	expect_eq "$REC_STATUS" 1 "exit status of avtrace record (deadlock)"
+	replay out --schedule 0
+	expect_eq "$RP_STATUS" 1 "exit status of the replay"
+	expect_match "$(cat out.replay)" "^  T1 waits for cond ready_cond at cond_never.c:$(marker_line "$SRC/cond_never.c" 'WAIT LINE')$" "deadlock report"
+}
+
+# A program whose recorded run fails (exit(3) in a worker): said once, up
+# front; runs that fail the same way are no finding of exploration.
+t_recorded_run_fails_said_once() {
+	avt_timed 60 test --explore 10 -o out -- "$(target exit_thread)" >test.out 2>&1
+	st=$?
+	sed 's/^/  | /' test.out >&3
+	expect_eq "$st" 1 "exit status of avtrace test"
+	expect_match "$(cat test.out)" '^the recorded run itself failed \(exit status 3\)' "avtrace test"
+	expect_match "$(cat test.out)" '^10 of 10 runs failed as the recorded run did' "avtrace test"
+	expect_no_match "$(cat test.out)" '^BUG reproduced' "avtrace test"
+}
