@@ -467,6 +467,8 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	case OP_EXIT:
 		return 0; /* it never returns */
 	case OP_SLEEP:
+		if (q->obj == 0)
+			return 0; /* sched_yield, a zero sleep: never blocks */
 		/* it may sleep in the kernel: a last resort then, never held
 		 * for ever; its return ends the wait */
 		begin_wait(tr, t, TW_SLEEP, 0);
