@@ -50,6 +50,10 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 void cli_parent_phase(bool on);
 /* In a worker forked by parent: die with it (PR_SET_PDEATHSIG). */
 void cli_worker_dies_with_parent(pid_t parent);
+/* The recorded run itself failed with this shell-style status (0: it did
+ * not): explore_and_report counts runs that fail the same way apart
+ * instead of reporting them as bugs found by exploration. */
+void explore_report_baseline(int status);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

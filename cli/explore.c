@@ -25,9 +25,10 @@ static const char explore_help[] =
 	"permutations covering every order of t threads (thread bounding).  Run N\n"
 	"depends only on the seed and N.  Each run's order is written to\n"
 	"DIR/explore/runs/NNNN.sched; a failing run becomes a recording of its own,\n"
-	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it before\n"
-	"it is reported (one report per distinct failure).  Exit status: 0 no bug\n"
-	"found, 1 at least one confirmed, 2 error.\n"
+	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it (one\n"
+	"report per distinct failure; one not confirmed is reported as such).\n"
+	"Exit status: 0 no bug found, 1 at least one seen (a deadlock only when\n"
+	"confirmed), 2 error.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
@@ -88,16 +89,47 @@ static void first_line(const char *path, char *buf, size_t len)
 		fclose(f);
 }
 
-static bool confirmed(const char *dir)
+/* Did the check replay of a failed run fail too?  why: its outcome and
+ * reason when it did not. */
+static bool confirmed(const char *dir, char *why, size_t len)
 {
 	char path[4300];
 	json_error_t je;
 	snprintf(path, sizeof path, "%s/replays/0000.json", dir);
 	json_t *j = json_load_file(path, 0, &je);
 	const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+	const char *rs = j ? json_string_value(json_object_get(j, "reason")) : NULL;
 	bool ok = oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
+	snprintf(why, len, "%s%s%s", oc ? oc : "no result", rs && *rs ? ": " : "", rs ? rs : "");
 	json_decref(j);
 	return ok;
+}
+
+/* How a failed run failed, in words (its check replay did not say). */
+static void failure_words(const struct explore_bug *b, char *buf, size_t len)
+{
+	if (!strncmp(b->key, "deadlock", 8))
+		snprintf(buf, len, "DEADLOCK");
+	else if (b->signal)
+		snprintf(buf, len, "BUG: SIG%s in T%u", sigabbrev_np(b->signal) ?
+			 sigabbrev_np(b->signal) : "?", b->thread);
+	else
+		snprintf(buf, len, "BUG: exit status %d", b->exit_status);
+}
+
+static int baseline_status;
+
+void explore_report_baseline(int status)
+{
+	baseline_status = status;
+}
+
+/* Does b fail as the recording already did (same exit status or signal)? */
+static bool as_recorded(const struct explore_bug *b)
+{
+	if (!baseline_status || !strncmp(b->key, "deadlock", 8))
+		return false;
+	return b->signal ? baseline_status == 128 + b->signal : baseline_status == b->exit_status;
 }
 
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
@@ -124,10 +156,15 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 		tally->unfinished += r.counts[2] + r.counts[4]; /* run time limit, errors */
 	}
 	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
-	size_t nconf = 0;
+	size_t nconf = 0, nunconf = 0;
 	for (size_t i = 0; heads && i < r.nbugs; i++) {
 		struct explore_bug *b = &r.bugs[i];
 		char rdir[4300], rep[4400], head[512];
+		if (as_recorded(b)) {
+			printf("%u of %u runs failed as the recorded run did (%s): not a finding of exploration\n",
+			       b->hits, r.done, b->signal ? "a fatal signal" : "exit status");
+			continue;
+		}
 		static const unsigned zero = 0;
 		snprintf(rdir, sizeof rdir, "%s/reports", b->dir);
 		mkdir(rdir, 0777);
@@ -135,9 +172,19 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 		run_replays(b->dir, &zero, 1, 1, timeout, rdir);
 		snprintf(rep, sizeof rep, "%s/0000.txt", rdir);
 		first_line(rep, head, sizeof head);
-		if (!confirmed(b->dir)) {
-			printf("run %u failed (%s) but its replay did not: not reported (%s)\n", b->run,
-			       b->key, b->dir);
+		char why[1200];
+		if (!confirmed(b->dir, why, sizeof why)) {
+			/* seen, never thrown away: a real failure of the program
+			 * counts; an unconfirmed deadlock may be the scheduler's */
+			char words[128];
+			failure_words(b, words, sizeof words);
+			printf("%s seen (unconfirmed)\n", words);
+			printf("  seen in run %u and %u of %u runs (%s)\n", b->run, b->hits, r.done,
+			       b->choices);
+			printf("  its replay did not fail again (%s): avtrace replay -d %s --schedule 0\n",
+			       why, b->dir);
+			if (strncmp(b->key, "deadlock", 8))
+				nunconf++;
 			continue;
 		}
 		bool dup = false;
@@ -169,7 +216,7 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	}
 	free(heads);
 	explore_result_release(&r);
-	return nconf ? 1 : 0;
+	return nconf + nunconf ? 1 : 0;
 }
 
 static unsigned cpus(void)

@@ -254,9 +254,14 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 }
 
 /* The last lines and the exit status.  "No bug" is said only of schedules
- * that ran: when most never reached their end, or the recording failed in a
- * way no schedule reproduced, the answer is inconclusive. */
-static int verdict(int nbugs, const struct run_tally *tally, const char *rdir, int rec_sig, int native)
+ * that ran: when most never reached their end, or the recording died of a
+ * signal that no schedule nor a native run shows, the answer is
+ * inconclusive.  A recording that failed on its own (and natively) is a
+ * failure, exit 1, but no bug of an interleaving. */
+/* rs: the recorded run's shell-style status; native: a native run's (only
+ * run when rs != 0), -1 if it did not end */
+static int verdict(int nbugs, const struct run_tally *tally, const char *rdir, int rs, int rec_sig,
+		   int native)
 {
 	unsigned total = tally->ran + tally->diverged + tally->unfinished;
 	if (total)
@@ -266,10 +271,14 @@ static int verdict(int nbugs, const struct run_tally *tally, const char *rdir, i
 		printf("%d bug%s reproduced; reports in %s/\n", nbugs, nbugs == 1 ? "" : "s", rdir);
 		return 1;
 	}
-	if (rec_sig && native != 128 + rec_sig) {
-		printf("inconclusive: the recorded run died of SIG%s, no schedule reproduced it and a native run did not die of it: avtrace may have disturbed the program (please report it), or the failure needs timing that a schedule does not control\n",
-		       sigabbrev_np(rec_sig) ?: "?");
+	if (rs != 0 && native != rs) {
+		printf("inconclusive: the recorded run failed (%s %d), no schedule reproduced it and a native run did not fail so: avtrace may have disturbed the program (please report it), or the failure needs timing that a schedule does not control\n",
+		       rec_sig ? "signal" : "exit status", rec_sig ? rec_sig : rs);
 		return EXIT_INCONCLUSIVE;
+	}
+	if (rs != 0 && native == rs) {
+		printf("no bug reproduced beyond the recorded run's own failure\n");
+		return 1;
 	}
 	if (total && 2 * tally->unfinished > total) {
 		printf("inconclusive: no bug reproduced, but %u of %u schedules never reached their end (stuck until the time limit, or failed): raise --timeout\n",
@@ -395,20 +404,27 @@ int cmd_test(int argc, char **argv)
 		pr_patterns_release(&pats);
 		return EXIT_USAGE;
 	}
+	/* A recording that failed: does PROG fail that way on its own too?  A
+	 * debugger must not change what the program computes; and a failure of
+	 * every run is no interleaving's doing. */
 	int rec_sig = recorded_signal(ro.dir), native = 0;
-	if (rec_sig) {
-		/* a debugger must not change what the program computes: say at once
-		 * whether the program fails this way on its own too */
+	if (rs != 0 && rs != EXIT_USAGE) {
 		native = run_natively(ro.argv);
-		if (native == 128 + rec_sig)
-			printf("the recorded run died of SIG%s, and so does a native run\n", sigabbrev_np(rec_sig) ?: "?");
-		else if (native >= 0)
-			printf("the recorded run died of SIG%s; a native run %s %d\n", sigabbrev_np(rec_sig) ?: "?",
-			       native > 128 ? "died of signal" : "exited with status",
-			       native > 128 ? native - 128 : native);
+		char what[64], nat[96];
+		if (rec_sig)
+			snprintf(what, sizeof what, "died of SIG%s", sigabbrev_np(rec_sig) ?: "?");
 		else
-			printf("the recorded run died of SIG%s; a native run did not end within %.0f s\n",
-			       sigabbrev_np(rec_sig) ?: "?", NATIVE_LIMIT_S);
+			snprintf(what, sizeof what, "exited with status %d", rs);
+		if (native < 0)
+			snprintf(nat, sizeof nat, "did not end within %.0f s", NATIVE_LIMIT_S);
+		else if (native > 128)
+			snprintf(nat, sizeof nat, "died of SIG%s", sigabbrev_np(native - 128) ?: "?");
+		else
+			snprintf(nat, sizeof nat, "exited with status %d", native);
+		if (native == rs)
+			printf("the recorded run %s, and so does a native run\n", what);
+		else
+			printf("the recorded run %s; a native run %s\n", what, nat);
 	}
 	struct prediction_set set;
 	atomic_funcs_arm(&af, t, &po);
@@ -439,6 +455,13 @@ int cmd_test(int argc, char **argv)
 	       st.threads, fmt_thousands(st.events, ev, sizeof ev), set.n, set.n == 1 ? "" : "s", set.n,
 	       set.n == 1 ? "" : "s", jobs);
 	fflush(stdout);
+	if (rs != 0 && rs != EXIT_USAGE && native == rs) {
+		/* say it once: every schedule fails this way, which is no
+		 * interleaving's doing; what differs is reported apart */
+		printf("the recorded run itself failed (%s %d): failures that depend on the interleaving are reported apart\n",
+		       rs > 128 ? "signal" : "exit status", rs > 128 ? rs - 128 : rs);
+		explore_report_baseline(rs);
+	}
 	struct run_tally tally = { 0, 0, 0 };
 	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout, &tally);
 	prediction_set_release(&set);
@@ -461,5 +484,5 @@ int cmd_test(int argc, char **argv)
 	out.ran = tally.ran;
 	out.diverged = tally.diverged;
 	out.unfinished = tally.unfinished;
-	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rec_sig, native));
+	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rs, rec_sig, native));
 }

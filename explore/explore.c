@@ -211,11 +211,43 @@ static void pk_yield(void *ctx, uint32_t lid)
 	xp_run_yield(pk->xr, lid);
 }
 
+static void pk_drop(void *ctx, uint32_t lid)
+{
+	struct picker *pk = ctx;
+	for (unsigned i = 0; i < pk->yield_limit; i++)
+		xp_run_yield(pk->xr, lid);
+}
+
+/* The run's schedule: every decision that made it.  Its events, each
+ * maximal run of one thread's a step, and where a thread was let run on
+ * with no event before another was picked (into a spin barrier, through
+ * slices of a spin), a yield step: the check replay then follows the run
+ * where the events alone would leave that thread behind. */
+static struct schedule *run_schedule(const struct replay_result *res)
+{
+	struct schedule *s = schedule_new();
+	size_t m = 0;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i <= res->nev; i++) {
+		for (; m < res->nmarks && res->marks[m].after == i; m++)
+			if (schedule_append_yield(s, res->marks[m].thread, res->marks[m].count) < 0)
+				goto fail;
+		if (i < res->nev && schedule_append_run(s, res->ev[i].thread, 1) < 0)
+			goto fail;
+	}
+	s->has_free = 1;
+	return s;
+fail:
+	schedule_free(s);
+	return NULL;
+}
+
 static int write_run(const struct explore_opts *o, struct replay *rp,
 		     const struct replay_result *res, unsigned num, const char *choices)
 {
 	char path[4400], rundir[4200], comment[1600];
-	struct schedule *s = schedule_from_events(res->ev, res->nev);
+	struct schedule *s = run_schedule(res);
 	if (!s)
 		return -1;
 	snprintf(comment, sizeof comment, "explore run %u (seed %" PRIu64 ", %s): %s%s%s", num,
@@ -263,7 +295,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	xp_run_describe(xr, msg.choices, sizeof msg.choices);
 	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
 			     NULL, 0 };
-	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield };
+	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop };
 	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
 				  .picker = &pk, .run_timeout_s = o->timeout_s };
 	struct replay *rp = replay_open(&ro);

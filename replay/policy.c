@@ -109,6 +109,13 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	}
 	if (rp->in_free || !current_step(rp))
 		return 0;
+	/* an event ends a yield step: the thread got further than it did
+	 * where the schedule was made; the event must fit the next step */
+	while (rp->sched->steps[rp->step].kind == SCHED_YIELD) {
+		rp->left = 0;
+		if (!current_step(rp))
+			return 0;
+	}
 	const struct sched_step *st = &rp->sched->steps[rp->step];
 	const struct avt_event *exp = ev->thread < rp->nthreads && ev->tindex < rp->ntexp[ev->thread] ?
 		rp->texp[ev->thread][ev->tindex] : NULL;
@@ -147,6 +154,30 @@ static int find(struct tthread **set, size_t n, uint32_t lid)
 	return -1;
 }
 
+/* A thread busy this long with no event (its time on a CPU, for long
+ * runs: tracer/loop.c) gives way as a spinner does, even when its
+ * registers change (a spin with a backoff counter, or a long
+ * computation: the others need not wait for it to end).  CPU time, not
+ * wall time: the same on a loaded machine. */
+#define SPIN_IDLE_NS 200000000ull
+
+/* Does t, whose turn is used, give way to lower priorities?  When it
+ * offers the CPU (a sleeping call, sched_yield) or spins; a thread that
+ * computes through its slices keeps its priority (see sched.c). */
+static bool gives_way(const struct replay *rp, const struct tthread *t)
+{
+	(void)rp;
+	return tracer_at_sleep(t) || t->spinning || (t->sliced && t->idle_ns >= SPIN_IDLE_NS);
+}
+
+/* t's turn ended by the clock while it computes: running it again is no
+ * decision (the clock's), so it is neither noted nor counted in a yield
+ * step; the picker would pick it again anyway (it keeps its priority). */
+static bool computing(const struct replay *rp, const struct tthread *t)
+{
+	return t->sliced && t->state == TS_READY && !gives_way(rp, t);
+}
+
 /* Exploration: the picker chooses among the threads that can run; a
  * thread that spun through its slice is reported to it first (it may wait
  * for a lower-priority thread).  When nothing can run, or every thread
@@ -162,20 +193,81 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	}
 	uint32_t cur = tracer_current(tr);
 	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
-	if (ct && ct->preempted && ct->state != TS_DEAD)
+	if (ct && ct->state != TS_DEAD && ct->preempted && gives_way(rp, ct))
 		pk->yield(pk->ctx, cur);
+	/* a process exit gives way to every other thread: the workers main
+	 * did not join run before it ends them (they may, natively) */
+	for (size_t i = 0; i < nrun && pk->drop; i++)
+		if (tracer_at_exit(run[i]) && !run[i]->req.offered) {
+			run[i]->req.offered = true;
+			pk->drop(pk->ctx, run[i]->lid);
+		}
 	uint32_t lids[64];
 	size_t idx[64], n = 0;
-	bool all_spun = true;
+	bool all_spun = true, all_gave = true, sleepers = nlast > 0;
 	for (size_t i = 0; i < nrun && n < 64; i++) {
 		lids[n] = run[i]->lid;
 		idx[n++] = i;
 		all_spun &= run[i]->preempted;
+		all_gave &= run[i]->preempted && gives_way(rp, run[i]);
 	}
+	/* last resorts that only sleep (nanosleep, poll, ...) wait until the
+	 * others give way; one in an unmodelled kernel wait may be what the
+	 * others need (glibc's internal locks), so any used turn lets it run */
+	for (size_t i = 0; i < nlast; i++)
+		sleepers &= last[i]->state == TS_KWAIT && last[i]->wait == TW_SLEEP;
+	if (sleepers)
+		all_spun = all_gave;
 	if (!n || (all_spun && nlast))
 		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
 	*use_last = false;
 	return (int)idx[pk->pick(pk->ctx, lids, n)];
+}
+
+/* Under a picker: remembers the turns that made no event before another
+ * thread was picked, so the run's schedule can say "yield T n" there
+ * (explore.c writes it; a spin barrier's arrival is such a turn). */
+static void note_pick(struct replay *rp, uint32_t lid, bool cont)
+{
+	if (rp->pk_last != UINT32_MAX && !cont) {
+		if (rp->nev == rp->pk_nev)
+			rp->pk_pending++;
+		else
+			rp->pk_pending = 0;
+	}
+	if (lid != rp->pk_last && rp->pk_pending) {
+		if (rp->nmarks == rp->markcap) {
+			size_t ncap = rp->markcap ? rp->markcap * 2 : 64;
+			struct replay_mark *n = realloc(rp->marks, ncap * sizeof *n);
+			if (!n) {
+				policy_infeasible(rp, "out of memory");
+				return;
+			}
+			rp->marks = n;
+			rp->markcap = ncap;
+		}
+		rp->marks[rp->nmarks++] = (struct replay_mark){ rp->nev, rp->pk_last, rp->pk_pending };
+	}
+	if (lid != rp->pk_last)
+		rp->pk_pending = 0;
+	rp->pk_last = lid;
+	rp->pk_nev = rp->nev;
+}
+
+/* A yield step: its thread runs on to its next scheduling point, once
+ * per point; a thread that cannot (blocked, gone) is as far as it gets. */
+static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, size_t nrun,
+		      struct tthread **last, size_t nlast, bool *use_last)
+{
+	int i = find(run, nrun, lid);
+	*use_last = false;
+	if (i < 0 && (i = find(last, nlast, lid)) >= 0)
+		*use_last = true;
+	if (i >= 0 && !computing(rp, (*use_last ? last : run)[i]))
+		rp->left--;
+	else
+		rp->left = 0;
+	return i;
 }
 
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
@@ -185,8 +277,20 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	rp->advancing = false;
 	if (rp->stop)
 		return -1;
-	if (rp->opts.picker)
-		return pick_explore(rp, tr, run, nrun, last, nlast, use_last);
+	if (rp->opts.picker) {
+		struct tthread *pt = rp->pk_last == UINT32_MAX ? NULL : tracer_thread(tr, rp->pk_last);
+		bool cont = pt && computing(rp, pt);
+		int i = pick_explore(rp, tr, run, nrun, last, nlast, use_last);
+		if (i >= 0)
+			note_pick(rp, (*use_last ? last : run)[i]->lid, cont);
+		return i;
+	}
+	while (current_step(rp) && rp->sched->steps[rp->step].kind == SCHED_YIELD) {
+		int i = pick_yield(rp, rp->sched->steps[rp->step].thread, run, nrun, last, nlast,
+				   use_last);
+		if (i >= 0)
+			return i;
+	}
 	if (!current_step(rp)) {
 		if (rp->opts.gdb) /* --gdb: stop where the schedule ends */
 			return -1;

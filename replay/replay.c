@@ -181,6 +181,7 @@ struct replay *replay_open(const struct replay_opts *opts)
 			       m->rec.build_id, m->rec.build_id_len);
 	}
 	rp->left = rp->sched->nsteps ? rp->sched->steps[0].count : 0;
+	rp->pk_last = UINT32_MAX;
 	rp->in_free = rp->sched->nsteps == 0;
 	return rp;
 fail:
@@ -242,6 +243,7 @@ int replay_launch(struct replay *rp)
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 		.auto_watch = rp->watch_auto, .own_session = rp->opts.gdb,
+		.sync_sleeps = true,
 	};
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
@@ -310,6 +312,15 @@ static void collect_waits(struct replay *rp, struct replay_result *res)
 			w->last.obj = t->req.obj;
 			tracer_site(rp->tr, t->req.site, &w->last.site_mod, &w->last.site_off);
 			w->has_last = true;
+		} else {
+			/* asleep in a wait (cond, barrier, sem): the wait's own
+			 * event is its last one, and names the line */
+			for (size_t k = rp->nev; k-- > 0;)
+				if (rp->ev[k].thread == t->lid) {
+					w->last = rp->ev[k];
+					w->has_last = true;
+					break;
+				}
 		}
 	}
 }
@@ -318,8 +329,9 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 {
 	memset(res, 0, sizeof *res);
 	res->exit_status = -1;
-	/* the last event may have completed the last step */
-	while (!rp->in_free && rp->left == 0) {
+	/* the last event may have completed the last step; yields left at
+	 * the end ask for nothing more */
+	while (!rp->in_free && (rp->left == 0 || rp->sched->steps[rp->step].kind == SCHED_YIELD)) {
 		if (++rp->step >= rp->sched->nsteps)
 			rp->in_free = true;
 		else
@@ -375,6 +387,10 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	res->actual_missing = rp->actual_missing;
 	res->ev = rp->ev;
 	res->nev = rp->nev;
+	res->marks = rp->marks;
+	res->nmarks = rp->nmarks;
+	rp->marks = NULL;
+	rp->nmarks = rp->markcap = 0;
 	rp->ev = NULL;
 	rp->nev = rp->evcap = 0;
 	res->bt = rp->bt;
@@ -386,6 +402,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 void replay_result_release(struct replay_result *r)
 {
 	free(r->ev);
+	free(r->marks);
 	free(r->bt);
 	free(r->waits);
 	memset(r, 0, sizeof *r);
@@ -428,6 +445,7 @@ void replay_free(struct replay *rp)
 	free(rp->texp);
 	free(rp->ntexp);
 	free(rp->ev);
+	free(rp->marks);
 	free(rp->bt);
 	free(rp->allocs);
 	for (size_t i = 0; i < rp->nmods; i++)

@@ -42,6 +42,17 @@ struct replay_picker {
 	size_t (*pick)(void *ctx, const uint32_t *lids, size_t n);
 	/* thread lid, run last, spun through a time slice without an event */
 	void (*yield)(void *ctx, uint32_t lid);
+	/* optional: thread lid gives way to every other thread (it is about
+	 * to end the process: exit(), return from main) */
+	void (*drop)(void *ctx, uint32_t lid);
+};
+
+/* In a run under a picker: thread `thread` ran on through `count`
+ * scheduling points with no event, after the run's first `after` events,
+ * before another thread was picked (a "yield" step of its schedule). */
+struct replay_mark {
+	size_t after;
+	uint32_t thread, count;
 };
 
 struct replay_opts {
@@ -86,6 +97,8 @@ struct replay_result {
 	/* what ran, in order */
 	struct avt_event *ev;
 	size_t nev;
+	struct replay_mark *marks; /* under a picker: its event-less turns */
+	size_t nmarks;
 	struct avt_frame *bt;   /* failing thread's backtrace */
 	uint32_t nbt;
 	struct replay_wait *waits;

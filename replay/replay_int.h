@@ -38,6 +38,11 @@ struct replay {
 	struct avt_event expected, actual;
 	struct avt_event *ev;         /* what ran */
 	size_t nev, evcap;
+	struct replay_mark *marks;    /* under a picker: event-less turns */
+	size_t nmarks, markcap;
+	uint32_t pk_last;             /* thread picked last (UINT32_MAX: none) */
+	size_t pk_nev;                /* events when it was picked */
+	uint32_t pk_pending;          /* its picks in a row that made no event */
 	struct avt_module_rec *mods;  /* modules of the run (for its trace) */
 	char **modpaths;
 	size_t nmods;

@@ -58,13 +58,32 @@ int schedule_append_run(struct schedule *s, uint32_t thread, uint32_t count)
 
 	if (count == 0 || s->has_free)
 		return -1;
-	if (last && last->thread == thread && last->count <= UINT32_MAX - count) {
+	if (last && last->kind == SCHED_RUN && last->thread == thread &&
+	    last->count <= UINT32_MAX - count) {
 		last->count += count;
 		return 0;
 	}
 	if (grow((void **)&s->steps, &s->stepcap, s->nsteps, sizeof(*s->steps)) < 0)
 		return -1;
 	s->steps[s->nsteps++] = (struct sched_step){ .thread = thread, .count = count };
+	return 0;
+}
+
+int schedule_append_yield(struct schedule *s, uint32_t thread, uint32_t count)
+{
+	struct sched_step *last = s->nsteps ? &s->steps[s->nsteps - 1] : NULL;
+
+	if (count == 0 || s->has_free)
+		return -1;
+	if (last && last->kind == SCHED_YIELD && last->thread == thread &&
+	    last->count <= UINT32_MAX - count) {
+		last->count += count;
+		return 0;
+	}
+	if (grow((void **)&s->steps, &s->stepcap, s->nsteps, sizeof(*s->steps)) < 0)
+		return -1;
+	s->steps[s->nsteps++] = (struct sched_step){ .thread = thread, .count = count,
+						     .kind = SCHED_YIELD };
 	return 0;
 }
 
@@ -107,7 +126,8 @@ uint64_t schedule_total_events(const struct schedule *s)
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < s->nsteps; i++)
-		total += s->steps[i].count;
+		if (s->steps[i].kind == SCHED_RUN)
+			total += s->steps[i].count;
 	return total;
 }
 
@@ -198,16 +218,16 @@ static int parse_header(struct parser *p, char *pos)
 	return expect_end(p, pos);
 }
 
-static int parse_run(struct parser *p, char *pos)
+static int parse_run(struct parser *p, char *pos, const char *word, uint32_t kind)
 {
 	char *thr = next_word(&pos);
 	char *cnt = thr ? next_word(&pos) : NULL;
 	uint32_t thread, count;
 
 	if (p->s->has_free)
-		return parse_fail(p, "'run' after 'free'");
+		return parse_fail(p, "'%s' after 'free'", word);
 	if (!thr)
-		return parse_fail(p, "'run' needs a thread and a count");
+		return parse_fail(p, "'%s' needs a thread and a count", word);
 	if (thr[0] != 'T' || parse_u32(thr + 1, &thread) < 0)
 		return parse_fail(p, "bad thread '%s' (expected T<number>)", thr);
 	if (!cnt || parse_u32(cnt, &count) < 0 || count == 0)
@@ -219,7 +239,7 @@ static int parse_run(struct parser *p, char *pos)
 	if (grow((void **)&p->s->steps, &p->s->stepcap, p->s->nsteps,
 		 sizeof(*p->s->steps)) < 0)
 		return parse_fail(p, "out of memory");
-	p->s->steps[p->s->nsteps++] = (struct sched_step){ thread, count };
+	p->s->steps[p->s->nsteps++] = (struct sched_step){ thread, count, kind };
 	return 0;
 }
 
@@ -267,7 +287,9 @@ static int parse_line(struct parser *p, char *line)
 	if (!word)
 		return 0;
 	if (strcmp(word, "run") == 0)
-		return parse_run(p, pos);
+		return parse_run(p, pos, word, SCHED_RUN);
+	if (strcmp(word, "yield") == 0)
+		return parse_run(p, pos, word, SCHED_YIELD);
 	if (strcmp(word, "free") == 0)
 		return parse_free(p, pos);
 	return parse_fail(p, "unknown directive '%s'", word);
@@ -356,7 +378,8 @@ static int write_text(const struct schedule *s, FILE *fp)
 	for (size_t i = 0; i < s->ncomments; i++)
 		write_comment(s->comments[i], fp);
 	for (size_t i = 0; i < s->nsteps; i++)
-		fprintf(fp, "run T%u %u\n", s->steps[i].thread, s->steps[i].count);
+		fprintf(fp, "%s T%u %u\n", s->steps[i].kind == SCHED_YIELD ? "yield" : "run",
+			s->steps[i].thread, s->steps[i].count);
 	if (s->has_free)
 		fputs("free\n", fp);
 	if (fflush(fp) != 0 || ferror(fp)) {

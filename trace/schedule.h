@@ -28,9 +28,17 @@
 
 #define AVT_SCHEDULE_VERSION 1u
 
+enum sched_step_kind {
+	SCHED_RUN,       /* "run T n": the thread's next n events */
+	SCHED_YIELD,     /* "yield T n": the thread runs on through n
+	                    scheduling points with no event (where an
+	                    explored run let it, e.g. into a spin barrier) */
+};
+
 struct sched_step {
 	uint32_t thread; /* logical thread id */
-	uint32_t count;  /* events of that thread, > 0 */
+	uint32_t count;  /* events (run) or scheduling points (yield), > 0 */
+	uint32_t kind;   /* enum sched_step_kind; 0: run */
 };
 
 struct schedule {
@@ -66,6 +74,9 @@ int schedule_write_fp(const struct schedule *s, FILE *fp);
  * is the same thread (unless its count would overflow).  -1 if count is 0,
  * s already ends in free, or out of memory. */
 int schedule_append_run(struct schedule *s, uint32_t thread, uint32_t count);
+/* Appends "yield T<thread> <count>", extending the last step when it is a
+ * yield of the same thread.  -1 as schedule_append_run. */
+int schedule_append_yield(struct schedule *s, uint32_t thread, uint32_t count);
 /* Appends a copy of text; line breaks become spaces so the comment stays
  * one line.  -1 if out of memory. */
 int schedule_add_comment(struct schedule *s, const char *text);
@@ -75,7 +86,7 @@ int schedule_add_comment(struct schedule *s, const char *text);
  * borrowed.  NULL if out of memory. */
 struct schedule *schedule_from_events(const struct avt_event *ev, size_t n);
 
-/* Sum of the counts of all steps. */
+/* Sum of the counts of all run steps. */
 uint64_t schedule_total_events(const struct schedule *s);
 
 #endif

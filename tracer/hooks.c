@@ -65,6 +65,26 @@ const struct hook_def hook_defs[] = {
 	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
 	{ "cnd_signal", OP_SIGNAL },
 	{ "cnd_broadcast", OP_BROADCAST },
+	/* process exit: a scheduling point before the exit takes effect
+	 * (its event is emitted at exit_group); exit() is called by libc
+	 * itself when main returns, so it is not filtered by caller */
+	{ "exit", OP_EXIT },
+	{ "_exit", OP_EXIT },
+	{ "_Exit", OP_EXIT },
+	/* sleeping calls: scheduling points, no event (sched.c) */
+	{ "nanosleep", OP_SLEEP },
+	{ "clock_nanosleep", OP_SLEEP },
+	{ "usleep", OP_SLEEP },
+	{ "sleep", OP_SLEEP },
+	{ "sched_yield", OP_SLEEP },
+	{ "poll", OP_SLEEP },
+	{ "ppoll", OP_SLEEP },
+	{ "select", OP_SLEEP },
+	{ "pselect", OP_SLEEP },
+	{ "epoll_wait", OP_SLEEP },
+	{ "epoll_pwait", OP_SLEEP },
+	{ "thrd_sleep", OP_SLEEP },
+	{ "thrd_yield", OP_SLEEP },
 	{ "malloc", OP_MALLOC },
 	{ "calloc", OP_CALLOC },
 	{ "realloc", OP_REALLOC },
@@ -165,8 +185,16 @@ static int mutex_type(struct tracer *tr, uint64_t m)
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
+	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0)
 		return false;
+	if (hook_defs[h].op == OP_EXIT) {
+		/* main's return calls exit() from libc; libc's own _exit after
+		 * an exit() already seen is not a new point */
+		if (t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, ret)))
+			return false;
+	} else if (internal_caller(tr, ret)) {
+		return false;
+	}
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = h;
@@ -213,6 +241,18 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	case OP_JOIN:
 		q->kind = AVT_EV_JOIN;
+		break;
+	case OP_EXIT:
+		/* other threads may run before the process ends (sched.c) */
+		q->kind = AVT_EV_NONE;
+		t->priv->exit_req = true;
+		t->preempted = true;
+		break;
+	case OP_SLEEP:
+		/* the thread offers the CPU: its turn ends here (sched.c) */
+		q->kind = AVT_EV_NONE;
+		q->obj = sched_sleep_ns(tr, h, r);
+		t->preempted = true;
 		break;
 	case OP_BARRIER:
 		/* the arrival orders a barrier (the last one releases the rest),
@@ -424,6 +464,16 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		tr_emit(tr, t, AVT_EV_BARRIER, q->obj, 0, q->site, 0, 0);
 		begin_wait(tr, t, TW_BARRIER, q->obj);
 		return push_ret(tr, t, r);
+	case OP_EXIT:
+		return 0; /* it never returns */
+	case OP_SLEEP:
+		if (q->obj == 0)
+			return 0; /* sched_yield, a zero sleep: never blocks */
+		/* it may sleep in the kernel: a last resort then, never held
+		 * for ever; its return ends the wait */
+		begin_wait(tr, t, TW_SLEEP, 0);
+		t->priv->sync_sleep = tr->opts.sync_sleeps && q->obj <= 1000000000ull;
+		return push_ret(tr, t, r);
 	case OP_SEMWAIT:
 	case OP_SEMTIMEDWAIT:
 		begin_wait(tr, t, hook_defs[q->hook].op == OP_SEMWAIT ? TW_SEM : TW_TIMED, q->obj);
@@ -462,6 +512,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	}
 	t->wait = TW_NONE;
 	p->expect_block = false;
+	p->sync_sleep = false;
 	switch (op) {
 	case OP_TRYLOCK:
 	case OP_TIMEDLOCK:

@@ -333,8 +333,11 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 			t->state = TS_REQ;
 			return WR_POINT;
 		}
-		/* exit_group: the process ends here, the other threads are gone */
+		/* exit_group: the process ends here, the other threads are gone
+		 * (and must not be committed any more: a join of the exiting
+		 * thread would be made up) */
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
+		tr->exiting = true;
 	}
 	t->priv->exit_seen = true;
 	resume(t);
@@ -384,8 +387,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		tr->stats.kernel_waits++;
 	} else {
 		t->state = TS_READY;
-		t->preempted = true;
-		tr->stats.preemptions++;
+		sched_slice_over(tr, t);
 	}
 	return WR_POINT;
 }
@@ -443,27 +445,37 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	}
 }
 
-/* Are there threads other than t that could run if t were set aside? */
-static bool others_could_run(struct tracer *tr, struct tthread *t)
+/* How long a run kept its thread busy.  A short run counts its wall
+ * time; a run that lasts ticks counts, from its first tick on, the time
+ * the thread spent on a CPU: on a loaded machine a computing thread may
+ * wait for a CPU most of the time, and must not be taken for stuck (or
+ * for a spinner) sooner the busier the machine is. */
+struct run_clock {
+	uint64_t cpu0, wall0;
+};
+
+static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t started,
+			    const struct run_clock *rc)
 {
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
-		if (!o || o == t || o->state == TS_DEAD || o->state == TS_NEW)
-			continue;
-		if (o->state == TS_READY || (o->state == TS_REQ && model_can_commit(tr, o) == 1) ||
-		    (o->state == TS_KWAIT && model_can_wake(tr, o) == 1))
-			return true;
-	}
-	return false;
+	uint64_t now = now_ns();
+	if (!rc->cpu0)
+		return now - started;
+	uint64_t cpu = ptu_thread_cpu_ns(tr->pid, t->tid);
+	uint64_t ran = cpu > rc->cpu0 ? cpu - rc->cpu0 : 0;
+	return rc->wall0 - started + ran;
 }
 
 /* Called on every tick while t runs: preempt a spinner, set aside a
  * thread asleep in the kernel. */
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
-			  int *sleeping_ticks)
+			  int *sleeping_ticks, struct run_clock *rc)
 {
-	if (t->priv->interrupt_pending || t->state != TS_RUNNING)
+	if (t->priv->interrupt_pending || t->state != TS_RUNNING || t->priv->sync_sleep)
 		return;
+	if (!rc->cpu0) { /* a long run: count its time on a CPU (below) */
+		rc->cpu0 = ptu_thread_cpu_ns(tr->pid, t->tid);
+		rc->wall0 = now_ns();
+	}
 	char ks = ptu_thread_state(tr->pid, t->tid);
 	*sleeping_ticks = (ks == 'S' || ks == 'D') ? *sleeping_ticks + 1 : 0;
 	uint64_t ran = now_ns() - started;
@@ -471,8 +483,10 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	bool slice_over = ran >= (uint64_t)tr->opts.slice_ms * 1000000ull;
 	if (!asleep && !slice_over)
 		return;
-	if (asleep && !t->priv->expect_block && !others_could_run(tr, t) && !slice_over)
+	if (asleep && !t->priv->expect_block && !sched_others_could_run(tr, t, false) && !slice_over)
 		return; /* nobody else to run: let it sleep */
+	if (asleep && t->wait == TW_SLEEP && !sched_others_could_run(tr, t, true))
+		return; /* a sleeping call and nobody else at all: let it sleep */
 	tr->interrupt_blocked = asleep;
 	t->priv->interrupt_pending = true;
 	ptu_interrupt(t->tid);
@@ -482,13 +496,16 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
  * should cost microseconds, not a tick). */
 static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 {
-	if (!t->priv->expect_block || t->priv->interrupt_pending)
+	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep)
 		return waitpid(-1, st, __WALL);
 	for (int spins = 0;; spins++) {
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
 		if (p != 0)
 			return p;
 		char ks = ptu_thread_state(tr->pid, t->tid);
+		if ((ks == 'S' || ks == 'D') && t->wait == TW_SLEEP &&
+		    !sched_others_could_run(tr, t, true))
+			return waitpid(-1, st, __WALL); /* nobody else: let it sleep */
 		if (ks == 'S' || ks == 'D') {
 			tr->interrupt_blocked = true;
 			t->priv->interrupt_pending = true;
@@ -506,12 +523,13 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 {
 	uint64_t started = now_ns();
 	int sleeping = 0;
+	struct run_clock rc = { 0, 0 };
 	for (;;) {
 		int st;
 		pid_t p = wait_any(tr, t, &st);
 		if (p < 0) {
 			if (errno == EINTR) {
-				watch_running(tr, t, started, &sleeping);
+				watch_running(tr, t, started, &sleeping, &rc);
 				continue;
 			}
 			if (errno == ECHILD) {
@@ -522,7 +540,7 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		}
 		enum wr w = dispatch(tr, p, st, t);
 		if (w != WR_WAIT) {
-			t->idle_ns += now_ns() - started;
+			t->idle_ns += run_busy_ns(tr, t, started, &rc);
 			return w;
 		}
 		/* the leader called pthread_exit while others live: it stays a
@@ -600,6 +618,7 @@ static void commit(struct tracer *tr, struct tthread *t)
 		tr_emit(tr, t, AVT_EV_START, t->parent, 0, 0, 0, 0);
 	}
 	t->preempted = false;
+	t->spinning = false;
 	if (t->state != TS_REQ)
 		return;
 	if (t->req.hook == HK_EXIT) {
@@ -626,7 +645,7 @@ enum tstep tracer_step(struct tracer *tr)
 		return TSTEP_EXITED;
 	if (tr->sink_stop || tracer_interrupted())
 		return TSTEP_STOPPED;
-	if (tr->fatal_sig)
+	if (tr->fatal_sig || tr->exiting)
 		return drain_exit(tr); /* the process is dying: nothing more happens */
 	if (tr->candcap < tr->nthr) {
 		tr->candcap = tr->nthr * 2;
@@ -662,6 +681,7 @@ enum tstep tracer_step(struct tracer *tr)
 		t->priv->expect_block = true;
 	}
 	tr->interrupt_blocked = false;
+	t->sliced = false;
 	resume(t);
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
@@ -675,33 +695,6 @@ enum tstep tracer_step(struct tracer *tr)
 	if (w == WR_ERROR)
 		return TSTEP_ERROR;
 	return tr->sink_stop ? TSTEP_STOPPED : TSTEP_CONTINUE;
-}
-
-int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
-			    struct tthread **last, size_t nlast, bool *use_last)
-{
-	bool spinning = nrun > 0;
-	for (size_t i = 0; i < nrun; i++)
-		if (!run[i]->preempted)
-			spinning = false;
-	bool from_last = !nrun || (spinning && nlast);
-	struct tthread **set = from_last ? last : run;
-	size_t n = from_last ? nlast : nrun;
-	*use_last = from_last;
-	uint32_t cur = tr->current;
-	size_t nthr = tr->nthr + 1, best = 0;
-	uint32_t bestkey = UINT32_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (set[i]->lid == cur && !set[i]->preempted && !from_last)
-			return (int)i;
-		/* distance after the current thread, wrapping around */
-		uint32_t key = (uint32_t)((set[i]->lid + nthr - (cur == UINT32_MAX ? 0 : cur + 1)) % nthr);
-		if (key < bestkey) {
-			bestkey = key;
-			best = i;
-		}
-	}
-	return (int)best;
 }
 
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
@@ -729,6 +722,7 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 		case TW_COND: return "cond";
 		case TW_BARRIER: return "barrier";
 		case TW_SEM: return "sem";
+		case TW_SLEEP: return "sleep";
 		default: return "kernel";
 		}
 	}

@@ -161,6 +161,7 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 		 * a bounded number of times between two events */
 		return t->woken ? 1 : tr->rescue ? 2 : 0;
 	case TW_UNKNOWN:
+	case TW_SLEEP:
 		return 2;
 	default:
 		return 1;

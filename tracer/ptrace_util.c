@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -125,6 +126,21 @@ int ptu_write(int memfd, uint64_t addr, const void *buf, size_t len)
 {
 	ssize_t n = pwrite(memfd, buf, len, (off_t)addr);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
 }
 
 char ptu_thread_state(pid_t pid, pid_t tid)

@@ -56,5 +56,7 @@ int ptu_open_mem(pid_t pid);
 /* Kernel scheduling state of a thread from /proc/PID/task/TID/stat
  * ('R', 'S', 'D', 't', ...), or 0 when it cannot be read. */
 char ptu_thread_state(pid_t pid, pid_t tid);
+/* Nanoseconds the thread has spent on a CPU (schedstat); 0 if unknown. */
+uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid);
 
 #endif

@@ -58,6 +58,7 @@ enum twait {
 	TW_JOIN,
 	TW_TIMED,    /* a timed wait: may always proceed, by timing out */
 	TW_UNKNOWN,  /* blocked in the kernel on something unmodelled */
+	TW_SLEEP,    /* in a sleeping call (nanosleep, poll, ...): proceeds by itself */
 };
 
 /* A pending request (what the thread does when next committed). */
@@ -68,6 +69,7 @@ struct treq {
 	uint64_t site;   /* absolute return address (or pc for probes) */
 	uint16_t size;
 	bool never;      /* can never proceed (relocking a normal mutex one holds) */
+	bool offered;    /* a sink was told this request gives way (sinks' use) */
 };
 
 /* The public view of a thread, for sinks and policies. */
@@ -83,7 +85,12 @@ struct tthread {
 	uint64_t wait_obj;
 	bool woken;            /* a signal/post/barrier release reached it */
 	bool started;          /* its start event was emitted */
-	bool preempted;        /* its last run ended by time slice, not a request */
+	bool preempted;        /* its turn is used: it ran through a time slice, or
+	                          it reached a sleeping call (sched.c) */
+	bool sliced;           /* its last run was interrupted by the slice timer */
+	bool spinning;         /* preempted twice in a row at the same registers
+	                          (rip aside) with no event between: it waits
+	                          for another thread, it does not compute */
 	uint32_t nevents;      /* events emitted so far (next tindex) */
 	uint64_t fs_base;      /* its pthread_t */
 	uint64_t idle_ns;      /* time run since its last event (stuck detection) */
@@ -141,6 +148,10 @@ struct tracer_opts {
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
+	bool sync_sleeps;      /* a pure sleep of at most 1 s runs to its end,
+	                          the other threads held (replay, explore: a
+	                          sleep then ends at the same point of the
+	                          schedule on every run; sched.c) */
 };
 
 /* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
@@ -163,6 +174,13 @@ void tracer_free(struct tracer *tr);
  * condition variables hand off internal state between threads). */
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
 			    struct tthread **last, size_t nlast, bool *use_last);
+
+/* Is t stopped at a call that ends the process (exit(), _exit(), return
+ * from main)?  Other threads may run before it commits. */
+bool tracer_at_exit(const struct tthread *t);
+/* Is t stopped at a sleeping call (nanosleep, poll, sched_yield, ...),
+ * offering the CPU to the others? */
+bool tracer_at_sleep(const struct tthread *t);
 
 /* Resolves and checks the program (exists, executable, ELF, not setuid)
  * without running it; tracer_launch does it too.  -1 after one error. */

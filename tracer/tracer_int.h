@@ -70,6 +70,8 @@ enum hop {
 	OP_CONDWAIT, OP_CONDTIMEDWAIT, OP_SIGNAL, OP_BROADCAST,
 	OP_BARRIER,
 	OP_SEMWAIT, OP_SEMTRYWAIT, OP_SEMTIMEDWAIT, OP_SEMPOST,
+	OP_SLEEP,      /* a sleeping call: nanosleep, poll, sched_yield, ... */
+	OP_EXIT,       /* exit(), _exit(), _Exit(): the process ends */
 	/* heap hooks: transparent (recorded, never a scheduling point) */
 	OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE,
 };
@@ -106,6 +108,8 @@ struct tracer_priv_thread {
 	bool interrupt_pending;
 	bool expect_block;     /* committed into a wait: watch for it falling asleep */
 	bool exit_seen;
+	bool exit_req;         /* it called exit(): the process ends with it */
+	bool sync_sleep;       /* in a pure sleep left to run to its end */
 	int pending_sig;       /* signal to deliver on next resume */
 	uint64_t resume_pc;    /* nonzero: set pc before resuming */
 	uint64_t create_site;  /* site of the pthread_create in progress */
@@ -115,6 +119,9 @@ struct tracer_priv_thread {
 	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
 	int nlive;
 	uint32_t next_inv;
+	struct user_regs_struct slice_regs; /* registers at its last slice end */
+	uint32_t slice_nev;    /* its events then */
+	bool slice_valid;
 };
 
 /* Lock model entry. */
@@ -168,6 +175,7 @@ struct tracer {
 	bool sink_stop;         /* the sink asked to stop the session */
 	bool interrupt_blocked; /* the pending interrupt sets a sleeper aside */
 	int fatal_sig;          /* a fatal signal was delivered (0: none) */
+	bool exiting;           /* a thread called exit_group: nothing more happens */
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
@@ -243,6 +251,19 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
 /* t stopped at a heap hook's entry: record it and arrange for its return. */
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
+
+/* sched.c: the record policy (tracer_pick_round_robin is in tracer.h) */
+bool sched_is_sleep_call(int hook);
+/* The length of the sleep t is about to make (stopped at a sleeping
+ * call's entry): nanoseconds, or UINT64_MAX when it waits for files
+ * (poll with descriptors, select with sets, epoll) or for ever. */
+uint64_t sched_sleep_ns(struct tracer *tr, int hook, const struct user_regs_struct *r);
+/* t ran through its time slice and was interrupted: its turn is used;
+ * spinning when nothing changed since the last slice (sched.c). */
+void sched_slice_over(struct tracer *tr, struct tthread *t);
+/* Could a thread other than t run if t were set aside?  last_resorts:
+ * count those that can only proceed as a last resort too. */
+bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts);
 
 /* model.c */
 void model_init(struct model *m);

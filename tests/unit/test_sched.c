@@ -1,0 +1,139 @@
+/*
+ * Scheduling: the record policy's rounds (tracer/sched.c) and the yield
+ * steps of schedules (trace/schedule.c) that keep an explored run's
+ * event-less turns.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/schedule.h"
+#include "tracer/tracer_int.h"
+
+/* ---- round robin */
+
+static struct tracer tr;
+static struct tthread th[4];
+static struct tthread *thp[4];
+
+static void mk(size_t n)
+{
+	memset(&tr, 0, sizeof tr);
+	memset(th, 0, sizeof th);
+	for (size_t i = 0; i < n; i++) {
+		th[i].lid = (uint32_t)i;
+		th[i].state = TS_READY;
+		thp[i] = &th[i];
+	}
+	tr.thr = thp;
+	tr.nthr = n;
+	tr.current = UINT32_MAX;
+}
+
+/* A compute-bound thread beside a sleeper: the runnable thread spun
+ * through its slice, the sleeper is a last resort.  The last resort gets
+ * a turn, and then the runnable one again: it must never starve (the
+ * preempted flag used to stay set, so every later pick went to the
+ * sleeper). */
+START_TEST(test_last_resort_starts_a_round)
+{
+	mk(2);
+	struct tthread *run[1] = { &th[0] }, *last[1] = { &th[1] };
+	bool use_last;
+	th[0].preempted = true;
+	tr.current = 0;
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 1, last, 1, &use_last), 0);
+	ck_assert(use_last);
+	ck_assert(!th[0].preempted);
+	tr.current = 1;
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 1, last, 1, &use_last), 0);
+	ck_assert(!use_last);
+}
+END_TEST
+
+/* The current thread keeps running while its turn lasts; a thread whose
+ * turn is used comes after those whose turn is not. */
+START_TEST(test_turns)
+{
+	mk(3);
+	struct tthread *run[3] = { &th[0], &th[1], &th[2] };
+	bool use_last;
+	tr.current = 1;
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 3, NULL, 0, &use_last), 1);
+	th[1].preempted = true;
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 3, NULL, 0, &use_last), 2);
+	th[2].preempted = true;
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 3, NULL, 0, &use_last), 0);
+	th[0].preempted = true; /* everyone used it, no last resort: round robin */
+	ck_assert_int_eq(tracer_pick_round_robin(&tr, run, 3, NULL, 0, &use_last), 2);
+	ck_assert(!use_last);
+}
+END_TEST
+
+/* ---- yield steps */
+
+START_TEST(test_yield_round_trip)
+{
+	char path[] = "/tmp/avt_test_sched_XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	struct schedule *s = schedule_new();
+	ck_assert_int_eq(schedule_append_run(s, 0, 3), 0);
+	ck_assert_int_eq(schedule_append_yield(s, 2, 4), 0);
+	ck_assert_int_eq(schedule_append_yield(s, 2, 1), 0); /* merges */
+	ck_assert_int_eq(schedule_append_run(s, 2, 1), 0);   /* a run never merges into a yield */
+	ck_assert_int_eq(schedule_append_yield(s, 1, 0), -1);
+	s->has_free = 1;
+	ck_assert_uint_eq(s->nsteps, 3);
+	ck_assert_uint_eq(schedule_total_events(s), 4);
+	ck_assert_int_eq(schedule_write(s, path), 0);
+	schedule_free(s);
+
+	char err[256];
+	s = schedule_read(path, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
+	ck_assert_uint_eq(s->nsteps, 3);
+	ck_assert_uint_eq(s->steps[1].kind, SCHED_YIELD);
+	ck_assert_uint_eq(s->steps[1].thread, 2);
+	ck_assert_uint_eq(s->steps[1].count, 5);
+	ck_assert_uint_eq(s->steps[2].kind, SCHED_RUN);
+	schedule_free(s);
+
+	FILE *f = fopen(path, "w");
+	fputs("avtrace-schedule 1\nyield T1\n", f);
+	fclose(f);
+	ck_assert_ptr_null(schedule_read(path, err, sizeof err));
+	ck_assert_msg(strstr(err, ":2: count must be a positive integer") != NULL, "%s", err);
+	f = fopen(path, "w");
+	fputs("avtrace-schedule 1\nfree\nyield T1 1\n", f);
+	fclose(f);
+	ck_assert_ptr_null(schedule_read(path, err, sizeof err));
+	ck_assert_msg(strstr(err, ":3: 'yield' after 'free'") != NULL, "%s", err);
+	unlink(path);
+}
+END_TEST
+
+static Suite *sched_suite(void)
+{
+	Suite *s = suite_create("sched");
+	TCase *rr = tcase_create("round_robin");
+	TCase *y = tcase_create("yield");
+	tcase_add_test(rr, test_last_resort_starts_a_round);
+	tcase_add_test(rr, test_turns);
+	suite_add_tcase(s, rr);
+	tcase_add_test(y, test_yield_round_trip);
+	suite_add_tcase(s, y);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sched_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
