@@ -64,6 +64,7 @@ e2e: avtrace targets
 check: all $(UNIT_BIN) $(UNIT_EXTRA)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory real
 
 bench/predict_bench: bench/predict_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
@@ -73,7 +74,7 @@ bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 
 # Debian's multithreaded programs (tests/real; skipped where not installed)
 real: avtrace targets
-	@tests/e2e/run.sh tests/real/test_real.sh
+	@E2E_TIMEOUT=$${E2E_TIMEOUT:-400} tests/e2e/run.sh tests/real/test_real.sh
 
 # ---- fuzz harnesses (`make fuzz`; not part of check)
 include tests/fuzz/fuzz.mk

@@ -50,7 +50,7 @@ t_stacks_frames_o0() {
 }
 
 t_zstd_stacks_unchanged() {
-	command -v zstd >/dev/null 2>&1 || skip "zstd is not installed (scripts/setup --real installs it)"
+	command -v zstd >/dev/null 2>&1 || skip "zstd is not installed (scripts/setup --test installs it)"
 	seq 1 60000 | sed 's/$/ the quick brown fox/' >in.txt
 	zstd -T2 -q -c in.txt >native.zst || fail "zstd fails natively"
 	avt_timed 120 record -o out --stacks -- zstd -T2 -q -c in.txt >recorded.zst 2>rec.err
