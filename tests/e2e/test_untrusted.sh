@@ -170,3 +170,20 @@ t_module_path_fifo() {
 	expect_match "$(cat dump.err)" "cannot read module 'fifo': not a regular file" "warning"
 	expect_match "$(cat dump.out)" "create +T1 +fifo\+0x" "the sites as module+offset"
 }
+
+# `summary` reads replays/*.json that may come from other machines: one
+# that is a FIFO or a device is "unreadable", not a hang; `schedule
+# --observed` does not copy /dev/zero forever.
+t_summary_and_observed_devices() {
+	mkdir -p d/replays d/schedules
+	mkfifo d/replays/0001.json
+	ln -s /dev/zero d/replays/0002.json
+	printf '{"outcome": "PASS", "reason": ""}\n' >d/replays/0003.json
+	avt_timed 20 summary -d d >sum.out 2>sum.err
+	expect_match "$(cat sum.out)" "^ +1 +unreadable" "the FIFO's row"
+	expect_match "$(cat sum.out)" "^ +2 +unreadable" "the device's row"
+	expect_match "$(cat sum.out)" "^ +3 +PASS" "the real result's row"
+	ln -s /dev/zero d/schedules/0000.sched
+	refused "schedule --observed on /dev/zero" \
+		"cannot read schedule 'd/schedules/0000.sched': not a regular file" schedule --observed -d d
+}
