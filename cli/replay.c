@@ -1,4 +1,5 @@
 /* avtrace replay, avtrace schedule */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "facts.h"
 #include "names.h"
 #include "replay/replay.h"
+#include "trace/file.h"
 #include "trace/log.h"
 
 
@@ -333,7 +335,14 @@ int cmd_schedule(int argc, char **argv)
 		return usage_error("schedule", "only --observed is supported");
 	char path[4200];
 	snprintf(path, sizeof path, "%s/schedules/0000.sched", dir);
-	FILE *f = fopen(path, "r");
+	uint64_t size;
+	FILE *f = avt_fopen_regular(path, AVT_SCHEDULE_MAX_BYTES, &size);
+	if (!f && (errno == EINVAL || errno == EFBIG)) {
+		char why[128];
+		avt_error("cannot read schedule '%s': %s", path,
+			  avt_file_error(errno, size, AVT_SCHEDULE_MAX_BYTES, why, sizeof why));
+		return EXIT_USAGE;
+	}
 	if (!f) {
 		avt_error("no observed schedule in '%s' (record first)", dir);
 		return EXIT_USAGE;

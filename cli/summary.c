@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "results.h"
 #include "trace/log.h"
+#include "trace/meta.h"
 #include "trace/schedule.h"
 #include "tracer/tracer.h"
 
@@ -79,10 +80,11 @@ int summary_table(const char *dir)
 	static const char *const names[] = { "PASS", "BUG", "INFEASIBLE", "DEADLOCK", "ERROR" };
 	printf("  %-6s %-11s %-44s %s\n", "sched", "outcome", "schedule", "reason");
 	for (size_t i = 0; i < n; i++) {
-		char path[4200], what[256];
-		json_error_t je;
+		char path[4200], what[256], err[4400];
 		snprintf(path, sizeof path, "%s/replays/%04u.json", dir, nums[i]);
-		json_t *o = json_load_file(path, 0, &je);
+		/* results may come from other machines (summary after a cluster
+		 * run): a FIFO or a device must not block or flood the table */
+		json_t *o = avt_json_read(path, err, sizeof err);
 		const char *oc = o ? json_string_value(json_object_get(o, "outcome")) : NULL;
 		const char *reason = o ? json_string_value(json_object_get(o, "reason")) : NULL;
 		first_comment(dir, nums[i], what, sizeof what);

@@ -41,8 +41,10 @@
 #include "trace/trace.h"
 
 #define PR_NONE UINT32_MAX
-/* Traces with more threads are refused (clocks cost threads^2 words). */
-#define PR_MAX_THREADS 65536u
+/* Traces with more threads are refused: the current clocks alone are
+ * threads^2 words, 1 GiB at this bound (the trace reader allows up to
+ * AVT_TRACE_MAX_THREADS, for dump and replay). */
+#define PR_MAX_THREADS 16384u
 /* A clock reference (struct pr_model in_lock / in_sync) with this bit set
  * names a snapshot; without it, the event whose clock it is. */
 #define PR_REF_SNAP 0x80000000u

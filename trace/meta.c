@@ -171,6 +171,25 @@ struct avt_meta *meta_read(const char *path, char *err, size_t errlen, int *errn
 	return m;
 }
 
+json_t *avt_json_read(const char *path, char *err, size_t errlen)
+{
+	struct mreader r = { path, err, errlen };
+	json_error_t je;
+	uint64_t size;
+	char why[128];
+	FILE *fp = avt_fopen_regular(path, AVT_META_MAX_BYTES, &size);
+	json_t *j = NULL;
+
+	if (!fp) {
+		mfail(&r, "%s", avt_file_error(errno, size, AVT_META_MAX_BYTES, why, sizeof why));
+		return NULL;
+	}
+	if (!(j = json_loadf(fp, 0, &je)))
+		mfail(&r, "line %d column %d: %s", je.line, je.column, je.text);
+	fclose(fp);
+	return j;
+}
+
 void meta_free(struct avt_meta *m)
 {
 	if (!m)

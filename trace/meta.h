@@ -42,4 +42,9 @@ struct avt_meta {
 struct avt_meta *meta_read(const char *path, char *err, size_t errlen, int *errno_out);
 void meta_free(struct avt_meta *m);
 
+/* Any other JSON file avtrace reads back (replays/NNNN.json, possibly from
+ * another machine): a regular file of at most AVT_META_MAX_BYTES, parsed;
+ * NULL with "cannot read 'PATH': ..." in err.  json_decref() the result. */
+json_t *avt_json_read(const char *path, char *err, size_t errlen);
+
 #endif

@@ -411,6 +411,17 @@ static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t 
 	return 0;
 }
 
+/* Thread id (below r->tcap) is named by the record at offset at. */
+static inline void note_seen(struct reader *r, uint32_t id, uint64_t at)
+{
+	r->seen[id] = 1;
+	if (!r->any_thread || id > r->maxid) {
+		r->maxid = id;
+		r->maxid_at = at;
+		r->any_thread = 1;
+	}
+}
+
 /* Notes thread id `id`, named by the record at offset `at`, so that
  * trace_read can check at the end that the ids are 0..n-1 with no gap. */
 static int note_thread(struct reader *r, uint64_t id, uint64_t at, const char *what)
@@ -435,40 +446,43 @@ static int note_thread(struct reader *r, uint64_t id, uint64_t at, const char *w
 		memset(r->seen + r->tcap, 0, n - r->tcap);
 		r->tcap = n;
 	}
-	r->seen[id] = 1;
-	if (!r->any_thread || id > r->maxid) {
-		r->maxid = (uint32_t)id;
-		r->maxid_at = at;
-		r->any_thread = 1;
-	}
+	note_seen(r, (uint32_t)id, at);
 	return 0;
 }
 
-/* The invariants every consumer relies on (trace.h): checked here, once. */
+/* The invariants every consumer relies on (trace.h): checked here, once,
+ * on the loader's hot path (no formatting unless something is wrong). */
 static int check_event(struct reader *r, const struct avt_event *e, uint64_t at)
 {
-	char what[64];
 	size_t i = r->t->nev;
+	char what[64];
 
-	snprintf(what, sizeof what, "event %zu", i);
 	if (e->seq != i)
-		return read_fail(r, "%s at offset %llu: seq %llu out of order (expected %zu)",
-				 what, (unsigned long long)at, (unsigned long long)e->seq, i);
+		return read_fail(r, "event %zu at offset %llu: seq %llu out of order (expected %zu)",
+				 i, (unsigned long long)at, (unsigned long long)e->seq, i);
 	if (e->kind == AVT_EV_NONE || e->kind >= AVT_EV_KIND_COUNT)
-		return read_fail(r, "%s at offset %llu: unknown kind %u", what,
+		return read_fail(r, "event %zu at offset %llu: unknown kind %u", i,
 				 (unsigned long long)at, e->kind);
-	if (note_thread(r, e->thread, at, what) < 0)
-		return -1;
+	if (e->thread >= r->tcap || (avt_kind_obj_is_thread(e->kind) && e->obj != UINT32_MAX &&
+				     e->obj >= r->tcap)) {
+		snprintf(what, sizeof what, "event %zu", i);
+		if (note_thread(r, e->thread, at, what) < 0)
+			return -1;
+		/* a thread object is a logical id, or UINT32_MAX for none (T0's
+		 * parent, a join of a thread avtrace did not see) */
+		if (avt_kind_obj_is_thread(e->kind) && e->obj != UINT32_MAX &&
+		    note_thread(r, e->obj, at, what) < 0)
+			return -1;
+	} else {
+		note_seen(r, e->thread, at);
+		if (avt_kind_obj_is_thread(e->kind) && e->obj != UINT32_MAX)
+			note_seen(r, (uint32_t)e->obj, at);
+	}
 	if (e->tindex != r->tnext[e->thread])
-		return read_fail(r, "%s at offset %llu: T%u's event index %u out of order "
-				 "(expected %u)", what, (unsigned long long)at, e->thread,
+		return read_fail(r, "event %zu at offset %llu: T%u's event index %u out of order "
+				 "(expected %u)", i, (unsigned long long)at, e->thread,
 				 e->tindex, r->tnext[e->thread]);
 	r->tnext[e->thread]++;
-	/* a thread object is a logical id, or UINT32_MAX for none (T0's
-	 * parent, a join of a thread avtrace did not see) */
-	if (avt_kind_obj_is_thread(e->kind) && e->obj != UINT32_MAX &&
-	    note_thread(r, e->obj, at, what) < 0)
-		return -1;
 	return 0;
 }
 
