@@ -40,6 +40,8 @@ static const char replay_help[] =
 	"      --file SCHED     a schedule file of your own\n"
 	"  -t, --timeout S      a scheduled thread missing its event for S seconds\n"
 	"                       is stuck (default 2; 0.001..1e6)\n"
+	"      --max-time S     a run longer than S seconds in all is INFEASIBLE\n"
+	"                       (default 60 + 10 x the recording's time)\n"
 	"      --oracle CMD     shell command given the run's stdout on stdin; a\n"
 	"                       nonzero status counts as a BUG\n"
 	"      --stdout         let the program's stdout through (else captured)\n"
@@ -204,6 +206,7 @@ int cmd_replay(int argc, char **argv)
 		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'J' },
 		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
 		{ "all", no_argument, 0, 'A' }, { "jobs", required_argument, 0, 'j' },
+		{ "max-time", required_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	bool all = false;
@@ -230,6 +233,10 @@ int cmd_replay(int argc, char **argv)
 		case 't':
 			timeout_arg = optarg;
 			if (arg_seconds("replay", "--timeout", optarg, &o.timeout_s) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'M':
+			if (arg_seconds("replay", "--max-time", optarg, &o.run_timeout_s) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'O': o.oracle = optarg; break;

@@ -277,6 +277,10 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	rp->advancing = false;
 	if (rp->stop)
 		return -1;
+	if (rp->opts.run_timeout_s > 0 && mono_now() - rp->t0 > rp->opts.run_timeout_s) {
+		policy_infeasible(rp, "run timed out after %.1f s", rp->opts.run_timeout_s);
+		return -1;
+	}
 	if (rp->opts.picker) {
 		struct tthread *pt = rp->pk_last == UINT32_MAX ? NULL : tracer_thread(tr, rp->pk_last);
 		bool cont = pt && computing(rp, pt);

@@ -63,6 +63,10 @@ static int load_meta(struct replay *rp)
 	m->executable = m->cwd = NULL;
 	const char *exe = rp->exe, *bid = m->build_id;
 	rp->no_heap = !m->heap;
+	json_t *sec = json_object_get(m->json, "seconds");
+	rp->recorded_s = json_is_number(sec) ? json_number_value(sec) : 0;
+	if (!(rp->recorded_s >= 0 && rp->recorded_s < 1e6))
+		rp->recorded_s = 0;
 	/* automatic choice: choose again, identically (same program, same
 	 * budget), so variables are disarmed at the same access */
 	rp->watch_auto = m->watch_auto;
@@ -161,6 +165,10 @@ struct replay *replay_open(const struct replay_opts *opts)
 		goto fail;
 	if (load_meta(rp) < 0)
 		goto fail;
+	/* a replay never runs for ever: a run that loops in 'free' (or follows
+	 * a recording that was cut short) ends as INFEASIBLE */
+	if (!opts->picker && rp->opts.run_timeout_s <= 0)
+		rp->opts.run_timeout_s = REPLAY_MAX_TIME_BASE_S + REPLAY_MAX_TIME_FACTOR * rp->recorded_s;
 	char tpath[4200];
 	snprintf(tpath, sizeof tpath, "%s/trace.avt", opts->dir);
 	rp->trace = trace_read(tpath, err, sizeof err);

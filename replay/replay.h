@@ -55,6 +55,9 @@ struct replay_mark {
 	uint32_t thread, count;
 };
 
+#define REPLAY_MAX_TIME_BASE_S 60.0
+#define REPLAY_MAX_TIME_FACTOR 10.0
+
 struct replay_opts {
 	const char *dir;        /* recording directory */
 	unsigned schedule;      /* schedule number (schedules/NNNN.sched) */
@@ -66,7 +69,9 @@ struct replay_opts {
 	bool gdb;               /* stop and detach at the failure */
 	/* exploration: no schedule is read or followed and events are not
 	 * compared with the recording; the picker decides.  A run longer than
-	 * run_timeout_s (if > 0) is stopped as INFEASIBLE ("run timed out"). */
+	 * run_timeout_s (if > 0) is stopped as INFEASIBLE ("run timed out").
+	 * A schedule's replay has that limit too: by default
+	 * REPLAY_MAX_TIME_BASE_S + REPLAY_MAX_TIME_FACTOR x the recording's time. */
 	const struct replay_picker *picker;
 	double run_timeout_s;
 };

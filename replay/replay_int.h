@@ -56,6 +56,7 @@ struct replay {
 	int stdout_fd;                /* capture of the target's stdout, or -1 */
 	char stdout_path[64];
 	double t0;
+	double recorded_s;            /* how long the recording took (meta.json) */
 	struct sym *sym;              /* names for messages (recorded modules) */
 };
 

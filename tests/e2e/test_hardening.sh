@@ -235,3 +235,16 @@ t_stdin_endless() {
 	expect_eq "$(wc -l <rec.out)" 3 "lines printed"
 	[ "$(wc -c <out/stdin)" -ge 6 ] || fail "kept stdin too short: $(wc -c <out/stdin) bytes"
 }
+
+# A replay never runs for ever: --max-time (default 60 s + 10x the
+# recording's time) ends it as INFEASIBLE.
+t_replay_max_time() {
+	local prog
+	prog=$(target slow_steps) || exit
+	record out slow_steps
+	expect_recorded out 0
+	printf 'avtrace-schedule 1\nfree\n' >free.sched
+	avt_timed 60 replay -d out --file free.sched --max-time 0.1 >r.out 2>&1
+	expect_eq "$?" 3 "replay status past --max-time"
+	expect_match "$(cat r.out)" 'run timed out after 0.1 s' "replay's reason"
+}
