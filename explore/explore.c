@@ -70,7 +70,7 @@ static int cmp_u64(const void *a, const void *b)
 static bool is_var_event(const struct avt_event *e)
 {
 	switch (e->kind) {
-	case AVT_EV_READ: case AVT_EV_WRITE:
+	case AVT_EV_READ: case AVT_EV_WRITE: case AVT_EV_RMW:
 	case AVT_EV_ACQUIRE: case AVT_EV_RD_ACQUIRE: case AVT_EV_WR_ACQUIRE:
 	case AVT_EV_TRYLOCK_FAIL: case AVT_EV_WAIT: case AVT_EV_SIGNAL: case AVT_EV_BROADCAST:
 	case AVT_EV_BARRIER: case AVT_EV_SEM_WAIT: case AVT_EV_SEM_POST:

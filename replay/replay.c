@@ -80,6 +80,10 @@ static int load_meta(struct replay *rp)
 		rp->nwatch = json_array_size(watch);
 	}
 	rp->no_heap = json_is_false(json_object_get(m, "heap"));
+	/* access breakpoints: the same sites; removed where the recording
+	 * removed them (the trace's disarm records), nowhere else */
+	rp->access = json_is_true(json_object_get(m, "access"));
+	rp->access_budget = (unsigned)json_integer_value(json_object_get(m, "access_budget"));
 	/* automatic choice: choose again, identically (same program, same
 	 * budget), so variables are disarmed at the same access */
 	rp->watch_auto = json_is_true(json_object_get(m, "watch_auto"));
@@ -242,7 +246,12 @@ int replay_launch(struct replay *rp)
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 		.auto_watch = rp->watch_auto, .own_session = rp->opts.gdb,
+		.access = rp->access, .access_budget = rp->access_budget,
 	};
+	/* never NULL in a replay: "no removals" is a decision too */
+	static const struct avt_disarm_rec none;
+	to.disarms = rp->trace && rp->trace->ndisarms ? rp->trace->disarms : &none;
+	to.ndisarms = rp->trace ? rp->trace->ndisarms : 0;
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
 		.stack = rp_stack, .alloc = rp_alloc,

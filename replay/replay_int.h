@@ -15,6 +15,8 @@ struct replay {
 	size_t nwatch;
 	bool no_heap;
 	bool watch_auto;
+	bool access;                  /* the recording had access breakpoints */
+	unsigned access_budget;
 	char *cwd, *exe;
 	struct tracer *tr;
 

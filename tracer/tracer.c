@@ -96,6 +96,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->run);
 	free(tr->last);
 	free(tr->probes);
+	access_release(tr);
 	sym_free(tr->sym);
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);
@@ -448,6 +449,8 @@ void tr_modules_changed(struct tracer *tr)
 		m->path = strdup(n->path);
 		announce_module(tr, m);
 		probes_plant_module(tr, m);
+		if (tr->current < tr->nthr && tr->thr[tr->current])
+			access_plant_module(tr, tr->thr[tr->current]->tid, m);
 	}
 	modmap_release(&now);
 }
@@ -527,6 +530,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
 		return -1;
 	}
+	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
 	return 0;
 }

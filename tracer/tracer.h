@@ -117,6 +117,8 @@ struct tracer_sink {
 	void (*note)(void *ctx, struct tracer *tr, const char *text);
 	/* Optional: a heap allocation or free by the program. */
 	void (*alloc)(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a);
+	/* Optional: an access breakpoint was removed (record only). */
+	void (*disarm)(void *ctx, struct tracer *tr, const struct avt_disarm_rec *d);
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
@@ -139,6 +141,12 @@ struct tracer_opts {
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
+	bool access;           /* access breakpoints on the program's own code
+	                          (access.c), unless it is annotated or --watch */
+	unsigned access_budget; /* private hits before a site is removed (256) */
+	const struct avt_disarm_rec *disarms; /* replay: the recording's removals,
+	                          applied instead of deciding (NULL: record) */
+	size_t ndisarms;
 };
 
 /* The k-th CPU (modulo their number) this process may run on, to pin the
@@ -206,6 +214,17 @@ const struct tracer_stats *tracer_stats(const struct tracer *tr);
 size_t tracer_watch_count(const struct tracer *tr);
 const char *tracer_watch_name(const struct tracer *tr, size_t i);
 bool tracer_watch_auto(const struct tracer *tr, size_t *candidates);
+
+/* Access breakpoints. */
+struct tracer_access_stats {
+	unsigned sites;       /* instructions instrumented */
+	unsigned skipped;     /* could not run out of line (or no scratch) */
+	unsigned undecodable; /* bytes of code capstone could not decode */
+	unsigned disarmed;    /* sites removed after their private budget */
+	uint64_t events;      /* access events emitted */
+};
+bool tracer_access_on(const struct tracer *tr);
+const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr);
 
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);

@@ -22,6 +22,7 @@ enum {
 	BK_ENTRY,      /* one-shot stop at the program entry */
 	BK_PROBE,      /* an avtrace.h USDT probe; data = probe index */
 	BK_DLDEBUG,    /* the dynamic linker's _dl_debug_state (a bare ret) */
+	BK_ACCESS,     /* an access breakpoint (access.c); data = site index */
 };
 
 /* Pseudo hooks for requests that are not function entries. */
@@ -30,6 +31,7 @@ enum {
 	HK_START = -3, /* a fresh thread's first run */
 	HK_PROBE = -4, /* an avtrace.h probe: read, write, begin, end */
 	HK_FRAME = -5, /* a user function's return watched for --stacks */
+	HK_ACCESS = -6, /* an access breakpoint: read, write, rmw */
 };
 
 /* A USDT argument operand (probes.c). */
@@ -115,6 +117,7 @@ struct tracer_priv_thread {
 	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
 	int nlive;
 	uint32_t next_inv;
+	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
 };
 
 /* Lock model entry. */
@@ -174,6 +177,8 @@ struct tracer {
 	struct sym *sym;        /* live-process symbolizer, made on first use */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
+	struct access *acc;     /* access breakpoints (access.c), NULL when off */
+	bool access_on;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;
 	bool watch_auto;        /* chosen by avtrace, not the user */
@@ -215,6 +220,14 @@ int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, uint64_t 
 		  struct avt_frame *out, int max);
 void stack_frame_returned(struct tthread *t, uint64_t slot);
 void stack_unswap(struct tracer *tr, struct tthread *t);
+
+/* access.c */
+void access_plant(struct tracer *tr, pid_t tid);
+void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
+void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+		    const struct user_regs_struct *r);
+void access_commit(struct tracer *tr, struct tthread *t);
+void access_release(struct tracer *tr);
 
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
