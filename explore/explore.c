@@ -185,6 +185,8 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	}
 	struct spin *sp = &pk->spin[ev->thread];
 	uint64_t site = (uint64_t)ev->site_mod << 48 ^ ev->site_off;
+	if (ev->flags & AVT_F_OWN_STACK)
+		return; /* a spill or temporary of the spin loop (-O0), not what it spins on */
 	if (ev->kind != AVT_EV_READ || sp->site != site || sp->obj != ev->obj) {
 		sp->site = ev->kind == AVT_EV_READ ? site : 0;
 		sp->obj = ev->kind == AVT_EV_READ ? ev->obj : 0;

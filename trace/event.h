@@ -51,6 +51,8 @@ enum avt_kind {
 #define AVT_F_ANNOTATED   0x0020 /* access/block from an avtrace.h probe */
 #define AVT_F_ACCESS_BPT  0x0040 /* access seen by an access breakpoint (decoded) */
 #define AVT_F_ATOMIC      0x0080 /* a locked instruction (lock prefix, xchg, cmpxchg) */
+#define AVT_F_OWN_STACK   0x0100 /* access to the accessing thread's own stack
+                                    (near its stack pointer): a spill or temporary */
 
 /* A site whose module is unknown keeps the absolute address in site_off. */
 #define AVT_MOD_NONE 0xffffu

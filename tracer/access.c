@@ -57,6 +57,10 @@
 #endif
 
 #define SHARED_OWNER UINT32_MAX
+/* How far above its stack pointer an address still counts as the
+ * thread's own stack (frames of its callers); thread stacks are megabytes
+ * apart */
+#define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
 
 struct asite {
@@ -622,6 +626,8 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		if (m->seg != DEC_SEG_NONE)
 			continue;
 		priv &= touch(ac, t->lid, ea[k], n);
+		if (ea[k] + 128 >= r->rsp && ea[k] < r->rsp + OWN_STACK_SPAN)
+			flags |= AVT_F_OWN_STACK;
 		ac->st.events++;
 		tr_emit(tr, t, kind, ea[k], 0, s->addr, flags, (uint16_t)n);
 	}
