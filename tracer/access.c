@@ -75,11 +75,23 @@ struct asite {
 
 struct owner_slot {
 	uint64_t granule;     /* address >> 3, + 1 (0: empty) */
-	uint32_t owner;
+	uint32_t owner;       /* the thread that touched it, SHARED_OWNER: several */
+	uint32_t writer;      /* the last thread that wrote it, or NO_THREAD */
+	uint64_t write_seq;   /* when */
+};
+
+/* The out-of-line slots of one module: slot i runs the instruction at
+ * addr[i]. */
+struct slots {
+	uint64_t base;
+	size_t n;
+	uint64_t *addr;
 };
 
 struct access {
 	struct dec *dec;
+	struct slots *slots;
+	size_t nslots;
 	struct asite *site;
 	size_t nsite, capsite;
 	struct owner_slot *own;
@@ -124,15 +136,22 @@ static struct owner_slot *own_find(struct access *ac, uint64_t g)
 	if (!ac->own[k].granule) {
 		ac->own[k].granule = key;
 		ac->own[k].owner = NO_THREAD;
+		ac->own[k].writer = NO_THREAD;
 		ac->nown++;
 	}
 	return &ac->own[k];
 }
 
-/* Notes that thread lid touched [a, a+n); true if no other thread has
- * touched any of it so far. */
-static bool touch(struct access *ac, uint32_t lid, uint64_t a, uint64_t n)
+/* Notes that thread t touched [a, a+n) (writing or not) at event seq.
+ * False when the access conflicts with another thread's: it sees a store
+ * another thread made after t was created, or it stores to memory
+ * another thread has touched.  Reads of data set up before the thread
+ * existed (a loop bound main wrote before pthread_create) and of data
+ * nobody writes are private: they can never be the other half of a race. */
+static bool touch(struct access *ac, const struct tthread *t, uint64_t a, uint64_t n,
+		  bool write, uint64_t seq)
 {
+	uint32_t lid = t->lid;
 	uint64_t g0 = a >> 3, g1 = (a + (n ? n : 1) - 1) >> 3;
 	bool priv = true;
 	if (g1 - g0 >= MAX_GRANULES) /* a long string op: its two ends */
@@ -143,9 +162,15 @@ static bool touch(struct access *ac, uint32_t lid, uint64_t a, uint64_t n)
 			return false;
 		if (o->owner == NO_THREAD)
 			o->owner = lid;
-		else if (o->owner != lid) {
+		else if (o->owner != lid)
 			o->owner = SHARED_OWNER;
+		if (o->writer != NO_THREAD && o->writer != lid && o->write_seq >= t->born_seq)
 			priv = false;
+		if (write && o->owner == SHARED_OWNER)
+			priv = false;
+		if (write) {
+			o->writer = lid;
+			o->write_seq = seq;
 		}
 	}
 	return priv;
@@ -446,6 +471,9 @@ void access_release(struct tracer *tr)
 	if (!ac)
 		return;
 	dec_free(ac->dec);
+	for (size_t i = 0; i < ac->nslots; i++)
+		free(ac->slots[i].addr);
+	free(ac->slots);
 	free(ac->site);
 	free(ac->own);
 	free(ac);
@@ -468,9 +496,19 @@ static void note(struct tracer *tr, const char *text)
 		tr->sink.note(tr->sink.ctx, tr, text);
 }
 
+/* A module with avtrace.h probes says itself what it accesses. */
+static bool annotated(const struct tracer *tr, const struct elfmod *m)
+{
+	for (size_t i = 0; i < tr->nprobes; i++)
+		if (tr->probes[i].pc >= m->lo && tr->probes[i].pc < m->hi)
+			return true;
+	return false;
+}
+
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
-	if (!tr->access_on || !m->path || system_path(m->path) || strstr(m->path, "/ld-linux"))
+	if (!tr->access_on || !m->path || system_path(m->path) || strstr(m->path, "/ld-linux") ||
+	    annotated(tr, m))
 		return;
 	struct access *ac = access_state(tr);
 	if (!ac)
@@ -492,6 +530,17 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		ac->st.skipped += (unsigned)sc.n;
 		free(sc.c);
 		return;
+	}
+	struct slots *nsl = realloc(ac->slots, (ac->nslots + 1) * sizeof *nsl);
+	uint64_t *addrs = calloc(sc.n, sizeof *addrs);
+	if (nsl)
+		ac->slots = nsl;
+	if (nsl && addrs) {
+		for (size_t i = 0; i < sc.n; i++)
+			addrs[i] = sc.c[i].addr;
+		ac->slots[ac->nslots++] = (struct slots){ slots, sc.n, addrs };
+	} else {
+		free(addrs);
 	}
 	if (ac->nsite + sc.n > ac->capsite) {
 		size_t ncap = ac->nsite + sc.n;
@@ -625,7 +674,7 @@ void access_commit(struct tracer *tr, struct tthread *t)
 			kind = AVT_EV_READ;
 		if (m->seg != DEC_SEG_NONE)
 			continue;
-		priv &= touch(ac, t->lid, ea[k], n);
+		priv &= touch(ac, t, ea[k], n, kind != AVT_EV_READ, tr->seq);
 		if (ea[k] + 128 >= r->rsp && ea[k] < r->rsp + OWN_STACK_SPAN)
 			flags |= AVT_F_OWN_STACK;
 		ac->st.events++;
@@ -644,6 +693,21 @@ void access_commit(struct tracer *tr, struct tthread *t)
 	unsigned budget = tr->opts.access_budget ? tr->opts.access_budget : 256;
 	if (!s->shared && s->hits >= budget)
 		disarm(tr, s);
+}
+
+uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
+{
+	const struct access *ac = tr->acc;
+	for (size_t i = 0; ac && i < ac->nslots; i++) {
+		const struct slots *s = &ac->slots[i];
+		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
+			const uint64_t *a = &s->addr[(pc - s->base) / BPT_SLOT_SIZE];
+			/* inside the copy: the instruction itself; in the jump back:
+			 * the instruction after it */
+			return (pc - s->base) % BPT_SLOT_SIZE < 15 ? *a : pc;
+		}
+	}
+	return pc;
 }
 
 const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr)

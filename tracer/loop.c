@@ -99,6 +99,11 @@ static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 		memset(&si, 0, sizeof si);
 		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
 		ptu_getregs(t->tid, &r);
+		uint64_t orig = access_orig_pc(tr, r.rip);
+		if (orig != r.rip) { /* faulted out of line: it dies where it stood */
+			r.rip = orig;
+			ptu_setregs(t->tid, &r);
+		}
 		tr->fatal_pc = r.rip;
 		tr->fatal_tid = t->tid;
 		uint64_t seq = tr->seq;

@@ -143,6 +143,7 @@ struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 	t->tid = tid;
 	t->lid = (uint32_t)tr->nthr;
 	t->parent = parent;
+	t->born_seq = tr->seq;
 	t->state = TS_NEW;
 	tr->thr[tr->nthr++] = t;
 	tr->stats.threads++;

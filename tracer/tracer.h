@@ -88,6 +88,7 @@ struct tthread {
 	uint64_t fs_base;      /* its pthread_t */
 	uint64_t idle_ns;      /* time run since its last event (stuck detection) */
 	uint64_t wait_seq;     /* order of entering a cond wait (fairness) */
+	uint64_t born_seq;     /* events in the session before it was created */
 	struct tracer_priv_thread *priv;
 };
 

@@ -228,6 +228,9 @@ void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
 void access_release(struct tracer *tr);
+/* A pc inside an access breakpoint's out-of-line copy -> the original
+ * instruction's address (any other pc is returned as is). */
+uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
 
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
