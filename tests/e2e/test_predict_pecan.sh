@@ -5,7 +5,7 @@
 # recorded order must be reversed), mem_dcl (a two-variable atomic-set
 # violation) and mem_atomicset (one that no single-variable or lock-based
 # detector sees).  Each annotated, with --watch, and (mem_order,
-# mem_atomicset) with the recorder's automatic watchpoints.  Correct
+# mem_atomicset) with the recorder's access breakpoints.  Correct
 # targets keep giving no report (test_predict_access.sh, test_predict.sh).
 # Run with tests/e2e/run.sh predict_pecan.
 
