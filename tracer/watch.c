@@ -8,12 +8,15 @@
  * fired and is cleared after each trap.
  *
  * Read or write: x86 cannot watch reads alone, so each register watches
- * both (RW=11) and the access is told apart by the value: the tracer keeps
- * the variable's last value, and a trap that finds it changed is a write.
- * A write that stores the value already there is therefore recorded as a
- * read (documented in docs/memory-access.md).  The event's site is the
- * instruction after the access, looked up like a return address (pc - 1),
- * which names the access's line.
+ * both (RW=11) and the trap comes after the access.  The instruction that
+ * made it is decoded (decode/): the one that ends at the trap's pc and
+ * whose memory operand, computed from the registers, covers the watched
+ * variable; its operand says read, write or read-modify-write, so a store
+ * of the value already there is a write.  Only when no such instruction
+ * is found (code that moved its base register, say) is the kind told by
+ * the value: changed, a write.  The event's site is the instruction after
+ * the access, looked up like a return address (pc - 1), which names the
+ * access's line.
  *
  * Unannotated programs, no flags: when the program has no avtrace.h probes
  * and no --watch was given, avtrace watches up to four scalar globals of
@@ -36,6 +39,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
+#include "decode/decode.h"
 #include "ptrace_util.h"
 #include "symbolizer/sym.h"
 #include "tracer_int.h"
@@ -197,6 +201,37 @@ static long guess_dr6(struct tracer *tr, struct tthread *t)
 	return bits;
 }
 
+/* The kind of the access that just trapped at w, decoded from the
+ * instruction ending at r->rip: AVT_EV_NONE if it cannot be told. */
+static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
+				  const struct user_regs_struct *r)
+{
+	uint8_t code[15];
+	if (r->rip < sizeof code || bpt_read_orig(&tr->bpts, r->rip - sizeof code, code, sizeof code) < 0)
+		return AVT_EV_NONE;
+	struct dec *d = dec_new();
+	if (!d)
+		return AVT_EV_NONE;
+	enum avt_kind kind = AVT_EV_NONE;
+	/* the longest instruction that ends exactly at rip and touches w */
+	for (size_t len = sizeof code; len >= 1 && kind == AVT_EV_NONE; len--) {
+		struct dec_insn in;
+		uint64_t at = r->rip - len;
+		if (dec_insn(d, code + sizeof code - len, len, at, &in) != (int)len)
+			continue;
+		for (unsigned k = 0; k < in.nmem; k++) {
+			uint64_t ea = dec_ea(&in.mem[k], r), n = in.mem[k].size;
+			if (ea < w->addr + w->size && ea + n > w->addr) {
+				kind = in.mem[k].kind == DEC_READ ? AVT_EV_READ :
+				       in.mem[k].kind == DEC_WRITE ? AVT_EV_WRITE : AVT_EV_RMW;
+				break;
+			}
+		}
+	}
+	dec_free(d);
+	return kind;
+}
+
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r)
 {
 	if (!tr->nwatch)
@@ -224,7 +259,9 @@ bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_str
 		if (w->off)
 			continue;
 		read_value(tr, w, &v);
-		enum avt_kind kind = v != w->last || w->wonly ? AVT_EV_WRITE : AVT_EV_READ;
+		enum avt_kind kind = w->wonly ? AVT_EV_WRITE : decoded_kind(tr, w, r);
+		if (kind == AVT_EV_NONE)
+			kind = v != w->last ? AVT_EV_WRITE : AVT_EV_READ;
 		w->last = v;
 		tr_emit(tr, t, kind, w->addr, 0, r->rip, AVT_F_WATCHED, (uint16_t)w->size);
 		if (w->budget && ++w->hits >= w->budget)

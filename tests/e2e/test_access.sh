@@ -163,3 +163,14 @@ t_access_off() {
 	expect_count rec rmw "" 0
 	expect_no_match "$(cat rec.stderr)" 'access breakpoints' "summary without access breakpoints"
 }
+
+# --watch decodes the instruction that trapped too: the setters' silent
+# stores are writes there as well (they were reads when the kind was told
+# by the value).
+t_access_watch_silent_store() {
+	REC_OPTS="--watch a,b" record rec acc_setters 5
+	expect_recorded rec 0
+	expect_count rec write a 5
+	expect_count rec write b 5
+	expect_count rec read a 2
+}

@@ -402,10 +402,11 @@ t_mem_dcl_watch() {
 	expect_recorded out 0
 	expect_match "$(cat out.stdout)" "ready-at=$addr " "address of instance->ready in the second run"
 	heap="heap#1 (8 bytes, calloc at mem_dcl.c:$la in get_instance)"
-	# calloc clears the new object: a read of the watched address inside
-	# glibc (a store of the value already there), named by address since
-	# the allocation has not returned yet
-	expect_match "$(thread_events out T1 | sed -n 5p)" "^read $addr 4 malloc[.]c:[0-9]+$" "T1's 4th access"
+	# calloc clears the new object: a write of the watched address inside
+	# glibc (a store of the value already there: a write all the same, the
+	# trapping instruction is decoded), named by address since the
+	# allocation has not returned yet
+	expect_match "$(thread_events out T1 | sed -n 5p)" "^write $addr 4 malloc[.]c:[0-9]+$" "T1's 4th access"
 	got=$(thread_events out T1 | sed 5d) || exit
 	expect_eq "$got" "start - - -
 read instance 8 mem_dcl.c:$lk
