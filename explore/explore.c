@@ -80,6 +80,52 @@ static bool is_var_event(const struct avt_event *e)
 	}
 }
 
+/* Events on e->obj by one thread only, or reads only, cannot order
+ * threads against each other: with access breakpoints most accessed
+ * addresses are such (a thread's own stack, data read by all). */
+struct objuse {
+	uint64_t obj;
+	uint32_t thread;
+	bool multi, nonread;
+};
+
+static int cmp_objuse(const void *a, const void *b)
+{
+	const struct objuse *x = a, *y = b;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* The objects of is_var_event events that are shared: used by two
+ * threads or more, at least once by something other than a read.  All of
+ * them when none is. */
+static size_t shared_objs(const struct trace *t, uint64_t *objs)
+{
+	struct objuse *u = malloc((t->nev ? t->nev : 1) * sizeof *u);
+	size_t k = 0, nu = 0;
+	if (!u)
+		return 0;
+	for (size_t i = 0; i < t->nev; i++)
+		if (is_var_event(&t->ev[i]))
+			u[nu++] = (struct objuse){ t->ev[i].obj, t->ev[i].thread, false,
+						   t->ev[i].kind != AVT_EV_READ };
+	qsort(u, nu, sizeof *u, cmp_objuse);
+	for (size_t i = 0; i < nu;) {
+		size_t j = i;
+		bool multi = false, nonread = false;
+		for (; j < nu && u[j].obj == u[i].obj; j++) {
+			multi |= u[j].thread != u[i].thread;
+			nonread |= u[j].nonread;
+		}
+		for (size_t x = i; x < j && multi && nonread; x++)
+			objs[k++] = u[x].obj;
+		i = j;
+	}
+	for (size_t i = 0; !k && i < nu; i++)
+		objs[k++] = u[i].obj;
+	free(u);
+	return k;
+}
+
 int explore_vars(const struct trace *t, struct xp_var **out, size_t *n)
 {
 	uint64_t *objs = malloc((t->nev ? t->nev : 1) * sizeof *objs);
@@ -90,9 +136,7 @@ int explore_vars(const struct trace *t, struct xp_var **out, size_t *n)
 		avt_error("cannot explore: out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < t->nev; i++)
-		if (is_var_event(&t->ev[i]))
-			objs[k++] = t->ev[i].obj;
+	k = shared_objs(t, objs);
 	qsort(objs, k, sizeof *objs, cmp_u64);
 	struct xp_var *v = malloc((k ? k : 1) * sizeof *v);
 	if (!v) {
