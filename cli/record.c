@@ -129,14 +129,6 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	while ((st = record_step(rec)) == TSTEP_CONTINUE)
 		;
 	struct record_result res;
-	size_t ncand;
-	struct tracer *tr = record_tracer(rec);
-	char watched[512] = "";
-	size_t woff = 0;
-	bool autow = tracer_watch_auto(tr, &ncand);
-	for (size_t i = 0; i < tracer_watch_count(tr) && woff < sizeof watched; i++)
-		woff += (size_t)snprintf(watched + woff, sizeof watched - woff, "%s%s", i ? ", " : "",
-					 tracer_watch_name(tr, i));
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
 	if (rc < 0 || st == TSTEP_ERROR)
@@ -152,9 +144,6 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	if (s->forks_untraced)
 		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
 			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
-	if (autow && *watched)
-		avt_info("avtrace: no annotations: watched %s%s", watched,
-			 ncand > 4 ? " (more globals exist: choose with --watch)" : "");
 	if (res.access_on) {
 		char ae[32];
 		avt_info("avtrace: access breakpoints: %u site%s, %s access events; %u site%s disarmed (private after %u hits)%s",

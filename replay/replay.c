@@ -84,11 +84,6 @@ static int load_meta(struct replay *rp)
 	 * removed them (the trace's disarm records), nowhere else */
 	rp->access = json_is_true(json_object_get(m, "access"));
 	rp->access_budget = (unsigned)json_integer_value(json_object_get(m, "access_budget"));
-	/* automatic choice: choose again, identically (same program, same
-	 * budget), so variables are disarmed at the same access */
-	rp->watch_auto = json_is_true(json_object_get(m, "watch_auto"));
-	if (rp->watch_auto)
-		rp->nwatch = 0;
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -245,7 +240,7 @@ int replay_launch(struct replay *rp)
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
-		.auto_watch = rp->watch_auto, .own_session = rp->opts.gdb,
+		.own_session = rp->opts.gdb,
 		.access = rp->access, .access_budget = rp->access_budget,
 	};
 	/* never NULL in a replay: "no removals" is a decision too */

@@ -587,6 +587,12 @@ void access_plant(struct tracer *tr, pid_t tid)
 	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->nprobes;
 	if (!tr->access_on)
 		return;
+	if (!modmap_find_name(&tr->mods, "ld-linux")) {
+		/* its libc is inside it, and runs before anything is set up */
+		note(tr, "access breakpoints: a statically linked program is not instrumented (its libc is part of it); use annotations or --watch");
+		tr->access_on = false;
+		return;
+	}
 	for (size_t i = 0; i < tr->mods.n; i++)
 		access_plant_module(tr, tid, &tr->mods.m[i]);
 	if (tr->acc && tr->acc->st.undecodable) {

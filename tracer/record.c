@@ -197,8 +197,8 @@ struct recorder *record_start(const struct record_opts *opts)
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
 		.watch = opts->watch, .nwatch = opts->nwatch,
-		/* access breakpoints replace the automatic watchpoints */
-		.auto_watch = false, .access = !opts->no_auto_watch,
+		/* access breakpoints replaced the automatic watchpoints */
+		.access = !opts->no_auto_watch,
 		.access_budget = opts->access_budget,
 		.stack_depth = opts->stack_depth,
 	};
@@ -297,11 +297,9 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 		json_array_append_new(env, json_string(*e));
 	json_object_set_new(m, "env", env);
 	json_t *watch = json_array();
-	size_t ncand;
 	for (size_t i = 0; i < tracer_watch_count(rec->tr); i++)
 		json_array_append_new(watch, json_string(tracer_watch_name(rec->tr, i)));
 	json_object_set_new(m, "watch", watch);
-	json_object_set_new(m, "watch_auto", json_boolean(tracer_watch_auto(rec->tr, &ncand)));
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
 	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
 	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));

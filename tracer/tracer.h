@@ -136,9 +136,6 @@ struct tracer_opts {
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 	const char *const *watch; /* --watch: variables to watch (at most 4) */
 	size_t nwatch;
-	bool auto_watch;       /* no --watch and no annotations: choose up to 4
-	                          scalar globals of the executable (watch.c) */
-	unsigned auto_budget;  /* accesses per auto-watched variable (default 256) */
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
@@ -211,10 +208,9 @@ struct tracer_stats {
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
-/* The variables being watched (--watch or chosen automatically). */
+/* The variables being watched (--watch). */
 size_t tracer_watch_count(const struct tracer *tr);
 const char *tracer_watch_name(const struct tracer *tr, size_t i);
-bool tracer_watch_auto(const struct tracer *tr, size_t *candidates);
 
 /* Access breakpoints. */
 struct tracer_access_stats {

@@ -48,10 +48,6 @@ struct sdt_arg {
 struct watch {
 	uint64_t addr, size;
 	uint64_t last;     /* value after the last access seen */
-	uint64_t hits;
-	uint64_t budget;   /* traps before it is disarmed (0: no limit) */
-	bool wonly;        /* read budget spent: only writes trap now */
-	bool off;          /* disarmed: its write budget ran out too */
 	char name[128];
 };
 
@@ -181,8 +177,6 @@ struct tracer {
 	bool access_on;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;
-	bool watch_auto;        /* chosen by avtrace, not the user */
-	size_t watch_candidates;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
@@ -236,7 +230,6 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
-void watch_disarm(struct tracer *tr, size_t i);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);

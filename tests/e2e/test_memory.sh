@@ -532,9 +532,13 @@ t_mem_dlopen_probes() {
 	wl=$(marker_line "$REPO/tests/targets/dl/annot_lib.c" "/* LIB WRITE LINE */") || exit
 	record out dlopener
 	expect_recorded out 0
-	expect_count out read lib_counter 4
-	expect_count out write lib_counter 4
-	sites=$(avt dump -d out --json | jq -r 'select(.obj_name == "lib_counter") | "\(.kind) \(.site) \(.func)"' | sort -u | tr '\n' ';')
+	# the library's annotated accesses; main (not annotated) reads the
+	# counter twice more through dlsym's pointer, seen by the access
+	# breakpoints of the executable (the library, annotated, has none)
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "annot_bump" and .kind == "read"' | wc -l)" 4 "annotated reads of lib_counter"
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "annot_bump" and .kind == "write"' | wc -l)" 4 "annotated writes of lib_counter"
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "main"' | wc -l)" 2 "main's reads of lib_counter"
+	sites=$(avt dump -d out --json | jq -r 'select(.obj_name == "lib_counter" and .func != "main") | "\(.kind) \(.site) \(.func)"' | sort -u | tr '\n' ';')
 	expect_eq "$sites" "read annot_lib.c:$rl annot_bump;write annot_lib.c:$wl annot_bump;" "sites in the library"
 	avt_timed 30 replay -d out --schedule 0 >rp.txt 2>&1
 	expect_eq "$?" 0 "replay of the recorded order"
