@@ -71,12 +71,21 @@ bench/predict_bench: bench/predict_bench.c $(LIB)
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+# Debian's multithreaded programs (tests/real; skipped where not installed)
+real: avtrace targets
+	@tests/e2e/run.sh tests/real/test_real.sh
+
+# ---- fuzz harnesses (`make fuzz`; not part of check)
+include tests/fuzz/fuzz.mk
+
 demo: avtrace targets
 	@examples/demo.sh
 
 install: avtrace
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
+	install -m 644 docs/avtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/avtrace.1
 	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
 	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
@@ -86,5 +95,5 @@ clean:
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
-.PHONY: all check unit e2e install clean targets demo
+.PHONY: all check unit e2e real install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d

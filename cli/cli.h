@@ -6,6 +6,9 @@
 #ifndef AVT_CLI_H
 #define AVT_CLI_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #define EXIT_USAGE 2
 
 int cmd_record(int argc, char **argv);
@@ -21,7 +24,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 		const char *report_dir);
 int cmd_predict(int argc, char **argv);
 int cmd_test(int argc, char **argv);
-int first_allowed_cpu(void);
+int default_cpu(void);
 struct record_opts;
 struct tracer_stats;
 int record_run(const struct record_opts *o, struct tracer_stats *stats);
@@ -33,7 +36,20 @@ int cmd_explore(int argc, char **argv);
  * explore-NNNN.txt.  1 if a bug was confirmed, 0 if not, EXIT_USAGE on
  * error. */
 struct explore_opts;
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir);
+/* How many schedules (replays, exploration runs) ran to their end, and how
+ * many did not (stuck until a time limit, or an error); a schedule that
+ * diverged from what the program can do is an answer, counted apart. */
+struct run_tally {
+	unsigned ran, diverged, unfinished;
+};
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
+		       struct run_tally *tally);
+
+/* Signals (main.c).  While on, SIGINT/SIGTERM/SIGHUP end this process at
+ * once (it only waits for workers); off, they stop the supervisor cleanly. */
+void cli_parent_phase(bool on);
+/* In a worker forked by parent: die with it (PR_SET_PDEATHSIG). */
+void cli_worker_dies_with_parent(pid_t parent);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
 #include "trace/log.h"
@@ -44,7 +45,7 @@ static const char explore_help[] =
 	"      --seed S       seed of the random choices (default 1)\n"
 	"      --stop         stop at the first failing run\n"
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
-	"  -t, --timeout S    abandon a run after S seconds (default 10)\n"
+	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-access, --no-heap too\n"
 	"  -q, --quiet        no progress\n";
@@ -99,7 +100,8 @@ static bool confirmed(const char *dir)
 	return ok;
 }
 
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir)
+int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
+		       struct run_tally *tally)
 {
 	struct explore_result r;
 	char cfg[128];
@@ -109,11 +111,18 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
 	       (unsigned long long)eo->seed, eo->jobs);
 	fflush(stdout);
-	if (explore_run(eo, &r) < 0)
+	cli_parent_phase(true); /* its runs are workers that die with it */
+	int xrc = explore_run(eo, &r);
+	cli_parent_phase(false);
+	if (xrc < 0)
 		return EXIT_USAGE;
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
 	       r.counts[3], r.counts[2], r.counts[4]);
+	if (tally) {
+		tally->ran += r.counts[0] + r.counts[1] + r.counts[3];
+		tally->unfinished += r.counts[2] + r.counts[4]; /* run time limit, errors */
+	}
 	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
 	size_t nconf = 0;
 	for (size_t i = 0; heads && i < r.nbugs; i++) {
@@ -197,7 +206,7 @@ int cmd_explore(int argc, char **argv)
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
 					   .yield_limit = EXPLORE_SPIN_SLICES } };
@@ -205,8 +214,7 @@ int cmd_explore(int argc, char **argv)
 	const char *dir = NULL, *algo = NULL;
 	bool vars_set = false, threads_set = false;
 	int c;
-	char *end;
-	unsigned long v;
+	unsigned v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:d:fn:j:t:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -215,13 +223,11 @@ int cmd_explore(int argc, char **argv)
 		case 'f': ro.force = true; break;
 		case 'a': algo = optarg; break;
 		case 'n': case 'D': case 'V': case 'T': case 'C': case 'j':
-			v = strtoul(optarg, &end, 10);
-			if (*end || *optarg == '-' || v > 1000000 ||
-			    (v == 0 && c != 'V' && c != 'C'))
-				return usage_error("explore", "bad %s '%s'",
-						   c == 'n' ? "--runs" : c == 'D' ? "--depth" :
-						   c == 'V' ? "--vars" : c == 'T' ? "--threads" :
-						   c == 'C' ? "--contexts" : "-j", optarg);
+			if (arg_uint("explore", c == 'n' ? "--runs" : c == 'D' ? "--depth" :
+				     c == 'V' ? "--vars" : c == 'T' ? "--threads" :
+				     c == 'C' ? "--contexts" : "-j", optarg,
+				     c == 'V' || c == 'C' ? 0 : 1, 1000000, &v) < 0)
+				return EXIT_USAGE;
 			if (c == 'n')
 				eo.runs = (unsigned)v;
 			else if (c == 'D')
@@ -236,15 +242,13 @@ int cmd_explore(int argc, char **argv)
 				eo.jobs = (unsigned)v;
 			break;
 		case 'S':
-			eo.seed = strtoull(optarg, &end, 0);
-			if (*end || !*optarg)
-				return usage_error("explore", "bad --seed '%s'", optarg);
+			if (arg_u64("explore", "--seed", optarg, &eo.seed) < 0)
+				return EXIT_USAGE;
 			break;
 		case 's': eo.stop_at_bug = true; break;
 		case 't':
-			eo.timeout_s = strtod(optarg, &end);
-			if (*end || eo.timeout_s <= 0)
-				return usage_error("explore", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("explore", "--timeout", optarg, &eo.timeout_s) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'O': eo.oracle = optarg; break;
 		case 'w':
@@ -282,10 +286,12 @@ int cmd_explore(int argc, char **argv)
 		ro.watch = watch;
 		ro.quiet_target = true;
 		int rs = record_run(&ro, NULL);
+		if (tracer_interrupted())
+			return 128 + tracer_interrupted();
 		if (rs == EXIT_USAGE)
 			return EXIT_USAGE;
 		dir = ro.dir;
 	}
 	eo.dir = dir;
-	return explore_and_report(&eo, "2", NULL);
+	return explore_and_report(&eo, "2", NULL, NULL);
 }

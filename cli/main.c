@@ -1,11 +1,16 @@
 /* avtrace: find concurrency bugs and replay them deterministically. */
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trace/log.h"
 #include "trace/version.h"
+#include "tracer/tracer.h"
 
 static const char usage[] =
 	"usage: avtrace <command> [options]\n"
@@ -17,9 +22,10 @@ static const char usage[] =
 	"                     annotations, --watch, or watched globals) to DIR\n"
 	"                     (default ./avtrace-out);\n"
 	"                     exits with PROG's own status (128+N if killed by signal N)\n"
-	"  test [-o DIR] [-j N] -- PROG [ARGS...]\n"
+	"  test [-o DIR] [-j N] [--sarif FILE] [--json] -- PROG [ARGS...]\n"
 	"                     record, predict, replay every prediction; report only\n"
-	"                     the bugs reproduced (exit 1 if any, 0 if none)\n"
+	"                     the bugs reproduced (exit 1 if any, 0 if none), also\n"
+	"                     as SARIF 2.1.0 or one JSON document\n"
 	"  explore [-n RUNS] [--depth D] [--vars V] [--threads T] [--seed S] -- PROG\n"
 	"                     run PROG many times under random priority schedules\n"
 	"                     (PCT, variable and thread bounding); report the\n"
@@ -37,9 +43,12 @@ static const char usage[] =
 	"                     1 bug or deadlock reproduced, 3 infeasible, 2 error\n"
 	"  replay [-d DIR] --all [-j N]\n"
 	"                     replay every schedule, N at a time, and print a table\n"
-	"  summary [-d DIR]   the table of DIR/replays/*.json (e.g. after a cluster run)\n"
+	"  summary [-d DIR] [--sarif FILE]\n"
+	"                     the table of DIR/replays/*.json (e.g. after a cluster\n"
+	"                     run); the reproduced bugs as SARIF 2.1.0\n"
 	"\n"
-	"'avtrace <command> --help' describes each command's options.\n";
+	"'avtrace <command> --help' describes each command's options; so does\n"
+	"'man avtrace' (docs/avtrace.1).\n";
 
 int usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -50,6 +59,46 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see 'avtrace %s --help')\n", cmd);
 	return EXIT_USAGE;
+}
+
+/* SIGINT, SIGTERM, SIGHUP.  A supervisor stops at its next step, kills its
+ * target and keeps what it recorded (tracer_interrupt_all).  A parent
+ * waiting for parallel workers dies at once instead: its workers die with
+ * it (PR_SET_PDEATHSIG, cli_worker_dies_with_parent) and their targets
+ * with them (PTRACE_O_EXITKILL). */
+static volatile sig_atomic_t parent_phase;
+
+static void on_stop_signal(int sig)
+{
+	if (parent_phase) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	tracer_interrupt_all(sig);
+}
+
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal; /* no SA_RESTART: waits must see it */
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+void cli_parent_phase(bool on)
+{
+	parent_phase = on;
+}
+
+void cli_worker_dies_with_parent(pid_t parent)
+{
+	parent_phase = 0;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent) /* it died before the line above */
+		_exit(128 + SIGKILL);
 }
 
 int main(int argc, char **argv)
@@ -75,9 +124,13 @@ int main(int argc, char **argv)
 		printf("avtrace %s\n", AVT_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		if (cmds[i].fn != cmd_dump && cmds[i].fn != cmd_predict && cmds[i].fn != cmd_schedule)
+			catch_stop_signals();
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
 	avt_error("unknown command '%s' (see 'avtrace --help')", argv[1]);
 	return EXIT_USAGE;
 }

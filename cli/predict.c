@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
 #include "names.h"
 #include "symbolizer/sym.h"
@@ -198,15 +199,13 @@ int cmd_predict(int argc, char **argv)
 				  .pecan = true, .patterns = &pats };
 	struct atomic_funcs af = { .count = 0 };
 	int c;
-	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': dir = optarg; break;
 		case 'm':
-			o.max_predictions = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.max_predictions)
-				return usage_error("predict", "bad --max '%s'", optarg);
+			if (arg_uint("predict", "--max", optarg, 1, 1000000, &o.max_predictions) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'D': o.deadlocks = false; break;
 		case 'S': o.sidetrack = false; break;

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "trace/log.h"
 #include "tracer/record.h"
@@ -20,10 +22,11 @@ static const char record_help[] =
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
-	"      --cpu N        pin avtrace and PROG to CPU N (default: the first\n"
-	"                     allowed CPU; -1 leaves them unpinned)\n"
+	"      --cpu N        pin avtrace and PROG to CPU N (default: the allowed\n"
+	"                     CPU avtrace starts on; -1 leaves them unpinned)\n"
 	"      --slice MS     preempt a thread that runs MS ms without an event\n"
-	"                     (spin loops, ad hoc synchronization; default 10)\n"
+	"                     (spin loops, ad hoc synchronization; 1..60000,\n"
+	"                     default 10)\n"
 	"      --no-heap      do not hook malloc/calloc/realloc/free (heap objects\n"
 	"                     are then shown as addresses, not allocation sites)\n"
 	"      --watch V[,V]  watch up to 4 variables with hardware watchpoints and\n"
@@ -39,14 +42,15 @@ static const char record_help[] =
 	"      --access-budget N  private hits before a site is removed (default 256)\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
-	"                     needs frame pointers: -O0 or -fno-omit-frame-pointer)\n"
+	"                     walked by the modules' unwind tables)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
+	"      --no-stacks    no call stacks (the default)\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
-int first_allowed_cpu(void)
+int default_cpu(void)
 {
-	return tracer_nth_cpu(0);
+	return tracer_default_cpu();
 }
 
 int cmd_record(int argc, char **argv)
@@ -62,9 +66,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-stacks", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts o = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
+	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	int c;
-	char *end;
 	static const char *watch[5];
 	size_t nwatch = 0;
 	optind = 1;
@@ -73,28 +76,25 @@ int cmd_record(int argc, char **argv)
 		case 'o': o.dir = optarg; break;
 		case 'f': o.force = true; break;
 		case 'c':
-			o.cpu = (int)strtol(optarg, &end, 10);
-			if (*end || o.cpu < -1)
-				return usage_error("record", "bad --cpu '%s'", optarg);
+			if (arg_cpu("record", "--cpu", optarg, &o.cpu) < 0)
+				return EXIT_USAGE;
 			break;
 		case 's':
-			o.slice_ms = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.slice_ms)
-				return usage_error("record", "bad --slice '%s' (milliseconds, > 0)", optarg);
+			/* milliseconds; 0 or a wrapped -1 would turn preemption off */
+			if (arg_uint("record", "--slice", optarg, 1, 60000, &o.slice_ms) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'H': o.no_heap = true; break;
 		case 'W': o.no_auto_watch = true; break;
 		case 'B':
-			o.access_budget = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.access_budget)
-				return usage_error("record", "bad --access-budget '%s' (hits, > 0)", optarg);
+			if (arg_uint("record", "--access-budget", optarg, 1, 1000000000, &o.access_budget) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
 		case 'k':
-			o.stack_depth = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o.stack_depth || o.stack_depth > 16)
-				return usage_error("record", "bad --stack-depth '%s' (1..16)", optarg);
+			if (arg_uint("record", "--stack-depth", optarg, 1, 16, &o.stack_depth) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'w':
 			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
@@ -131,6 +131,13 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	struct record_result res;
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
+	if (tracer_interrupted()) {
+		char ev[32];
+		avt_error("interrupted by SIG%s: killed '%s'; %s/trace.avt keeps the %s events recorded so far",
+			  sigabbrev_np(tracer_interrupted()) ?: "?", o.argv[0], o.dir,
+			  fmt_thousands(res.stats.events, ev, sizeof ev));
+		return 128 + tracer_interrupted();
+	}
 	if (rc < 0 || st == TSTEP_ERROR)
 		return EXIT_USAGE;
 	char ev[32];

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "cli.h"
+#include "facts.h"
 #include "names.h"
 #include "replay/replay.h"
 #include "trace/log.h"
@@ -35,16 +37,17 @@ static const char replay_help[] =
 	"  -s, --schedule N     schedule number (0 is the recorded order)\n"
 	"      --file SCHED     a schedule file of your own\n"
 	"  -t, --timeout S      a scheduled thread missing its event for S seconds\n"
-	"                       is stuck (default 2)\n"
+	"                       is stuck (default 2; 0.001..1e6)\n"
 	"      --oracle CMD     shell command given the run's stdout on stdin; a\n"
 	"                       nonzero status counts as a BUG\n"
 	"      --stdout         let the program's stdout through (else captured)\n"
 	"      --gdb            at the failure (or the end of the schedule), leave\n"
 	"                       the program stopped and detached for 'gdb -p PID'\n"
 	"      --json           print the outcome as JSON instead of the report\n"
-	"      --cpu N          CPU to pin to (default: the first allowed)\n"
+	"      --cpu N          CPU to pin to (default: the allowed CPU it starts on)\n"
 	"      --all            replay every schedule of DIR and print a table\n"
-	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n";
+	"  -j, --jobs N         with --all: N replays at a time, each on its own CPU\n"
+	"  -v, --verbose        debug messages\n";
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -127,41 +130,21 @@ static void print_predicted(const struct replay *rp)
 static void print_report(struct names *n, const struct replay *rp, const struct replay_result *res,
 			 const char *sched_label)
 {
-	char a[512], b[512], sig[32];
+	char a[512], b[512];
 	switch (res->outcome) {
 	case RO_PASS:
 		printf("PASS: %s, %zu events, %.2f s\n", sched_label, res->nev, res->seconds);
 		return;
-	case RO_BUG: {
-		const struct avt_event *last = NULL;
-		for (size_t i = res->nev; i-- > 0;)
-			if (res->ev[i].kind == AVT_EV_FATAL_SIGNAL) {
-				last = &res->ev[i];
-				break;
-			}
-		const char *func = NULL;
-		if (res->signal && last) {
-			names_site(n, last, a, sizeof a, &func);
-			/* a signal raised inside libc (abort, assert): name the
-			 * innermost frame of the program itself (module 0) */
-			for (uint32_t i = 0; i < res->nbt; i++)
-				if (res->bt[i].mod == 0 && (last->site_mod != 0 || i > 0)) {
-					if (last->site_mod != 0)
-						names_frame(n, 0, res->bt[i].off, i > 0, a, sizeof a, &func);
-					break;
-				}
-			printf("BUG reproduced: %s in T%u at %s%s%s%s\n", sig_name(res->signal, sig, sizeof sig),
-			       res->fail_thread, a, func ? " (" : "", func ?: "", func ? ")" : "");
-		} else {
-			printf("BUG reproduced: %s\n", res->reason);
-		}
+	case RO_BUG:
+		facts_headline(n, res, a, sizeof a);
+		printf("%s\n", a);
 		print_predicted(rp);
 		print_interleaving(n, res);
 		print_backtrace(n, res);
 		return;
-	}
 	case RO_DEADLOCK:
-		printf("DEADLOCK reproduced: every live thread is blocked\n");
+		facts_headline(n, res, a, sizeof a);
+		printf("%s\n", a);
 		print_predicted(rp);
 		for (size_t i = 0; i < res->nwaits; i++) {
 			const struct replay_wait *w = &res->waits[i];
@@ -224,38 +207,37 @@ int cmd_replay(int argc, char **argv)
 	bool all = false;
 	unsigned jobs = 1;
 	const char *timeout_arg = "2";
-	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = first_allowed_cpu() };
+	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu() };
 	bool json = false, have = false;
 	int c;
-	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:s:t:j:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dir = optarg; break;
 		case 's':
-			o.schedule = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || *optarg == '-')
-				return usage_error("replay", "bad schedule number '%s'", optarg);
+			if (arg_uint("replay", "--schedule", optarg, 0, UINT32_MAX, &o.schedule) < 0)
+				return EXIT_USAGE;
 			have = true;
 			break;
 		case 'F': o.sched_path = optarg; have = true; break;
 		case 'A': all = true; break;
 		case 'j':
-			jobs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !jobs || jobs > 256)
-				return usage_error("replay", "bad -j '%s' (1..256)", optarg);
+			if (arg_uint("replay", "-j", optarg, 1, 256, &jobs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 't':
 			timeout_arg = optarg;
-			o.timeout_s = strtod(optarg, &end);
-			if (*end || o.timeout_s <= 0)
-				return usage_error("replay", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("replay", "--timeout", optarg, &o.timeout_s) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'O': o.oracle = optarg; break;
 		case 'S': o.keep_stdout = true; break;
 		case 'g': o.gdb = true; break;
 		case 'J': json = true; break;
-		case 'c': o.cpu = (int)strtol(optarg, &end, 10); break;
+		case 'c':
+			if (arg_cpu("replay", "--cpu", optarg, &o.cpu) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'v': avt_verbose++; break;
 		case 'h': fputs(replay_help, stdout); return 0;
 		default: return usage_error("replay", "bad option");
@@ -270,10 +252,16 @@ int cmd_replay(int argc, char **argv)
 		return usage_error("replay", "which schedule? give --schedule N or --all");
 	if (optind < argc)
 		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
+	unsigned long nerr = avt_nerrors;
 	struct replay *rp = replay_open(&o);
-	if (!rp)
+	if (!rp) {
+		if (avt_nerrors == nerr)
+			avt_error("cannot replay schedule %u of '%s'", o.schedule, o.dir);
 		return EXIT_USAGE;
+	}
 	if (replay_launch(rp) < 0) {
+		if (avt_nerrors == nerr)
+			avt_error("cannot replay: the recorded program did not start under ptrace");
 		replay_free(rp);
 		return EXIT_USAGE;
 	}
@@ -294,6 +282,8 @@ int cmd_replay(int argc, char **argv)
 		avt_warn("cannot write the replay's files in '%s'", dir);
 	struct names n;
 	names_open(&n, replay_trace(rp));
+	if (facts_add(jpath, &n, rp, &res) < 0)
+		avt_warn("cannot add the report's facts to '%s'", jpath);
 	if (json) {
 		FILE *f = fopen(jpath, "r");
 		int ch;
@@ -331,7 +321,10 @@ int cmd_schedule(int argc, char **argv)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--help")) {
 			puts("usage: avtrace schedule --observed [-d DIR]\n\n"
-			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).");
+			     "Prints schedule 0, the order the recording ran in (DIR/schedules/0000.sched).\n\n"
+			     "options:\n"
+			     "      --observed  the recorded order\n"
+			     "  -d, --dir DIR   recording directory (default ./avtrace-out)");
 			return 0;
 		} else
 			return usage_error("schedule", "unexpected argument '%s'", argv[i]);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "results.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
 #include "tracer/tracer.h"
@@ -107,8 +108,10 @@ static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *ti
 	char snum[16], scpu[16];
 	snprintf(snum, sizeof snum, "%u", num);
 	snprintf(scpu, sizeof scpu, "%d", cpu);
+	pid_t parent = getpid();
 	pid_t p = fork();
 	if (p == 0) {
+		cli_worker_dies_with_parent(parent);
 		if (!freopen(report ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(2);
 		if (report)
@@ -127,6 +130,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 {
 	pid_t *slot = calloc(jobs, sizeof *slot);
 	size_t next = 0, done = 0;
+	cli_parent_phase(true);
 	while (slot && done < n) {
 		for (unsigned j = 0; j < jobs && next < n; j++)
 			if (!slot[j]) {
@@ -147,6 +151,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 					fprintf(stderr, "\ravtrace: %zu/%zu replays done", done, n);
 			}
 	}
+	cli_parent_phase(false);
 	if (isatty(2) && n)
 		fputc('\n', stderr);
 	int rc = slot ? 0 : -1;
@@ -171,18 +176,33 @@ int replay_all(const char *dir, unsigned jobs, const char *timeout)
 
 int cmd_summary(int argc, char **argv)
 {
-	const char *dir = "avtrace-out";
+	const char *dir = "avtrace-out", *sarif = NULL;
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-d") || !strcmp(argv[i], "--dir")) && i + 1 < argc)
 			dir = argv[++i];
+		else if (!strcmp(argv[i], "--sarif") && i + 1 < argc)
+			sarif = argv[++i];
 		else if (!strcmp(argv[i], "--help")) {
-			puts("usage: avtrace summary [-d DIR]\n\n"
+			puts("usage: avtrace summary [-d DIR] [--sarif FILE]\n\n"
 			     "Merges DIR/replays/*.json (written by 'avtrace replay', one per schedule,\n"
 			     "possibly by many machines sharing DIR) into one table.  Exit status 1 if a\n"
-			     "bug or deadlock was reproduced, 0 if not, 2 on error.");
+			     "bug or deadlock was reproduced, 0 if not, 2 on error.\n\n"
+			     "options:\n"
+			     "  -d, --dir DIR     recording directory (default ./avtrace-out)\n"
+			     "      --sarif FILE  also write each distinct reproduced bug as SARIF 2.1.0\n"
+			     "                    to FILE (docs/json-output.md)");
 			return 0;
 		} else
 			return usage_error("summary", "unexpected argument '%s'", argv[i]);
 	}
-	return summary_table(dir);
+	int rc = summary_table(dir);
+	if (sarif && rc != EXIT_USAGE) {
+		struct results r;
+		if (results_load(&r, dir) < 0)
+			return EXIT_USAGE;
+		if (sarif_write(&r, sarif) < 0)
+			rc = EXIT_USAGE;
+		results_release(&r);
+	}
+	return rc;
 }

@@ -1,16 +1,24 @@
 /* avtrace test: record, predict, replay every prediction, report only
  * what was reproduced. */
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <sched.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
 #include "names.h"
+#include "results.h"
 #include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
@@ -19,6 +27,12 @@
 
 /* Exploration runs after the predictions when they reproduced nothing. */
 #define TEST_EXPLORE_RUNS 100
+/* Exit status when no bug was reproduced but that is no clean result: most
+ * schedules never ran to their end, or the recording died of a signal that
+ * no schedule reproduced. */
+#define EXIT_INCONCLUSIVE 3
+/* How long the native run that a failed recording is compared with may take. */
+#define NATIVE_LIMIT_S 60.0
 
 static const char test_help[] =
 	"usage: avtrace test [options] -- PROG [ARGS...]\n"
@@ -28,14 +42,18 @@ static const char test_help[] =
 	"reproduces a bug, explores random priority schedules (as 'avtrace\n"
 	"explore', PCT with variable bounding) within a budget.  Reports only the\n"
 	"bugs it reproduced: one report per distinct failure in DIR/reports/.\n"
-	"Exit status: 0 no bug reproduced, 1 at least one, 2 error.\n"
+	"Exit status: 0 no bug reproduced, 1 at least one, 2 error, 3 inconclusive:\n"
+	"no bug reproduced, but most schedules did not run to their end (stuck\n"
+	"until the time limit), or the recording died of a signal that no schedule\n"
+	"reproduced (a native run of PROG is compared then).\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -j, --jobs N       replays at a time, each on its own CPU (default: CPUs)\n"
 	"      --max N        replay at most N predictions (default 100)\n"
-	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2)\n"
+	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
+	"                     0.001..1e6)\n"
 	"      --watch V[,V]  as for record; --no-access, --no-heap too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
@@ -45,7 +63,11 @@ static const char test_help[] =
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
-	"      --no-penelope, --no-pecan  skip that access detector\n";
+	"      --no-penelope, --no-pecan  skip that access detector\n"
+	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
+	"  -q, --quiet        no summary lines from the recording\n"
+	"      --json         print one JSON document (the table, the bugs, the exit\n"
+	"                     status; docs/json-output.md) instead of the table\n";
 
 struct outcome {
 	char oc[16];
@@ -96,6 +118,66 @@ static void bug_key(const char *dir, unsigned id, const struct outcome *o, char 
 		fclose(f);
 }
 
+/* A replay ran to its end, diverged (an answer: the program cannot follow
+ * that order), or never finished (stuck until the time limit, an error). */
+static void tally_outcome(struct run_tally *tally, const struct outcome *o)
+{
+	if (!strcmp(o->oc, "INFEASIBLE") && !strstr(o->reason, " within ") && !strstr(o->reason, "timed out"))
+		tally->diverged++;
+	else if (!strcmp(o->oc, "INFEASIBLE") || !strcmp(o->oc, "ERROR"))
+		tally->unfinished++;
+	else
+		tally->ran++;
+}
+
+/* Runs argv natively: no ptrace, ASLR off as in the recording, standard
+ * streams on /dev/null, at most NATIVE_LIMIT_S.  Its shell-style status,
+ * or -1 if it could not run or had to be killed. */
+static int run_natively(char *const *argv)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		personality(ADDR_NO_RANDOMIZE);
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (double waited = 0; waited < NATIVE_LIMIT_S; waited += 0.01) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		if (w < 0)
+			return -1;
+		nanosleep(&tick, NULL);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* The signal the recorded run died of (meta.json), 0 if none. */
+static int recorded_signal(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	int sig = j ? (int)json_integer_value(json_object_get(j, "signal")) : 0;
+	json_decref(j);
+	return sig;
+}
+
 static const char *short_outcome(const struct outcome *o, char *buf, size_t len)
 {
 	const char *sig = strstr(o->headline, "SIG");
@@ -123,7 +205,7 @@ const char *prediction_where(struct names *n, const struct trace *t, const struc
 /* Replays every prediction and prints the table; the number of distinct
  * bugs reproduced, or -1 on error. */
 static int test_replay(const char *dir, const struct prediction_set *set, const struct trace *t,
-		       unsigned jobs, const char *timeout)
+		       unsigned jobs, const char *timeout, struct run_tally *tally)
 {
 	char rdir[4200];
 	snprintf(rdir, sizeof rdir, "%s/reports", dir);
@@ -144,6 +226,7 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 		const struct prediction *p = &set->p[i];
 		struct outcome o;
 		read_outcome(dir, p->id, &o);
+		tally_outcome(tally, &o);
 		char det[64];
 		printf("  %-4u %-14s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
 		       p->pattern, prediction_where(&n, t, p, where, sizeof where),
@@ -170,6 +253,33 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 	return (int)nkeys;
 }
 
+/* The last lines and the exit status.  "No bug" is said only of schedules
+ * that ran: when most never reached their end, or the recording failed in a
+ * way no schedule reproduced, the answer is inconclusive. */
+static int verdict(int nbugs, const struct run_tally *tally, const char *rdir, int rec_sig, int native)
+{
+	unsigned total = tally->ran + tally->diverged + tally->unfinished;
+	if (total)
+		printf("%u of %u schedule%s ran to their end (%u diverged from what the program can do, %u stuck until the time limit or failed)\n",
+		       tally->ran, total, total == 1 ? "" : "s", tally->diverged, tally->unfinished);
+	if (nbugs) {
+		printf("%d bug%s reproduced; reports in %s/\n", nbugs, nbugs == 1 ? "" : "s", rdir);
+		return 1;
+	}
+	if (rec_sig && native != 128 + rec_sig) {
+		printf("inconclusive: the recorded run died of SIG%s, no schedule reproduced it and a native run did not die of it: avtrace may have disturbed the program (please report it), or the failure needs timing that a schedule does not control\n",
+		       sigabbrev_np(rec_sig) ?: "?");
+		return EXIT_INCONCLUSIVE;
+	}
+	if (total && 2 * tally->unfinished > total) {
+		printf("inconclusive: no bug reproduced, but %u of %u schedules never reached their end (stuck until the time limit, or failed): raise --timeout\n",
+		       tally->unfinished, total);
+		return EXIT_INCONCLUSIVE;
+	}
+	printf("no bug reproduced\n");
+	return 0;
+}
+
 int cmd_test(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -184,12 +294,13 @@ int cmd_test(int argc, char **argv)
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
+		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ 0, 0, 0, 0 },
 	};
 	struct pr_patterns pats = { NULL, 0, 0 };
 	struct atomic_funcs af = { .count = 0 };
 	/* call stacks on: function calls are the transactions SideTrack checks */
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10,
+	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
 				  .stack_depth = 8 };
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
 				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
@@ -198,27 +309,26 @@ int cmd_test(int argc, char **argv)
 				   .pecan = true, .patterns = &pats };
 	static const char *watch[5];
 	const char *timeout = "2";
+	struct test_output out = { .sarif = NULL };
 	unsigned jobs = 0;
 	int c;
-	char *end;
+	double secs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fj:t:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': ro.dir = optarg; break;
 		case 'f': ro.force = true; break;
 		case 'j':
-			jobs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !jobs || jobs > 256)
-				return usage_error("test", "bad -j '%s' (1..256)", optarg);
+			if (arg_uint("test", "-j", optarg, 1, 256, &jobs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'm':
-			po.max_predictions = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !po.max_predictions)
-				return usage_error("test", "bad --max '%s'", optarg);
+			if (arg_uint("test", "--max", optarg, 1, 1000000, &po.max_predictions) < 0)
+				return EXIT_USAGE;
 			break;
 		case 't':
-			if (strtod(optarg, &end) <= 0 || *end)
-				return usage_error("test", "bad --timeout '%s' (seconds, > 0)", optarg);
+			if (arg_seconds("test", "--timeout", optarg, &secs) < 0)
+				return EXIT_USAGE;
 			timeout = optarg;
 			break;
 		case 'w':
@@ -232,9 +342,8 @@ int cmd_test(int argc, char **argv)
 		case 'K': break;
 		case 'N': ro.stack_depth = 0; break;
 		case 'k':
-			ro.stack_depth = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !ro.stack_depth || ro.stack_depth > 16)
-				return usage_error("test", "bad --stack-depth '%s' (1..16)", optarg);
+			if (arg_uint("test", "--stack-depth", optarg, 1, 16, &ro.stack_depth) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'H': ro.no_heap = true; break;
 		case 'A':
@@ -242,15 +351,13 @@ int cmd_test(int argc, char **argv)
 				return usage_error("test", "--atomic takes at most 16 functions");
 			break;
 		case 'E':
-			eo.runs = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || *optarg == '-' || eo.runs > 1000000)
-				return usage_error("test", "bad --explore '%s' (runs, 0 for none)", optarg);
+			if (arg_uint("test", "--explore", optarg, 0, 1000000, &eo.runs) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'X': eo.runs = 0; break;
 		case 'S':
-			eo.seed = strtoull(optarg, &end, 0);
-			if (*end || !*optarg)
-				return usage_error("test", "bad --seed '%s'", optarg);
+			if (arg_u64("test", "--seed", optarg, &eo.seed) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'p':
 			if (pr_patterns_load(&pats, optarg) < 0) {
@@ -261,6 +368,8 @@ int cmd_test(int argc, char **argv)
 		case 'C': po.pecan = false; break;
 		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
+		case 'R': out.sarif = optarg; break;
+		case 'J': out.json = true; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
 		}
@@ -269,6 +378,7 @@ int cmd_test(int argc, char **argv)
 		return usage_error("test", "no program to test");
 	ro.argv = argv + optind;
 	ro.watch = watch;
+	test_output_begin(&out);
 	ro.quiet_target = true;
 	if (!jobs) {
 		cpu_set_t set;
@@ -276,10 +386,29 @@ int cmd_test(int argc, char **argv)
 	}
 	struct tracer_stats st;
 	int rs = record_run(&ro, &st);
+	if (tracer_interrupted()) {
+		pr_patterns_release(&pats);
+		return 128 + tracer_interrupted();
+	}
 	struct trace *t = rs == EXIT_USAGE ? NULL : load_trace(ro.dir);
 	if (!t) {
 		pr_patterns_release(&pats);
 		return EXIT_USAGE;
+	}
+	int rec_sig = recorded_signal(ro.dir), native = 0;
+	if (rec_sig) {
+		/* a debugger must not change what the program computes: say at once
+		 * whether the program fails this way on its own too */
+		native = run_natively(ro.argv);
+		if (native == 128 + rec_sig)
+			printf("the recorded run died of SIG%s, and so does a native run\n", sigabbrev_np(rec_sig) ?: "?");
+		else if (native >= 0)
+			printf("the recorded run died of SIG%s; a native run %s %d\n", sigabbrev_np(rec_sig) ?: "?",
+			       native > 128 ? "died of signal" : "exited with status",
+			       native > 128 ? native - 128 : native);
+		else
+			printf("the recorded run died of SIG%s; a native run did not end within %.0f s\n",
+			       sigabbrev_np(rec_sig) ?: "?", NATIVE_LIMIT_S);
 	}
 	struct prediction_set set;
 	atomic_funcs_arm(&af, t, &po);
@@ -310,7 +439,8 @@ int cmd_test(int argc, char **argv)
 	       st.threads, fmt_thousands(st.events, ev, sizeof ev), set.n, set.n == 1 ? "" : "s", set.n,
 	       set.n == 1 ? "" : "s", jobs);
 	fflush(stdout);
-	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout);
+	struct run_tally tally = { 0, 0, 0 };
+	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout, &tally);
 	prediction_set_release(&set);
 	trace_free(t);
 	pr_patterns_release(&pats); /* the predictions' pattern names */
@@ -323,14 +453,13 @@ int cmd_test(int argc, char **argv)
 		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
 		eo.dir = ro.dir;
 		eo.jobs = jobs;
-		int erc = explore_and_report(&eo, timeout, rdir);
+		int erc = explore_and_report(&eo, timeout, rdir, &tally);
 		if (erc == EXIT_USAGE)
 			return EXIT_USAGE;
 		nbugs = erc;
 	}
-	if (nbugs)
-		printf("%d bug%s reproduced; reports in %s/\n", nbugs, nbugs == 1 ? "" : "s", rdir);
-	else
-		printf("no bug reproduced\n");
-	return nbugs ? 1 : 0;
+	out.ran = tally.ran;
+	out.diverged = tally.diverged;
+	out.unfinished = tally.unfinished;
+	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rec_sig, native));
 }

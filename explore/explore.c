@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -279,6 +280,12 @@ static int write_run(const struct explore_opts *o, struct replay *rp,
 		snprintf(path, sizeof path, "%s/trace.avt", rundir);
 		rc |= replay_write(rp, res, path, NULL, NULL);
 		rc |= write_run_meta(o->dir, rundir, res, o->seed, num, choices);
+		/* the recording's stdin, which this run read too */
+		snprintf(path, sizeof path, "%s/stdin", o->dir);
+		if (access(path, F_OK) == 0) {
+			snprintf(path, sizeof path, "%s/stdin", rundir);
+			rc |= symlink("../../../stdin", path);
+		}
 	}
 	schedule_free(s);
 	return rc;
@@ -481,8 +488,14 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 			if (pipe2(p, O_CLOEXEC) < 0)
 				break;
 			unsigned num = o->first_run + ++next;
+			pid_t parent = getpid();
 			pid_t pid = fork();
 			if (pid == 0) {
+				/* a run never outlives its explorer (killed: no
+				 * worker left writing into the directory) */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() != parent)
+					_exit(128 + SIGKILL);
 				close(p[0]);
 				child_run(&oo, num, tracer_nth_cpu(j), p[1]);
 			}

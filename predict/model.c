@@ -398,6 +398,13 @@ static int index_threads(struct pr_model *m)
 		return -1;
 	for (uint32_t i = 0; i < m->nev; i++) {
 		const struct avt_event *e = &t->ev[i];
+		/* predictions name events by seq and look them up as t->ev[seq]
+		 * (trace_read checks this; a trace built in memory may not) */
+		if (e->seq != i) {
+			avt_error("cannot predict: event %u has seq %llu (events are in seq "
+				  "order from 0)", i, (unsigned long long)e->seq);
+			return -2;
+		}
 		if (e->tindex != m->tnev[e->thread]) {
 			avt_error("cannot predict: event %llu of T%u has index %u, expected %u",
 				  (unsigned long long)e->seq, e->thread, e->tindex,

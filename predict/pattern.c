@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pattern.h"
+#include "trace/file.h"
 #include "trace/log.h"
 
 static const char builtin_text[] =
@@ -280,6 +281,10 @@ int pr_patterns_parse(struct pr_patterns *ps, const char *text, const char *file
 			avt_error("%s:%u: %s", file, lineno, err);
 			goto fail;
 		}
+		if (ps->n - first >= PR_PAT_FILE_MAX) {
+			avt_error("%s:%u: more than %u patterns", file, lineno, PR_PAT_FILE_MAX);
+			goto fail;
+		}
 		for (size_t i = 0; i < ps->n; i++)
 			if (!strcmp(ps->p[i].name, p.name)) {
 				avt_error("%s:%u: pattern '%s' defined twice", file, lineno, p.name);
@@ -296,38 +301,56 @@ fail:
 	return -1;
 }
 
+/* A NUL would end the text early and hide the lines after it. */
+static int check_nul(const char *buf, size_t len, const char *path)
+{
+	const char *nul = memchr(buf, 0, len);
+	if (!nul)
+		return 0;
+	unsigned line = 1;
+	for (const char *c = buf; c < nul; c++)
+		line += *c == '\n';
+	avt_error("%s:%u: NUL byte", path, line);
+	return -1;
+}
+
 int pr_patterns_load(struct pr_patterns *ps, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	uint64_t st_size;
+	char why[128];
+	/* a device or a FIFO would be read until memory runs out */
+	FILE *f = avt_fopen_regular(path, PR_PAT_FILE_BYTES, &st_size);
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	int rc = -1;
+	if (!f && (errno == EINVAL || errno == EFBIG)) {
+		avt_error("cannot read pattern file '%s': %s", path,
+			  avt_file_error(errno, st_size, PR_PAT_FILE_BYTES, why, sizeof why));
+		return -1;
+	}
 	if (!f) {
 		avt_error("cannot open pattern file '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			size_t nc = cap ? cap * 2 : 8192;
-			char *n = realloc(buf, nc);
-			if (!n) {
-				avt_error("cannot read pattern file '%s': out of memory", path);
-				goto out;
-			}
-			buf = n;
-			cap = nc;
-		}
-		size_t got = fread(buf + len, 1, 4096, f);
-		len += got;
-		if (got < 4096)
-			break;
+	/* one byte more than fstat said tells a file that grew meanwhile */
+	size_t size = (size_t)st_size;
+	buf = malloc(size + 2);
+	if (!buf) {
+		avt_error("cannot read pattern file '%s': out of memory", path);
+		goto out;
 	}
+	len = fread(buf, 1, size + 1, f);
 	if (ferror(f)) {
 		avt_error("cannot read pattern file '%s': %s", path, strerror(errno));
 		goto out;
 	}
+	if (len > size) {
+		avt_error("cannot read pattern file '%s': it grew while being read", path);
+		goto out;
+	}
 	buf[len] = 0;
-	rc = pr_patterns_parse(ps, buf, path);
+	if (check_nul(buf, len, path) == 0)
+		rc = pr_patterns_parse(ps, buf, path);
 out:
 	free(buf);
 	fclose(f);

@@ -44,6 +44,8 @@
 
 #define PR_PAT_MAX 4
 #define PR_PAT_NAME 40
+#define PR_PAT_FILE_MAX 1024          /* patterns in one file */
+#define PR_PAT_FILE_BYTES (1u << 20)  /* size of a pattern file */
 
 struct pr_pat_ev {
 	uint8_t thr;    /* thread role, 0-based */
@@ -75,7 +77,8 @@ const struct pr_patterns *pr_builtin_patterns(void);
  * -1 after an avt_error() naming file:line (syntax, limits, out of
  * memory); ps is then unchanged past its first n entries. */
 int pr_patterns_parse(struct pr_patterns *ps, const char *text, const char *file);
-/* Reads path and parses it.  0, or -1 after an avt_error(). */
+/* Reads path (a regular file of at most PR_PAT_FILE_BYTES, no NUL byte)
+ * and parses it.  0, or -1 after an avt_error() naming the file. */
 int pr_patterns_load(struct pr_patterns *ps, const char *path);
 void pr_patterns_release(struct pr_patterns *ps);
 

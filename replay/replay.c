@@ -14,6 +14,7 @@
 
 #include "symbolizer/sym.h"
 #include "trace/log.h"
+#include "trace/meta.h"
 #include "tracer/elfmod.h"
 
 const char *replay_outcome_name(enum replay_outcome o)
@@ -29,15 +30,6 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char **json_strv(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	char **v = calloc(n + 1, sizeof *v);
-	for (size_t i = 0; v && i < n; i++)
-		v[i] = strdup(json_string_value(json_array_get(arr, i)) ?: "");
-	return v;
-}
-
 static void free_strv(char **v)
 {
 	for (char **p = v; p && *p; p++)
@@ -47,43 +39,34 @@ static void free_strv(char **v)
 
 static int load_meta(struct replay *rp)
 {
-	char path[4200];
-	json_error_t je;
+	char path[4200], err[4500];
+	int oserr;
 	snprintf(path, sizeof path, "%s/meta.json", rp->opts.dir);
-	json_t *m = json_load_file(path, 0, &je);
+	/* checked by meta_read: replay may trust every field */
+	struct avt_meta *m = meta_read(path, err, sizeof err, &oserr);
 	if (!m) {
-		if (access(path, F_OK) < 0)
+		if (oserr == ENOENT)
 			avt_error("no recording in '%s' (no meta.json; run 'avtrace record -o %s -- PROG' first)",
 				  rp->opts.dir, rp->opts.dir);
 		else
-			avt_error("cannot read '%s': line %d: %s", path, je.line, je.text);
+			avt_error("%s", err);
 		return -1;
 	}
-	json_t *argv = json_object_get(m, "argv");
-	const char *exe = json_string_value(json_object_get(m, "executable"));
-	const char *cwd = json_string_value(json_object_get(m, "cwd"));
-	const char *bid = json_string_value(json_object_get(m, "build_id"));
-	if (!json_is_array(argv) || !json_array_size(argv) || !exe || !cwd) {
-		avt_error("'%s' lacks argv, executable or cwd", path);
-		json_decref(m);
-		return -1;
-	}
-	rp->argv = json_strv(argv);
-	json_t *env = json_object_get(m, "env");
-	rp->envp = json_is_array(env) ? json_strv(env) : NULL;
-	rp->exe = strdup(exe);
-	rp->cwd = strdup(cwd);
-	/* the same watchpoints and heap hooks as the recording */
-	json_t *watch = json_object_get(m, "watch");
-	if (json_is_array(watch)) {
-		rp->watch = json_strv(watch);
-		rp->nwatch = json_array_size(watch);
-	}
-	rp->no_heap = json_is_false(json_object_get(m, "heap"));
+	/* the strings move to rp */
+	rp->argv = m->argv;
+	rp->envp = m->env;
+	rp->exe = m->executable;
+	rp->cwd = m->cwd;
+	rp->watch = m->watch;
+	rp->nwatch = m->nwatch;
+	m->argv = m->env = m->watch = NULL;
+	m->executable = m->cwd = NULL;
+	const char *exe = rp->exe, *bid = m->build_id;
+	rp->no_heap = !m->heap;
 	/* access breakpoints: the same sites; removed where the recording
 	 * removed them (the trace's disarm records), nowhere else */
-	rp->access = json_is_true(json_object_get(m, "access"));
-	rp->access_budget = (unsigned)json_integer_value(json_object_get(m, "access_budget"));
+	rp->access = m->access;
+	rp->access_budget = m->access_budget;
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -100,7 +83,7 @@ static int load_meta(struct replay *rp)
 			rc = -1;
 		}
 	}
-	json_decref(m);
+	meta_free(m);
 	return rc;
 }
 
@@ -144,8 +127,10 @@ struct replay *replay_open(const struct replay_opts *opts)
 {
 	struct replay *rp = calloc(1, sizeof *rp);
 	char err[512];
-	if (!rp)
+	if (!rp) {
+		avt_error("cannot replay: out of memory");
 		return NULL;
+	}
 	rp->opts = *opts;
 	rp->stdout_fd = -1;
 	if (opts->sched_path)
@@ -156,8 +141,15 @@ struct replay *replay_open(const struct replay_opts *opts)
 	if (opts->picker) {
 		rp->sched = schedule_new(); /* no steps: free from the start */
 	} else if (access(rp->sched_path, F_OK) < 0) {
-		avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
-			  rp->sched_path);
+		char meta[4200], trace[4200];
+		snprintf(meta, sizeof meta, "%s/meta.json", opts->dir);
+		snprintf(trace, sizeof trace, "%s/trace.avt", opts->dir);
+		if (!opts->sched_path && access(meta, F_OK) < 0 && access(trace, F_OK) == 0)
+			avt_error("incomplete recording in '%s': trace.avt but no meta.json nor schedules (the record was killed); 'avtrace dump -d %s' shows what it recorded",
+				  opts->dir, opts->dir);
+		else
+			avt_error("no schedule %u in '%s' ('%s' does not exist)", opts->schedule, opts->dir,
+				  rp->sched_path);
 		goto fail;
 	} else {
 		rp->sched = schedule_read(rp->sched_path, err, sizeof err);
@@ -175,7 +167,11 @@ struct replay *replay_open(const struct replay_opts *opts)
 		avt_error("%s", err);
 		goto fail;
 	}
-	if (index_expected(rp) < 0 || check_schedule(rp) < 0)
+	if (index_expected(rp) < 0) {
+		avt_error("cannot replay: out of memory");
+		goto fail;
+	}
+	if (check_schedule(rp) < 0)
 		goto fail;
 	rp->sym = sym_new();
 	for (size_t i = 0; rp->sym && i < rp->trace->nmod; i++) {
@@ -236,7 +232,11 @@ int replay_launch(struct replay *rp)
 		if (rp->stdout_fd >= 0)
 			unlink(rp->stdout_path);
 	}
+	/* the recording's stdin, if it kept one: every run reads the same */
+	char in[4200];
+	snprintf(in, sizeof in, "%s/stdin", rp->opts.dir);
 	struct tracer_opts to = {
+		.stdin_path = access(in, R_OK) == 0 ? in : NULL,
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
@@ -253,7 +253,11 @@ int replay_launch(struct replay *rp)
 	};
 	rp->tr = tracer_new(&to, &sink);
 	rp->t0 = mono();
-	if (!rp->tr || tracer_launch(rp->tr) < 0)
+	if (!rp->tr) {
+		avt_error("cannot replay: out of memory");
+		return -1;
+	}
+	if (tracer_launch(rp->tr) < 0)
 		return -1;
 	return 0;
 }
@@ -329,7 +333,11 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	if (rp->opts.gdb && rp->tr && !exited && (rp->fatal_sig || rp->in_free || !rp->stop)) {
 		res->gdb_pid = tracer_detach_stopped(rp->tr);
 	}
-	if (rp->last_step == TSTEP_DEADLOCK && !rp->stop) {
+	if (tracer_interrupted()) {
+		res->outcome = RO_ERROR;
+		snprintf(res->reason, sizeof res->reason, "interrupted by SIG%s",
+			 sigabbrev_np(tracer_interrupted()) ?: "?");
+	} else if (rp->last_step == TSTEP_DEADLOCK && !rp->stop) {
 		res->outcome = RO_DEADLOCK;
 		collect_waits(rp, res);
 		snprintf(res->reason, sizeof res->reason, "every live thread is blocked");

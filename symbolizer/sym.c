@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/log.h"
 
@@ -188,6 +189,14 @@ static void mod_fall_back(struct sym_mod *m)
 
 static void mod_open(struct sym_mod *m)
 {
+	struct stat st;
+	/* the path comes from a trace, which may come from anywhere: opening
+	 * a FIFO would block, a device be read without end */
+	if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		avt_warn("cannot read module '%s': not a regular file", m->path);
+		mod_fall_back(m);
+		return;
+	}
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl) {
 		avt_warn("cannot read module '%s': %s", m->path, dwfl_errmsg(-1));

@@ -82,11 +82,13 @@ int sym_module_of(const struct sym *s, uint64_t addr, unsigned *id, uint64_t *of
  * into, innermost first, the last being the out-of-line function that holds
  * the code (ninline counts them all; past SYM_INLINE_MAX the last slot keeps
  * the out-of-line one).  Unknown fields are NULL / 0.  file is the path as
- * the DWARF line table gives it.
+ * the DWARF line table gives it; comp_dir is the compilation directory,
+ * which a relative file is relative to (NULL if unknown).
  */
 struct sym_loc {
 	const char *func;
 	const char *file;
+	const char *comp_dir;   /* directory a relative file is relative to */
 	int line;
 	const char *module; /* basename of the module's path */
 	uint64_t modoff;

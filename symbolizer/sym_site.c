@@ -106,6 +106,8 @@ static void lookup_loc(struct sym_mod *m, uint64_t off, int is_return, struct sy
 		loc->file = dwfl_lineinfo(line, NULL, &loc->line, NULL, NULL, NULL);
 		if (!loc->file)
 			loc->line = 0;
+		else
+			loc->comp_dir = dwfl_line_comp_dir(line);
 	}
 	scopes_funcs(m, pc, loc);
 	if (!loc->func)

@@ -5,6 +5,7 @@
 
 int avt_verbose;
 int avt_quiet;
+unsigned long avt_nerrors;
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
@@ -16,6 +17,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 void avt_error(const char *fmt, ...)
 {
 	va_list ap;
+	avt_nerrors++;
 	va_start(ap, fmt);
 	vreport("", fmt, ap);
 	va_end(ap);

@@ -21,6 +21,9 @@ void avt_info(const char *fmt, ...) AVT_PRINTF(1, 2);
 
 extern int avt_verbose;
 extern int avt_quiet;
+/* How many avt_error() lines were printed: lets cli/ say something when a
+ * library call failed without a word (an error must never be silent). */
+extern unsigned long avt_nerrors;
 
 void avt_bug(const char *file, int line, const char *cond) __attribute__((noreturn));
 #define BUG_ON(cond) \

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 
 #define HEADER_WORD "avtrace-schedule"
@@ -283,8 +284,13 @@ static int parse_file(struct parser *p, FILE *fp)
 	while (ret == 0 && (len = getline(&line, &cap, fp)) >= 0) {
 		p->line++;
 		if (len && line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		ret = parse_line(p, line);
+			line[--len] = '\0';
+		/* a NUL would silently end the line early: a binary file, or
+		 * a schedule damaged in transit */
+		if (strlen(line) != (size_t)len)
+			ret = parse_fail(p, "NUL byte at column %zu", strlen(line) + 1);
+		else
+			ret = parse_line(p, line);
 	}
 	free(line);
 	if (ret == 0 && ferror(fp))
@@ -301,8 +307,16 @@ static int parse_file(struct parser *p, FILE *fp)
 struct schedule *schedule_read(const char *path, char *err, size_t errlen)
 {
 	struct parser p = { .path = path, .err = err, .errlen = errlen };
-	FILE *fp = fopen(path, "r");
+	uint64_t size;
+	char why[128];
+	/* /dev/zero or a FIFO would be read until memory runs out */
+	FILE *fp = avt_fopen_regular(path, AVT_SCHEDULE_MAX_BYTES, &size);
 
+	if (!fp && (errno == EINVAL || errno == EFBIG)) {
+		snprintf(err, errlen, "cannot read schedule '%s': %s", path,
+			 avt_file_error(errno, size, AVT_SCHEDULE_MAX_BYTES, why, sizeof why));
+		return NULL;
+	}
 	if (!fp) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;

@@ -46,9 +46,14 @@ struct schedule {
 struct schedule *schedule_new(void);
 void schedule_free(struct schedule *s);
 
+/* Largest schedule file read: one step per event of a long recording
+ * fits many times over; /dev/zero does not. */
+#define AVT_SCHEDULE_MAX_BYTES (256u << 20)
+
 /* Reads a schedule file.  On error returns NULL and writes "PATH:LINE:
- * reason" (or "cannot open 'PATH': ...") into err, without the "avtrace: "
- * prefix. */
+ * reason" (or "cannot open 'PATH': ...", "cannot read schedule 'PATH':
+ * ...") into err, without the "avtrace: " prefix.  Only a regular file of
+ * at most AVT_SCHEDULE_MAX_BYTES is read; a NUL byte is an error. */
 struct schedule *schedule_read(const char *path, char *err, size_t errlen);
 
 /* Writes the canonical text: header, comments, steps, free.  schedule_write

@@ -19,8 +19,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "file.h"
 #include "log.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -266,6 +266,13 @@ struct reader {
 	size_t scratchcap;
 	struct trace *t;
 	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap, disarmcap;
+	/* Invariant state (trace_read's header comment in trace.h). */
+	uint32_t *tnext;     /* owned; per thread id: its next tindex */
+	unsigned char *seen; /* owned; per thread id: referenced somewhere */
+	size_t tcap;         /* length of tnext and seen */
+	uint32_t maxid;      /* highest thread id referenced */
+	uint64_t maxid_at;   /* offset of the record that first names maxid */
+	int any_thread;      /* some thread id was referenced */
 };
 
 
@@ -410,7 +417,68 @@ static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t 
 	return 0;
 }
 
-static int read_event(struct reader *r, uint32_t len)
+/* Notes thread id `id`, named by the record at offset `at`, so that
+ * trace_read can check at the end that the ids are 0..n-1 with no gap. */
+static int note_thread(struct reader *r, uint64_t id, uint64_t at, const char *what)
+{
+	if (id >= AVT_TRACE_MAX_THREADS)
+		return read_fail(r, "%s at offset %llu: thread id %llu above %u", what,
+				 (unsigned long long)at, (unsigned long long)id,
+				 AVT_TRACE_MAX_THREADS - 1);
+	if (id >= r->tcap) {
+		size_t n = r->tcap ? r->tcap : 16;
+		while (n <= id)
+			n *= 2;
+		uint32_t *tn = realloc(r->tnext, n * sizeof *tn);
+		if (!tn)
+			return read_fail(r, "out of memory");
+		r->tnext = tn;
+		unsigned char *sn = realloc(r->seen, n);
+		if (!sn)
+			return read_fail(r, "out of memory");
+		r->seen = sn;
+		memset(r->tnext + r->tcap, 0, (n - r->tcap) * sizeof *r->tnext);
+		memset(r->seen + r->tcap, 0, n - r->tcap);
+		r->tcap = n;
+	}
+	r->seen[id] = 1;
+	if (!r->any_thread || id > r->maxid) {
+		r->maxid = (uint32_t)id;
+		r->maxid_at = at;
+		r->any_thread = 1;
+	}
+	return 0;
+}
+
+/* The invariants every consumer relies on (trace.h): checked here, once. */
+static int check_event(struct reader *r, const struct avt_event *e, uint64_t at)
+{
+	char what[64];
+	size_t i = r->t->nev;
+
+	snprintf(what, sizeof what, "event %zu", i);
+	if (e->seq != i)
+		return read_fail(r, "%s at offset %llu: seq %llu out of order (expected %zu)",
+				 what, (unsigned long long)at, (unsigned long long)e->seq, i);
+	if (e->kind == AVT_EV_NONE || e->kind >= AVT_EV_KIND_COUNT)
+		return read_fail(r, "%s at offset %llu: unknown kind %u", what,
+				 (unsigned long long)at, e->kind);
+	if (note_thread(r, e->thread, at, what) < 0)
+		return -1;
+	if (e->tindex != r->tnext[e->thread])
+		return read_fail(r, "%s at offset %llu: T%u's event index %u out of order "
+				 "(expected %u)", what, (unsigned long long)at, e->thread,
+				 e->tindex, r->tnext[e->thread]);
+	r->tnext[e->thread]++;
+	/* a thread object is a logical id, or UINT32_MAX for none (T0's
+	 * parent, a join of a thread avtrace did not see) */
+	if (avt_kind_obj_is_thread(e->kind) && e->obj != UINT32_MAX &&
+	    note_thread(r, e->obj, at, what) < 0)
+		return -1;
+	return 0;
+}
+
+static int read_event(struct reader *r, uint32_t len, uint64_t at)
 {
 	struct trace *t = r->t;
 	int ret;
@@ -418,12 +486,14 @@ static int read_event(struct reader *r, uint32_t len)
 	if (grow(r, (void **)&t->ev, &r->evcap, t->nev, sizeof(*t->ev)) < 0)
 		return -1;
 	ret = read_bytes(r, &t->ev[t->nev], len);
+	if (ret == 0 && check_event(r, &t->ev[t->nev], at) < 0)
+		return -1;
 	if (ret == 0)
 		t->nev++;
 	return ret;
 }
 
-static int read_thread(struct reader *r, uint32_t len)
+static int read_thread(struct reader *r, uint32_t len, uint64_t at)
 {
 	struct trace *t = r->t;
 	int ret;
@@ -431,9 +501,14 @@ static int read_thread(struct reader *r, uint32_t len)
 	if (grow(r, (void **)&t->thr, &r->thrcap, t->nthr, sizeof(*t->thr)) < 0)
 		return -1;
 	ret = read_bytes(r, &t->thr[t->nthr], len);
-	if (ret == 0)
-		t->nthr++;
-	return ret;
+	if (ret)
+		return ret;
+	const struct avt_thread_rec *th = &t->thr[t->nthr];
+	if (note_thread(r, th->thread, at, "thread record") < 0 ||
+	    (th->parent != UINT32_MAX && note_thread(r, th->parent, at, "thread record") < 0))
+		return -1;
+	t->nthr++;
+	return 0;
 }
 
 static int read_module(struct reader *r, uint32_t len, uint64_t at)
@@ -460,7 +535,7 @@ static int read_module(struct reader *r, uint32_t len, uint64_t at)
 	return 0;
 }
 
-static int read_note(struct reader *r, uint32_t len)
+static int read_note(struct reader *r, uint32_t len, uint64_t at)
 {
 	struct trace *t = r->t;
 	struct avt_note *n;
@@ -472,6 +547,11 @@ static int read_note(struct reader *r, uint32_t len)
 		return -1;
 	n = &t->notes[t->nnotes];
 	memcpy(&n->after_seq, r->scratch, NOTE_HDR_SIZE);
+	/* notes are written in order, after the events they follow */
+	if (n->after_seq > t->nev || (t->nnotes && n->after_seq < n[-1].after_seq))
+		return read_fail(r, "note at offset %llu: after_seq %llu out of order "
+				 "(%zu events before it)", (unsigned long long)at,
+				 (unsigned long long)n->after_seq, t->nev);
 	n->text = dup_text(r->scratch + NOTE_HDR_SIZE, len - NOTE_HDR_SIZE);
 	if (!n->text)
 		return read_fail(r, "out of memory");
@@ -491,6 +571,15 @@ static int read_stack(struct reader *r, uint32_t len, uint64_t at)
 	if ((uint64_t)h.depth * sizeof(struct avt_frame) != len - sizeof h)
 		return read_fail(r, "stack record at offset %llu has length %u for %u frames",
 				 (unsigned long long)at, len, h.depth);
+	if (h.depth > AVT_TRACE_MAX_DEPTH)
+		return read_fail(r, "stack record at offset %llu has %u frames (at most %u)",
+				 (unsigned long long)at, h.depth, AVT_TRACE_MAX_DEPTH);
+	/* a stack follows its event; trace_stack() searches them by seq */
+	if (h.seq >= t->nev || (t->nstacks && h.seq <= t->stacks[t->nstacks - 1].seq))
+		return read_fail(r, "stack record at offset %llu: seq %llu out of order "
+				 "(%zu events before it%s)", (unsigned long long)at,
+				 (unsigned long long)h.seq, t->nev,
+				 t->nstacks ? ", after a stack of a later or the same event" : "");
 	if (grow(r, (void **)&t->stacks, &r->stackcap, t->nstacks, sizeof(*t->stacks)) < 0)
 		return -1;
 	struct avt_stack *s = &t->stacks[t->nstacks];
@@ -504,7 +593,7 @@ static int read_stack(struct reader *r, uint32_t len, uint64_t at)
 	return 0;
 }
 
-static int read_alloc(struct reader *r, uint32_t len)
+static int read_alloc(struct reader *r, uint32_t len, uint64_t at)
 {
 	struct trace *t = r->t;
 	int ret;
@@ -512,9 +601,14 @@ static int read_alloc(struct reader *r, uint32_t len)
 	if (grow(r, (void **)&t->allocs, &r->alloccap, t->nallocs, sizeof(*t->allocs)) < 0)
 		return -1;
 	ret = read_bytes(r, &t->allocs[t->nallocs], len);
-	if (ret == 0)
-		t->nallocs++;
-	return ret;
+	if (ret)
+		return ret;
+	const struct avt_alloc_rec *a = &t->allocs[t->nallocs];
+	if (a->kind < AVT_ALLOC_MALLOC || a->kind > AVT_ALLOC_FREE)
+		return read_fail(r, "alloc record at offset %llu: unknown kind %u",
+				 (unsigned long long)at, a->kind);
+	t->nallocs++;
+	return 0;
 }
 
 static int read_disarm(struct reader *r, uint32_t len)
@@ -553,17 +647,17 @@ static int read_record(struct reader *r)
 		return READ_TRUNCATED;
 	switch (type) {
 	case AVT_REC_EVENT:
-		return read_event(r, len);
+		return read_event(r, len, at);
 	case AVT_REC_THREAD:
-		return read_thread(r, len);
+		return read_thread(r, len, at);
 	case AVT_REC_MODULE:
 		return read_module(r, len, at);
 	case AVT_REC_NOTE:
-		return read_note(r, len);
+		return read_note(r, len, at);
 	case AVT_REC_STACK:
 		return read_stack(r, len, at);
 	case AVT_REC_ALLOC:
-		return read_alloc(r, len);
+		return read_alloc(r, len, at);
 	case AVT_REC_DISARM:
 		return read_disarm(r, len);
 	default:
@@ -574,20 +668,32 @@ static int read_record(struct reader *r)
 
 static int reader_open(struct reader *r)
 {
-	struct stat st;
-
-	r->fp = fopen(r->path, "rb");
+	/* a pipe or a device could feed records forever (/dev/zero, a FIFO) */
+	r->fp = avt_fopen_regular(r->path, UINT64_MAX, &r->size);
+	if (!r->fp && errno == EINVAL)
+		return read_fail(r, "not a regular file");
 	if (!r->fp) {
 		snprintf(r->err, r->errlen, "cannot open '%s': %s", r->path,
 			 strerror(errno));
 		return -1;
 	}
-	r->size = UINT64_MAX;
-	if (fstat(fileno(r->fp), &st) == 0 && S_ISREG(st.st_mode))
-		r->size = (uint64_t)st.st_size;
 	r->t = calloc(1, sizeof(*r->t));
 	if (!r->t)
 		return read_fail(r, "out of memory");
+	return 0;
+}
+
+/* Thread ids are 0..n-1 with none missing: n then counts threads the file
+ * really has records of, so n x n clocks stay proportional to the file. */
+static int check_threads(struct reader *r)
+{
+	if (!r->any_thread)
+		return 0;
+	for (uint32_t id = 0; id < r->maxid; id++)
+		if (!r->seen[id])
+			return read_fail(r, "record at offset %llu names T%u, but no record "
+					 "names T%u", (unsigned long long)r->maxid_at,
+					 r->maxid, id);
 	return 0;
 }
 
@@ -600,11 +706,15 @@ struct trace *trace_read(const char *path, char *err, size_t errlen)
 		ret = read_header(&r);
 	while (ret == 0)
 		ret = read_record(&r);
+	if (ret > 0 && check_threads(&r) < 0)
+		ret = -1;
 	if (ret == READ_TRUNCATED)
 		r.t->truncated = 1;
 	if (r.fp)
 		fclose(r.fp);
 	free(r.scratch);
+	free(r.tnext);
+	free(r.seen);
 	if (ret < 0) {
 		trace_free(r.t);
 		return NULL;

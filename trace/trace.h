@@ -135,8 +135,25 @@ struct trace {
 	int truncated; /* the file ended inside a record (e.g. a crash) */
 };
 
+/* Bounds the reader enforces: thread ids (so n x n vector clocks stay
+ * allocatable) and frames per stack record. */
+#define AVT_TRACE_MAX_THREADS 65536u
+#define AVT_TRACE_MAX_DEPTH 1024u
+
 /* Reading.  On error returns NULL and writes a message (without the
- * "avtrace: " prefix) into err. */
+ * "avtrace: " prefix) into err, naming the file and the record's offset.
+ * Only a regular file is read.  A trace comes from anywhere, so every
+ * invariant consumers index arrays by is checked here, once:
+ *  - ev[i].seq == i; kind is a known kind (not AVT_EV_NONE);
+ *  - ev[i].tindex counts the thread's events from 0, in order;
+ *  - thread ids (events, thread records, the thread objects of start /
+ *    create / join, which may also be UINT32_MAX for "none") are below
+ *    AVT_TRACE_MAX_THREADS and, over the file, exactly 0..n-1: so
+ *    trace_nthreads() is at most the number of records;
+ *  - a stack follows its event (seq < events before it), stacks are in
+ *    strictly increasing seq order, at most AVT_TRACE_MAX_DEPTH frames;
+ *  - notes' after_seq is non-decreasing and at most the events before it;
+ *    allocation records have a known kind. */
 struct trace *trace_read(const char *path, char *err, size_t errlen);
 void trace_free(struct trace *t);
 const struct avt_module *trace_module(const struct trace *t, unsigned id);

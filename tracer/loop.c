@@ -281,6 +281,12 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		resume(t);
 		return WR_WAIT;
 	}
+	case BK_UNWIND:
+		stack_unwinding(tr, t);
+		r.rip = bpt_resume_pc(b);
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
 	case BK_ACCESS:
 	case BK_PROBE:
 		if (b->kind == BK_ACCESS)
@@ -304,7 +310,6 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		if (hooks_request(tr, t, b->data, &r)) {
 			t->priv->resume_pc = bpt_resume_pc(b);
 			t->priv->stop_pc = b->addr;
-			t->priv->entry_rbp = r.rbp;
 			t->priv->regs = r;
 			t->priv->regs_valid = true;
 			t->state = TS_REQ;
@@ -630,7 +635,7 @@ enum tstep tracer_step(struct tracer *tr)
 {
 	if (!tr->alive)
 		return TSTEP_EXITED;
-	if (tr->sink_stop)
+	if (tr->sink_stop || tracer_interrupted())
 		return TSTEP_STOPPED;
 	if (tr->fatal_sig)
 		return drain_exit(tr); /* the process is dying: nothing more happens */

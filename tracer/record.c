@@ -3,6 +3,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,8 @@ struct recorder {
 	struct timespec t0;
 	uint16_t last_kind;   /* kind of the last event written */
 	uint64_t last_flush_ns;
+	pid_t tee;            /* copies avtrace's stdin to PROG and DIR/stdin */
+	int tee_fd;           /* PROG's end of that pipe, until launched */
 };
 
 const char *fmt_thousands(unsigned long long v, char *buf, size_t len)
@@ -45,7 +51,7 @@ const char *fmt_thousands(unsigned long long v, char *buf, size_t len)
  * replace these and nothing else. */
 static const char *const our_entries[] = {
 	"trace.avt", "meta.json", "predictions.json", "schedules", "replays", "reports",
-	"explore", NULL,
+	"explore", "stdin", NULL,
 };
 
 static bool is_ours(const char *name)
@@ -124,6 +130,96 @@ int outdir_prepare(const char *dir, bool force)
 		return -1;
 	}
 	return 0;
+}
+
+/* What a killed record may lose at most: events are on disk within this. */
+#define FLUSH_PERIOD_NS (100 * 1000 * 1000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- stdin
+
+ * What PROG reads on stdin is kept in DIR/stdin so that every replay and
+ * explored run reads the same (docs/trace-format.md).  A child process
+ * copies avtrace's stdin to PROG through a pipe and to the file, as PROG
+ * reads it: a stream that never ends is fine, and PROG sees no difference
+ * but a pipe instead of its original stdin. */
+#define STDIN_KEEP_MAX (1ull << 30)
+
+static void tee_loop(int out, int to_prog)
+{
+	static char buf[65536];
+	uint64_t kept = 0;
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0);
+		if (kept < STDIN_KEEP_MAX && write(out, buf, (size_t)n) != n)
+			kept = STDIN_KEEP_MAX; /* a full disk: PROG still gets its input */
+		kept += (uint64_t)n;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(to_prog, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				_exit(0); /* PROG closed its stdin or ended */
+			off += w;
+		}
+	}
+}
+
+static int stdin_tee_start(struct recorder *rec)
+{
+	char path[4200];
+	int p[2];
+	snprintf(path, sizeof path, "%s/stdin", rec->dir);
+	int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0 || pipe2(p, O_CLOEXEC) < 0) {
+		avt_error("cannot keep stdin in '%s': %s", path, strerror(errno));
+		if (out >= 0)
+			close(out);
+		return -1;
+	}
+	pid_t parent = getpid();
+	rec->tee = fork();
+	if (rec->tee == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		signal(SIGPIPE, SIG_IGN);
+		signal(SIGINT, SIG_IGN); /* the supervisor decides when it ends */
+		close(p[0]);
+		tee_loop(out, p[1]);
+	}
+	close(out);
+	close(p[1]);
+	if (rec->tee < 0) {
+		close(p[0]);
+		rec->tee = 0;
+		return -1;
+	}
+	rec->tee_fd = p[0];
+	return 0;
+}
+
+/* PROG is gone: what it read is in the file (written before the pipe). */
+static void stdin_tee_stop(struct recorder *rec)
+{
+	if (rec->tee_fd > 0)
+		close(rec->tee_fd);
+	rec->tee_fd = 0;
+	if (rec->tee > 0) {
+		kill(rec->tee, SIGKILL);
+		waitpid(rec->tee, NULL, 0);
+	}
+	rec->tee = 0;
 }
 
 /* ---- the sink */
@@ -208,10 +304,12 @@ struct recorder *record_start(const struct record_opts *opts)
 		.disarm = rec_disarm,
 	};
 	rec->tr = tracer_new(&to, &sink);
-	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0) {
+	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0 ||
+	    (opts->keep_stdin && stdin_tee_start(rec) < 0)) {
 		record_free(rec);
 		return NULL;
 	}
+	tracer_set_stdin(rec->tr, rec->tee_fd);
 	char path[4096], err[512];
 	snprintf(path, sizeof path, "%s/trace.avt", opts->dir);
 	rec->w = trace_writer_open(path, err, sizeof err);
@@ -220,8 +318,16 @@ struct recorder *record_start(const struct record_opts *opts)
 		record_free(rec);
 		return NULL;
 	}
+	/* a record killed at any moment leaves a trace dump can read */
+	trace_writer_flush(rec->w);
+	rec->last_flush_ns = now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &rec->t0);
-	if (tracer_launch(rec->tr) < 0) {
+	int launched = tracer_launch(rec->tr);
+	if (rec->tee_fd > 0) { /* PROG has it now */
+		close(rec->tee_fd);
+		rec->tee_fd = 0;
+	}
+	if (launched < 0) {
 		trace_writer_close(rec->w);
 		rec->w = NULL;
 		unlink(path); /* nothing half-written that dump would take for a trace */
@@ -233,7 +339,13 @@ struct recorder *record_start(const struct record_opts *opts)
 
 enum tstep record_step(struct recorder *rec)
 {
-	return tracer_step(rec->tr);
+	enum tstep st = tracer_step(rec->tr);
+	uint64_t now = now_ns();
+	if (now - rec->last_flush_ns >= FLUSH_PERIOD_NS) {
+		trace_writer_flush(rec->w);
+		rec->last_flush_ns = now;
+	}
+	return st;
 }
 
 static double elapsed(const struct timespec *t0)
@@ -315,6 +427,10 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "exit_status", res->deadlock ? json_null() : json_integer(res->exit_status));
 	json_object_set_new(m, "signal", json_integer(tracer_exit_signal(rec->tr)));
 	json_object_set_new(m, "deadlock", json_boolean(res->deadlock));
+	if (tracer_interrupted())
+		json_object_set_new(m, "interrupted", json_integer(tracer_interrupted()));
+	if (rec->opts.keep_stdin)
+		json_object_set_new(m, "stdin", json_string("stdin"));
 	json_object_set_new(m, "events", json_integer((json_int_t)st->events));
 	json_object_set_new(m, "threads", json_integer(st->threads));
 	json_object_set_new(m, "mutexes", json_integer(st->mutexes));
@@ -366,8 +482,14 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 		describe_deadlock(rec->tr, res->deadlock_desc, sizeof res->deadlock_desc);
 		trace_write_note(rec->w, "deadlock");
 	}
+	if (tracer_interrupted()) {
+		char note[64];
+		snprintf(note, sizeof note, "interrupted by SIG%s", sigabbrev_np(tracer_interrupted()) ?: "?");
+		trace_write_note(rec->w, note);
+	}
 	if (last != TSTEP_EXITED)
 		tracer_kill(rec->tr);
+	stdin_tee_stop(rec);
 	res->exit_status = last == TSTEP_EXITED ? tracer_exit_status(rec->tr) : -1;
 	res->seconds = elapsed(&rec->t0);
 	res->stats = *tracer_stats(rec->tr);
@@ -395,6 +517,7 @@ void record_free(struct recorder *rec)
 		return;
 	if (rec->w)
 		trace_writer_close(rec->w);
+	stdin_tee_stop(rec);
 	tracer_free(rec->tr);
 	free(rec->dir);
 	free(rec);

@@ -5,22 +5,30 @@
  * not only which functions enclose an event but whether two events are in
  * the same call of them.
  *
- * The stack is walked through the frame-pointer chain (rbp), which costs a
- * couple of 16-byte reads per frame; only frames in user code (the
- * executable and libraries other than libc / the dynamic linker) count.
- * A function's call is identified by its frame address (CFA = rbp + 16).
- * Two calls in a row from a loop have the same CFA, so the end of a call
- * is observed directly: the first time a frame is seen its return address
- * is swapped for the trampoline (as for hooked calls), and when the call
+ * The stack is walked with the modules' call frame information (cfi.c):
+ * only frames in user code (the executable and libraries other than libc /
+ * the dynamic linker) count.  A function's call is identified by its CFA.
+ * Two calls in a row from a loop have the same CFA, so the end of a call is
+ * observed directly: the first time a frame is seen its return address is
+ * swapped for the trampoline (as for hooked calls), and when the call
  * returns through it, the frame and everything inside it are closed.  The
  * next call at the same address gets a new invocation serial.
  *
- * Limits (docs/predict.md): code without frame pointers (-O2 without
- * -fno-omit-frame-pointer) gives shallow or wrong stacks; longjmp out of a
- * swapped frame is not followed.
+ * A debugger must never change what the program computes: a word is
+ * swapped only where the CFI located a return address (CFA - 8).  A frame
+ * without usable CFI ends the walk: fewer frames, never a guess (the
+ * frame-pointer walk this replaced wrote into live data at rbp+8 of -O2
+ * code).  Unwinders inside the target (C++ exceptions, pthread_exit's
+ * forced unwind, backtrace()) read return addresses too: their entry points
+ * are hooked and put every swapped address back first (stack_unwinding).
+ *
+ * Limits (docs/predict.md): longjmp out of a swapped frame is not followed.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
+#include "cfi.h"
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
@@ -72,67 +80,123 @@ static void watch_return(struct tracer *tr, struct tthread *t, uint64_t slot, ui
 	f->hook = HK_FRAME;
 }
 
-struct walked {
-	uint64_t addr; /* address inside the function */
-	uint64_t cfa;  /* identity of this call of it */
-	uint64_t slot; /* where its return address is */
-	uint64_t ret;  /* that return address (real) */
+/* Reading the stack: one snapshot from the stack pointer, then single
+ * reads for what lies beyond it. */
+#define SNAP_BYTES 2048
+
+struct walk_ctx {
+	struct tracer *tr;
+	struct tthread *t;
+	uint64_t base;
+	size_t len;
+	uint8_t buf[SNAP_BYTES];
 };
 
-static int walk(struct tracer *tr, struct tthread *t, uint64_t site, uint64_t rbp,
-		struct walked *w, int max)
+static int walk_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	int n = 0;
-	uint64_t addr = site;
-	while (n < max && user_code(tr, addr) && rbp) {
-		uint64_t fr[2];
-		if (ptu_read(tr->pid, rbp, fr, sizeof fr) < 0)
-			break;
-		w[n].addr = addr;
-		w[n].cfa = rbp + 16;
-		w[n].slot = rbp + 8;
-		w[n].ret = real_ret(t, rbp + 8, fr[1]);
-		n++;
-		if (fr[0] <= rbp) /* the chain must go up the stack */
-			break;
-		addr = w[n - 1].ret;
-		rbp = fr[0];
+	struct walk_ctx *w = ctx;
+	if (addr >= w->base && addr - w->base + len <= w->len) {
+		memcpy(buf, w->buf + (addr - w->base), len);
+		return 0;
 	}
-	return n;
+	return ptu_read(w->tr->pid, addr, buf, len);
 }
 
-/* rbp: the frame pointer of the function holding site (0: the thread's
- * current one). */
-int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, uint64_t rbp,
-		  struct avt_frame *out, int max)
+static void *walk_find(void *ctx, uint64_t pc, uint64_t *bias)
+{
+	struct walk_ctx *w = ctx;
+	struct elfmod *m = modmap_find(&w->tr->mods, pc);
+	if (!m || pc < m->xlo || pc >= m->xhi)
+		return NULL;
+	if (!w->tr->cfi && !(w->tr->cfi = cfi_cache_new()))
+		return NULL;
+	*bias = m->bias;
+	return cfi_cache_get(w->tr->cfi, m->path);
+}
+
+static uint64_t walk_real_ra(void *ctx, uint64_t slot, uint64_t value)
+{
+	struct walk_ctx *w = ctx;
+	return real_ret(w->t, slot, value);
+}
+
+static void snapshot(struct walk_ctx *w, uint64_t sp)
+{
+	struct iovec local = { w->buf, sizeof w->buf };
+	struct iovec remote = { (void *)(uintptr_t)sp, sizeof w->buf };
+	ssize_t n = process_vm_readv(w->tr->pid, &local, 1, &remote, 1, 0);
+	w->base = sp;
+	w->len = n > 0 ? (size_t)n : 0;
+}
+
+/* The registers of the innermost frame of an event.  A thread stopped at
+ * an int3 has its pc one past it; at the return trampoline it has just
+ * returned to site. */
+static int start_regs(struct tracer *tr, struct tthread *t, uint64_t site, bool at_request,
+		      struct cfi_regs *out)
 {
 	struct user_regs_struct r;
-	struct walked w[MAX_STACK_DEPTH];
+	struct tracer_priv_thread *p = t->priv;
+	if (at_request) {
+		r = p->regs;
+		r.rip = p->stop_pc;
+	} else {
+		if (ptu_getregs(t->tid, &r) < 0)
+			return -1;
+		struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+		if (b)
+			r.rip = b->kind == BK_TRAMP ? site : b->addr;
+	}
+	cfi_regs_from_user(out, &r);
+	return 0;
+}
+
+/* at_request: the event is emitted from the thread's last request stop
+ * (pthread_create, emitted deep inside libc), so walk from there. */
+int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_request,
+		  struct avt_frame *out, int max)
+{
+	struct cfi_frame w[MAX_STACK_DEPTH + 8];
+	struct cfi_regs regs;
 	struct tracer_priv_thread *p = t->priv;
 	if (max > MAX_STACK_DEPTH)
 		max = MAX_STACK_DEPTH;
-	if (!rbp) {
-		if (ptu_getregs(t->tid, &r) < 0)
-			return 0;
-		rbp = r.rbp;
-	}
-	int n = walk(tr, t, site, rbp, w, max);
+	if (start_regs(tr, t, site, at_request, &regs) < 0)
+		return 0;
+	struct walk_ctx *ctx = malloc(sizeof *ctx);
+	if (!ctx)
+		return 0;
+	ctx->tr = tr;
+	ctx->t = t;
+	snapshot(ctx, regs.r[CFI_RSP]);
+	struct cfi_env env = { walk_read, walk_find, walk_real_ra, ctx };
+	int nw = cfi_walk(&env, &regs, w, MAX_STACK_DEPTH + 8);
+	free(ctx);
+	/* skip the library frames above the user code (a hooked function,
+	 * pthread_create's insides); stop at the first one below it */
+	int first = 0;
+	while (first < nw && !user_code(tr, w[first].pc))
+		first++;
+	int n = 0;
+	while (first + n < nw && n < max && user_code(tr, w[first + n].pc))
+		n++;
+	const struct cfi_frame *u = w + first;
 	/* match with the live calls, outermost first */
 	int k = 0;
-	while (k < n && k < p->nlive && p->live[k].cfa == w[n - 1 - k].cfa)
+	while (k < n && k < p->nlive && p->live[k].cfa == u[n - 1 - k].cfa)
 		k++;
 	p->nlive = k;
 	for (int i = k; i < n && p->nlive < MAX_STACK_DEPTH; i++) {
-		const struct walked *x = &w[n - 1 - i];
+		const struct cfi_frame *x = &u[n - 1 - i];
 		p->live[p->nlive].cfa = x->cfa;
 		p->live[p->nlive].inv = ++p->next_inv;
 		p->nlive++;
-		if (user_code(tr, x->ret) || i == 0)
-			watch_return(tr, t, x->slot, x->ret);
+		if (x->ra_slot && (user_code(tr, x->ra) || i == 0))
+			watch_return(tr, t, x->ra_slot, x->ra);
 	}
 	for (int i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof out[i]);
-		tracer_site(tr, w[i].addr, &out[i].mod, &out[i].off);
+		tracer_site(tr, u[i].pc, &out[i].mod, &out[i].off);
 		out[i].inv = n - 1 - i < p->nlive ? p->live[n - 1 - i].inv : 0;
 	}
 	return n;
@@ -153,4 +217,10 @@ void stack_unswap(struct tracer *tr, struct tthread *t)
 	struct tracer_priv_thread *p = t->priv;
 	for (int k = p->nrets; k-- > 0;)
 		ptu_write(tr->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
+}
+
+void stack_unwinding(struct tracer *tr, struct tthread *t)
+{
+	stack_unswap(tr, t);
+	t->priv->nrets = 0;
 }

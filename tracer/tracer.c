@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <elf.h>
 
+#include "cfi.h"
 #include "ptrace_util.h"
 #include "symbolizer/sym.h"
 #include "trace/log.h"
@@ -34,6 +35,17 @@
 #define RESCUE_TRIES 64
 
 static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t interrupt_sig;
+
+void tracer_interrupt_all(int sig)
+{
+	interrupt_sig = sig;
+}
+
+int tracer_interrupted(void)
+{
+	return interrupt_sig;
+}
 
 static void on_tick(int sig)
 {
@@ -98,6 +110,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->probes);
 	access_release(tr);
 	sym_free(tr->sym);
+	cfi_cache_free(tr->cfi);
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);
 	model_release(&tr->model);
@@ -190,9 +203,9 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 		tr->sink_stop = true;
 	if (tr->opts.stack_depth && tr->sink.stack && site && kind != AVT_EV_FATAL_SIGNAL) {
 		struct avt_frame f[MAX_STACK_DEPTH];
-		/* a create is emitted inside pthread_create, whose rbp is libc's */
-		uint64_t rbp = kind == AVT_EV_CREATE ? t->priv->entry_rbp : 0;
-		int n = stack_capture(tr, t, site, rbp, f, (int)tr->opts.stack_depth);
+		/* a create is emitted deep inside pthread_create: walk from its
+		 * entry */
+		int n = stack_capture(tr, t, site, kind == AVT_EV_CREATE, f, (int)tr->opts.stack_depth);
 		if (n > 0)
 			tr->sink.stack(tr->sink.ctx, tr, ev.seq, f, (uint32_t)n);
 	}
@@ -212,8 +225,7 @@ void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
 	uint64_t pcs[MAX_STACK];
 	struct avt_frame f[MAX_STACK];
 	/* the unwinder must see the real return addresses, not trampolines */
-	stack_unswap(tr, t);
-	t->priv->nrets = 0;
+	stack_unwinding(tr, t);
 	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
 	if (n <= 0)
 		return;
@@ -279,17 +291,6 @@ static int check_exe(struct tracer *tr)
 	return 0;
 }
 
-static void pin_cpu(int cpu)
-{
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set) < 0)
-		avt_warn("cannot pin to CPU %d: %s", cpu, strerror(errno));
-}
-
 static void child_exec(struct tracer *tr, int errfd)
 {
 	if (tr->opts.cwd && chdir(tr->opts.cwd) < 0)
@@ -301,6 +302,13 @@ static void child_exec(struct tracer *tr, int errfd)
 		setsid();
 	if (tr->opts.stdout_fd >= 0)
 		dup2(tr->opts.stdout_fd, 1);
+	if (tr->opts.stdin_fd > 0)
+		dup2(tr->opts.stdin_fd, 0);
+	if (tr->opts.stdin_path) {
+		int in = open(tr->opts.stdin_path, O_RDONLY);
+		if (in < 0 || dup2(in, 0) < 0)
+			goto fail;
+	}
 	if (tr->opts.quiet_target) {
 		int fd = open("/dev/null", O_WRONLY);
 		dup2(fd, 1);
@@ -450,6 +458,7 @@ void tr_modules_changed(struct tracer *tr)
 		m->path = strdup(n->path);
 		announce_module(tr, m);
 		probes_plant_module(tr, m);
+		unwinders_plant_module(tr, m);
 		if (tr->current < tr->nthr && tr->thr[tr->current])
 			access_plant_module(tr, tr->thr[tr->current]->tid, m);
 	}
@@ -522,6 +531,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	tr->probes = NULL;
 	tr->nprobes = 0;
 	probes_plant(tr);
+	unwinders_plant(tr);
 	plant_dl_debug(tr);
 	if (watch_setup(tr, why, sizeof why) < 0) {
 		avt_error("%s", why);
@@ -590,7 +600,7 @@ int tracer_launch(struct tracer *tr)
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -1;
-	pin_cpu(tr->opts.cpu);
+	tracer_pin_cpu(tr->opts.cpu);
 	fflush(NULL);
 	tr->pid = fork();
 	if (tr->pid < 0) {
@@ -651,6 +661,11 @@ void tracer_kill(struct tracer *tr)
 	tr->alive = false;
 }
 
+void tracer_set_stdin(struct tracer *tr, int fd)
+{
+	tr->opts.stdin_fd = fd;
+}
+
 pid_t tracer_pid(const struct tracer *tr)
 {
 	return tr->pid;
@@ -669,16 +684,4 @@ int tracer_exit_signal(const struct tracer *tr)
 const struct tracer_stats *tracer_stats(const struct tracer *tr)
 {
 	return &tr->stats;
-}
-
-int tracer_nth_cpu(unsigned k)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) < 0 || !CPU_COUNT(&set))
-		return -1;
-	unsigned want = k % (unsigned)CPU_COUNT(&set);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set) && want-- == 0)
-			return i;
-	return -1;
 }

@@ -133,6 +133,8 @@ struct tracer_opts {
 	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
 	int stdout_fd;         /* >= 0: the target's stdout goes there */
+	int stdin_fd;          /* > 0: the target's stdin comes from there */
+	const char *stdin_path; /* non-NULL: the target's stdin is this file */
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 	const char *const *watch; /* --watch: variables to watch (at most 4) */
 	size_t nwatch;
@@ -147,9 +149,14 @@ struct tracer_opts {
 	size_t ndisarms;
 };
 
-/* The k-th CPU (modulo their number) this process may run on, to pin the
- * k-th of several parallel runs; -1 if unknown. */
+/* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
+ * was allowed before it first pinned itself, for the k-th of several
+ * parallel runs; -1 if unknown. */
 int tracer_nth_cpu(unsigned k);
+/* The CPU a lone run pins to: the one this process runs on now, if allowed. */
+int tracer_default_cpu(void);
+/* Pins this process (and what it forks later) to cpu; -1: no-op. */
+void tracer_pin_cpu(int cpu);
 
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink);
 void tracer_free(struct tracer *tr);
@@ -177,6 +184,17 @@ int tracer_launch(struct tracer *tr);
 
 /* One scheduling decision: commit + run one thread to its next request. */
 enum tstep tracer_step(struct tracer *tr);
+
+/* Asks every tracer of this process to stop at its next step (returns
+ * TSTEP_STOPPED), for SIGINT/SIGTERM: async-signal-safe.  The caller then
+ * finishes as usual, which kills the target and keeps what was recorded. */
+void tracer_interrupt_all(int sig);
+/* The signal that interrupted, 0 if none. */
+int tracer_interrupted(void);
+
+/* Before launch: the target's stdin is fd (> 0), closed by the caller
+ * after tracer_launch(). */
+void tracer_set_stdin(struct tracer *tr, int fd);
 
 /* Kills the target (if alive) and reaps it. */
 void tracer_kill(struct tracer *tr);

@@ -23,6 +23,7 @@ enum {
 	BK_PROBE,      /* an avtrace.h USDT probe; data = probe index */
 	BK_DLDEBUG,    /* the dynamic linker's _dl_debug_state (a bare ret) */
 	BK_ACCESS,     /* an access breakpoint (access.c); data = site index */
+	BK_UNWIND,     /* an unwinder's entry in the target (unwinders.c) */
 };
 
 /* Pseudo hooks for requests that are not function entries. */
@@ -109,7 +110,6 @@ struct tracer_priv_thread {
 	struct user_regs_struct regs; /* registers at the request stop */
 	bool regs_valid;
 	uint64_t stop_pc;      /* address of the int3 it is stopped at (requests) */
-	uint64_t entry_rbp;    /* frame pointer at its last request: the caller's */
 	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
 	int nlive;
 	uint32_t next_inv;
@@ -171,6 +171,7 @@ struct tracer {
 	uint64_t fatal_pc;
 
 	struct sym *sym;        /* live-process symbolizer, made on first use */
+	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
 	struct access *acc;     /* access breakpoints (access.c), NULL when off */
@@ -210,10 +211,13 @@ int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_
 	     uint64_t *out);
 
 /* stack.c */
-int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, uint64_t rbp,
+int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_request,
 		  struct avt_frame *out, int max);
 void stack_frame_returned(struct tthread *t, uint64_t slot);
 void stack_unswap(struct tracer *tr, struct tthread *t);
+/* t entered an unwinder: put back every return address it had swapped
+ * and forget those returns. */
+void stack_unwinding(struct tracer *tr, struct tthread *t);
 
 /* access.c */
 void access_plant(struct tracer *tr, pid_t tid);
@@ -230,6 +234,10 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
+
+/* unwinders.c: hook the target's unwinders (transparent stops) */
+void unwinders_plant(struct tracer *tr);
+void unwinders_plant_module(struct tracer *tr, const struct elfmod *m);
 
 /* hooks.c */
 int hooks_plant(struct tracer *tr, char *why, size_t whylen);

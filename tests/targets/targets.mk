@@ -23,7 +23,9 @@ TARGET_LDFLAGS := -pthread
 TARGET_SRC := $(sort $(wildcard tests/targets/*.c))
 TARGET_VARIANTS := mutex_counter_stripped mutex_counter_static \
 	mutex_counter_static_stripped
+TARGET_CXX_SRC := $(sort $(wildcard tests/targets/*.cc))
 TARGET_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%,$(TARGET_SRC)) \
+	$(patsubst tests/targets/%.cc,tests/targets/bin/%,$(TARGET_CXX_SRC)) \
 	$(addprefix tests/targets/bin/,$(TARGET_VARIANTS))
 
 EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
@@ -41,6 +43,17 @@ tests/targets/bin/%: tests/targets/%.c tests/targets/targets.mk | tests/targets/
 
 examples/bin/%: examples/%.c tests/targets/targets.mk | examples/bin
 	$(CC) $(TARGET_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
+
+# Built as Debian builds its packages: -O2 without frame pointers (rbp is
+# data), C++ with exceptions.  Call stacks must not change what they compute.
+OPT_CFLAGS := -O2 -g -pthread -fomit-frame-pointer -Wall
+CXX ?= c++
+
+tests/targets/bin/stacks_o2: tests/targets/stacks_o2.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) -std=gnu11 $(OPT_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
+
+tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
+	$(CXX) -std=gnu++17 $(OPT_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
 
 tests/targets/bin/mutex_counter_static: tests/targets/mutex_counter.c tests/targets/targets.mk | tests/targets/bin
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $< $(TARGET_LDFLAGS)

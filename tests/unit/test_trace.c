@@ -108,6 +108,9 @@ static struct avt_event make_event(uint64_t i)
 		.site_mod = i % 11 ? (uint16_t)(i % 2) : AVT_MOD_NONE,
 		.size = (uint16_t)(1u << (i % 4)),
 	};
+	/* start / create / join name a thread: one the trace has */
+	if (avt_kind_obj_is_thread(ev.kind))
+		ev.obj = (i / 3) % 5;
 	return ev;
 }
 
@@ -489,7 +492,7 @@ END_TEST
 START_TEST(test_unknown_record_skipped)
 {
 	unsigned char buf[16 + 8 + 5 + 56];
-	struct avt_event ev = make_event(3);
+	struct avt_event ev = make_event(0);
 	struct trace *t;
 
 	memcpy(buf, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
