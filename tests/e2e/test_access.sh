@@ -3,12 +3,8 @@
 # flags, every load and store of the program's own code is an event.
 # The targets tests/targets/acc_*.c are built -O0 -g (bin/NAME) and -O2 -g
 # without frame pointers (bin/NAME_O2).  Run with tests/e2e/run.sh access.
-#
-# The -O2 runs pass --no-stacks: `avtrace test` records call stacks by
-# default and tracer/stack.c's walk assumes frame pointers (FIELD-NOTES
-# row 4: it writes into rbp+8, which -O2 code uses as data).  Until that
-# walk uses CFI, stacks on -O2 code corrupt the target, with or without
-# access breakpoints.
+# Every `avtrace test` here runs with no flags but -q/-o (and a smaller
+# --explore for the correct programs), -O2 builds included.
 
 # acc_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in OUT.test,
 # status in TEST_STATUS.
@@ -58,14 +54,14 @@ t_access_wrong_lock() {
 	for i in 1 2 3; do
 		bug_found acc_wronglock hits "/* HITS LINE */"
 	done
-	bug_found acc_wronglock_O2 hits "/* HITS LINE */" --no-stacks
+	bug_found acc_wronglock_O2 hits "/* HITS LINE */"
 }
 
 # Shapes 2 and 6: N setters, one checker.  The setters after the first
 # store values already there: still writes.
 t_access_setters() {
 	bug_found acc_setters "write a" "/* SET A LINE */"
-	bug_found acc_setters_O2 "write a" "/* SET A LINE */" --no-stacks
+	bug_found acc_setters_O2 "write a" "/* SET A LINE */"
 }
 
 # Shape 6: the silent stores are writes (decoded, not guessed from the
@@ -92,21 +88,21 @@ t_access_silent_store() {
 # main takes e's address.
 t_access_stack_object() {
 	bug_found acc_stackobj "read 0x[0-9a-f]+" "/* USE LINE */"
-	bug_found acc_stackobj_O2 "read 0x[0-9a-f]+" "/* USE LINE */" --no-stacks
+	bug_found acc_stackobj_O2 "read 0x[0-9a-f]+" "/* USE LINE */"
 }
 
 # Shape 4: heap deque, the thief's lock cmpxchg between the owner's load
 # and store of q->head.
 t_access_heap_deque() {
 	bug_found acc_deque "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
-	bug_found acc_deque_O2 "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */" --no-stacks
+	bug_found acc_deque_O2 "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
 }
 
 # Shape 5: lock-free only (C11 atomics): the popper's compare-and-swap
 # (an rmw event) between the pusher's load and store of top.
 t_access_lock_free() {
 	bug_found acc_treiber "rmw top" "/* POP CAS LINE */"
-	bug_found acc_treiber_O2 "rmw top" "/* POP CAS LINE */" --no-stacks
+	bug_found acc_treiber_O2 "rmw top" "/* POP CAS LINE */"
 	record rec acc_treiber
 	expect_recorded rec 0
 	local cas
@@ -122,7 +118,7 @@ t_access_correct_locked() {
 	local t
 	for t in acc_onelock acc_setters_ok acc_stackobj_ok; do
 		no_report "$t" --explore 10
-		no_report "${t}_O2" --explore 10 --no-stacks
+		no_report "${t}_O2" --explore 10
 	done
 }
 
@@ -130,7 +126,7 @@ t_access_correct_lock_free() {
 	local t
 	for t in acc_deque_ok acc_treiber_ok; do
 		no_report "$t" --explore 10
-		no_report "${t}_O2" --explore 10 --no-stacks
+		no_report "${t}_O2" --explore 10
 	done
 }
 
