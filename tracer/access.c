@@ -190,7 +190,21 @@ static bool system_path(const char *p)
 
 struct func {
 	uint64_t lo, hi;  /* ELF virtual addresses */
+	bool skip;        /* the C runtime's start-up and tear-down code */
 };
+
+/* Functions the toolchain links into every executable (crtstuff, crt1):
+ * their globals are their own, and they have no source line. */
+static bool crt_func(const char *name)
+{
+	static const char *const crt[] = { "_start", "deregister_tm_clones", "register_tm_clones",
+					   "__do_global_dtors_aux", "frame_dummy", "_init", "_fini",
+					   "__libc_csu_init", "__libc_csu_fini", "_dl_relocate_static_pie" };
+	for (size_t i = 0; name && i < sizeof crt / sizeof crt[0]; i++)
+		if (!strcmp(name, crt[i]))
+			return true;
+	return false;
+}
 
 static int func_cmp(const void *a, const void *b)
 {
@@ -219,7 +233,10 @@ static size_t module_funcs(Elf *e, struct func **out)
 		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym s;
 			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    !s.st_value || !s.st_size || s.st_shndx == SHN_UNDEF)
+			    !s.st_value || s.st_shndx == SHN_UNDEF)
+				continue;
+			bool crt = crt_func(elf_strptr(e, sh.sh_link, s.st_name));
+			if (!s.st_size && !crt) /* crtstuff's have no size: they end at the next */
 				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 256;
@@ -229,7 +246,8 @@ static size_t module_funcs(Elf *e, struct func **out)
 				f = nf;
 			}
 			f[n].lo = s.st_value;
-			f[n++].hi = s.st_value + s.st_size;
+			f[n].hi = s.st_value + s.st_size;
+			f[n++].skip = crt;
 		}
 	}
 	if (n)
@@ -238,6 +256,9 @@ static size_t module_funcs(Elf *e, struct func **out)
 	for (size_t i = 0; i < n; i++)
 		if (!k || f[i].lo != f[k - 1].lo)
 			f[k++] = f[i];
+	for (size_t i = 0; i < k; i++)
+		if (f[i].hi == f[i].lo)
+			f[i].hi = i + 1 < k ? f[i + 1].lo : f[i].lo + 1;
 	*out = f;
 	return k;
 }
@@ -352,7 +373,7 @@ static void scan_module(struct access *ac, const struct elfmod *m, struct scan *
 			continue;
 		if (!(sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) || !strcmp(nm, ".got"))
 			sc->ro[sc->nro++] = (struct func){ m->bias + sh.sh_addr,
-							   m->bias + sh.sh_addr + sh.sh_size };
+							   m->bias + sh.sh_addr + sh.sh_size, false };
 	}
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -381,7 +402,8 @@ static void scan_module(struct access *ac, const struct elfmod *m, struct scan *
 				flo = at;
 			if (fhi > hi)
 				fhi = hi;
-			scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo);
+			if (!f[i].skip)
+				scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo);
 			at = fhi;
 		}
 	}
