@@ -138,6 +138,20 @@ static void print_json(struct names *n, const struct avt_event *ev, const struct
 	json_decref(o);
 }
 
+/* An access breakpoint the recorder removed (its hits were all private). */
+static void print_disarm(struct names *n, const struct trace *t, const struct avt_disarm_rec *d)
+{
+	const struct avt_module *m = trace_module(t, d->site_mod);
+	const char *base = m && m->path ? strrchr(m->path, '/') : NULL, *func = NULL;
+	char buf[512], where[600];
+	snprintf(where, sizeof where, "%s+0x%llx", base ? base + 1 : m && m->path ? m->path : "?",
+		 (unsigned long long)d->site_off);
+	if (n && names_frame(n, d->site_mod, d->site_off, 0, buf, sizeof buf, &func))
+		snprintf(where, sizeof where, "%s%s%s", buf, func ? " " : "", func ? func : "");
+	printf("# disarmed the access breakpoint at %s after %llu hits (all private)\n", where,
+	       (unsigned long long)d->hits);
+}
+
 static void print_text(struct names *n, const struct avt_event *ev, const struct avt_stack *st)
 {
 	char site[512] = "", obj[256] = "", extra[300] = "";
@@ -195,11 +209,13 @@ int cmd_dump(int argc, char **argv)
 	struct names nm, *n = NULL;
 	if (!raw && names_open(&nm, t) == 0)
 		n = &nm;
-	size_t note = 0;
+	size_t note = 0, dis = 0;
 	for (size_t i = 0; i < t->nev; i++) {
 		/* the recorder's notes (exec, watchpoints, ...) where they happened */
 		for (; !json && note < t->nnotes && t->notes[note].after_seq <= i; note++)
 			printf("# %s\n", t->notes[note].text);
+		for (; !json && dis < t->ndisarms && t->disarms[dis].after_seq <= i; dis++)
+			print_disarm(n, t, &t->disarms[dis]);
 		if (n)
 			names_at(n, t->ev[i].seq);
 		const struct avt_stack *st = t->nstacks ? trace_stack(t, t->ev[i].seq) : NULL;
@@ -210,6 +226,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	for (; !json && note < t->nnotes; note++)
 		printf("# %s\n", t->notes[note].text);
+	for (; !json && dis < t->ndisarms; dis++)
+		print_disarm(n, t, &t->disarms[dis]);
 	if (t->truncated)
 		avt_warn("trace '%s/trace.avt' ends inside a record (the recording was cut short)", dir);
 	if (n)

@@ -31,11 +31,15 @@ static const char record_help[] =
 	"                     are then shown as addresses, not allocation sites)\n"
 	"      --watch V[,V]  watch up to 4 variables with hardware watchpoints and\n"
 	"                     record their reads and writes: a global or static by\n"
-	"                     name, var.member, var[N], or 0xADDR[:SIZE].  Without\n"
-	"                     --watch, a program with no avtrace.h annotations gets\n"
-	"                     up to 4 of its scalar globals watched automatically\n"
-	"                     (256 accesses each at most; see docs/memory-access.md)\n"
-	"      --no-auto-watch  do not watch anything automatically\n"
+	"                     name, var.member, var[N], or 0xADDR[:SIZE]\n"
+	"      --no-access    no access breakpoints.  By default a program with no\n"
+	"                     avtrace.h annotations and no --watch has every load\n"
+	"                     and store of its own code (not libc's) recorded as a\n"
+	"                     read / write / rmw event, decoded from the instruction;\n"
+	"                     sites that only touch one thread's memory are removed\n"
+	"                     after a budget (see docs/memory-access.md).\n"
+	"                     --no-auto-watch is the same switch\n"
+	"      --access-budget N  private hits before a site is removed (default 256)\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
 	"                     walked by the modules' unwind tables)\n"
@@ -56,7 +60,8 @@ int cmd_record(int argc, char **argv)
 		{ "cpu", required_argument, 0, 'c' }, { "slice", required_argument, 0, 's' },
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
 		{ "no-heap", no_argument, 0, 'H' }, { "watch", required_argument, 0, 'w' },
-		{ "no-auto-watch", no_argument, 0, 'W' },
+		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' },
+		{ "access-budget", required_argument, 0, 'B' },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
@@ -81,6 +86,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'H': o.no_heap = true; break;
 		case 'W': o.no_auto_watch = true; break;
+		case 'B':
+			if (arg_uint("record", "--access-budget", optarg, 1, 1000000000, &o.access_budget) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
 		case 'k':
@@ -120,14 +129,6 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	while ((st = record_step(rec)) == TSTEP_CONTINUE)
 		;
 	struct record_result res;
-	size_t ncand;
-	struct tracer *tr = record_tracer(rec);
-	char watched[512] = "";
-	size_t woff = 0;
-	bool autow = tracer_watch_auto(tr, &ncand);
-	for (size_t i = 0; i < tracer_watch_count(tr) && woff < sizeof watched; i++)
-		woff += (size_t)snprintf(watched + woff, sizeof watched - woff, "%s%s", i ? ", " : "",
-					 tracer_watch_name(tr, i));
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
 	if (tracer_interrupted()) {
@@ -150,9 +151,14 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	if (s->forks_untraced)
 		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
 			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
-	if (autow && *watched)
-		avt_info("avtrace: no annotations: watched %s%s", watched,
-			 ncand > 4 ? " (more globals exist: choose with --watch)" : "");
+	if (res.access_on) {
+		char ae[32];
+		avt_info("avtrace: access breakpoints: %u site%s, %s access events; %u site%s disarmed (private after %u hits)%s",
+			 res.access.sites, res.access.sites == 1 ? "" : "s",
+			 fmt_thousands(res.access.events, ae, sizeof ae), res.access.disarmed,
+			 res.access.disarmed == 1 ? "" : "s", o.access_budget ? o.access_budget : 256,
+			 res.access.skipped ? "; some sites skipped (see the trace notes)" : "");
+	}
 	if (s->execs)
 		avt_info("avtrace: followed %u exec%s", s->execs, s->execs == 1 ? "" : "s");
 	if (res.deadlock) {

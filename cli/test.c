@@ -54,7 +54,7 @@ static const char test_help[] =
 	"      --max N        replay at most N predictions (default 100)\n"
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
 	"                     0.001..1e6)\n"
-	"      --watch V[,V]  as for record; --no-auto-watch, --no-heap too\n"
+	"      --watch V[,V]  as for record; --no-access, --no-heap too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
@@ -295,7 +295,7 @@ int cmd_test(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
 		{ "jobs", required_argument, 0, 'j' }, { "max", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' }, { "watch", required_argument, 0, 'w' },
-		{ "no-auto-watch", no_argument, 0, 'W' },
+		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },

@@ -71,7 +71,7 @@ static int cmp_u64(const void *a, const void *b)
 static bool is_var_event(const struct avt_event *e)
 {
 	switch (e->kind) {
-	case AVT_EV_READ: case AVT_EV_WRITE:
+	case AVT_EV_READ: case AVT_EV_WRITE: case AVT_EV_RMW:
 	case AVT_EV_ACQUIRE: case AVT_EV_RD_ACQUIRE: case AVT_EV_WR_ACQUIRE:
 	case AVT_EV_TRYLOCK_FAIL: case AVT_EV_WAIT: case AVT_EV_SIGNAL: case AVT_EV_BROADCAST:
 	case AVT_EV_BARRIER: case AVT_EV_SEM_WAIT: case AVT_EV_SEM_POST:
@@ -79,6 +79,52 @@ static bool is_var_event(const struct avt_event *e)
 	default:
 		return false;
 	}
+}
+
+/* Events on e->obj by one thread only, or reads only, cannot order
+ * threads against each other: with access breakpoints most accessed
+ * addresses are such (a thread's own stack, data read by all). */
+struct objuse {
+	uint64_t obj;
+	uint32_t thread;
+	bool multi, nonread;
+};
+
+static int cmp_objuse(const void *a, const void *b)
+{
+	const struct objuse *x = a, *y = b;
+	return x->obj < y->obj ? -1 : x->obj > y->obj;
+}
+
+/* The objects of is_var_event events that are shared: used by two
+ * threads or more, at least once by something other than a read.  All of
+ * them when none is. */
+static size_t shared_objs(const struct trace *t, uint64_t *objs)
+{
+	struct objuse *u = malloc((t->nev ? t->nev : 1) * sizeof *u);
+	size_t k = 0, nu = 0;
+	if (!u)
+		return 0;
+	for (size_t i = 0; i < t->nev; i++)
+		if (is_var_event(&t->ev[i]))
+			u[nu++] = (struct objuse){ t->ev[i].obj, t->ev[i].thread, false,
+						   t->ev[i].kind != AVT_EV_READ };
+	qsort(u, nu, sizeof *u, cmp_objuse);
+	for (size_t i = 0; i < nu;) {
+		size_t j = i;
+		bool multi = false, nonread = false;
+		for (; j < nu && u[j].obj == u[i].obj; j++) {
+			multi |= u[j].thread != u[i].thread;
+			nonread |= u[j].nonread;
+		}
+		for (size_t x = i; x < j && multi && nonread; x++)
+			objs[k++] = u[x].obj;
+		i = j;
+	}
+	for (size_t i = 0; !k && i < nu; i++)
+		objs[k++] = u[i].obj;
+	free(u);
+	return k;
 }
 
 int explore_vars(const struct trace *t, struct xp_var **out, size_t *n)
@@ -91,9 +137,7 @@ int explore_vars(const struct trace *t, struct xp_var **out, size_t *n)
 		avt_error("cannot explore: out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < t->nev; i++)
-		if (is_var_event(&t->ev[i]))
-			objs[k++] = t->ev[i].obj;
+	k = shared_objs(t, objs);
 	qsort(objs, k, sizeof *objs, cmp_u64);
 	struct xp_var *v = malloc((k ? k : 1) * sizeof *v);
 	if (!v) {
@@ -186,6 +230,8 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	}
 	struct spin *sp = &pk->spin[ev->thread];
 	uint64_t site = (uint64_t)ev->site_mod << 48 ^ ev->site_off;
+	if (ev->flags & AVT_F_OWN_STACK)
+		return; /* a spill or temporary of the spin loop (-O0), not what it spins on */
 	if (ev->kind != AVT_EV_READ || sp->site != site || sp->obj != ev->obj) {
 		sp->site = ev->kind == AVT_EV_READ ? site : 0;
 		sp->obj = ev->kind == AVT_EV_READ ? ev->obj : 0;

@@ -76,7 +76,7 @@ struct hit {
 
 static bool is_access(const struct avt_event *e)
 {
-	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
+	return e->kind == AVT_EV_READ || avt_kind_writes(e->kind);
 }
 
 static int avf_init(struct avf *a, const struct pr_model *m)
@@ -110,7 +110,7 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 			last[a->nvar++] = PR_NONE;
 		}
 		a->var[x] = v;
-		if (e->kind == AVT_EV_WRITE)
+		if (avt_kind_writes(e->kind))
 			last[v] = x;
 		else
 			a->wrec[x] = last[v];
@@ -370,7 +370,7 @@ static int walk(struct avf *a, const struct pat *q, const struct schedule *s, st
 			uint32_t x = m->tev[u][a->pos[u]++], v = a->var[x];
 			if (v == PR_NONE)
 				continue;
-			if (pr_ev(m, x)->kind == AVT_EV_WRITE) {
+			if (avt_kind_writes(pr_ev(m, x)->kind)) {
 				a->lastw[v] = x;
 				a->gen[v] = a->cur;
 				continue;

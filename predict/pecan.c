@@ -106,7 +106,7 @@ struct pec {
 
 static bool is_access(const struct avt_event *e)
 {
-	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
+	return e->kind == AVT_EV_READ || avt_kind_writes(e->kind);
 }
 
 /* ---- the index ---- */
@@ -239,7 +239,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		    pr_txn_stacked(txn, rs[u].lastacc, ev) && !same_region(txn, rs[u].lastacc, ev))
 			rs[u].reg++;
 		rs[u].lastacc = ev;
-		uint32_t v = avar[i], w = e->kind == AVT_EV_WRITE, x = tfill[u]++, y = vfill[v]++;
+		uint32_t v = avar[i], w = avt_kind_writes(e->kind), x = tfill[u]++, y = vfill[v]++;
 		c->ta[x] = (struct tacc){ v << 1 | w, rs[u].reg };
 		c->bloom[x / WALK][bloom_bit(v) / 64] |= (uint64_t)1 << (bloom_bit(v) % 64);
 		c->tev[x] = ev;

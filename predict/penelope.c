@@ -78,7 +78,7 @@ static void track(struct thst *th, const struct avt_event *e, uint32_t x)
 
 static bool is_access(const struct avt_event *e)
 {
-	return e->kind == AVT_EV_READ || e->kind == AVT_EV_WRITE;
+	return e->kind == AVT_EV_READ || avt_kind_writes(e->kind);
 }
 
 /* What add_drops() asks in the search, precomputed: for each acquisition
@@ -409,9 +409,9 @@ struct vscan {
 /* The pattern of window (a, b) when a culprit writes. */
 static enum pr_pattern pattern(const struct acc *a, const struct acc *b)
 {
-	if (a->kind != AVT_EV_WRITE)
-		return b->kind == AVT_EV_WRITE ? PR_PAT_RWW : PR_PAT_RWR;
-	return b->kind == AVT_EV_WRITE ? PR_PAT_WWW : PR_PAT_WWR;
+	if (!avt_kind_writes(a->kind))
+		return avt_kind_writes(b->kind) ? PR_PAT_RWW : PR_PAT_RWR;
+	return avt_kind_writes(b->kind) ? PR_PAT_WWW : PR_PAT_WWR;
 }
 
 /* Does T1 hold a lock at e1 and release none before e2?  Then e1 is the
@@ -477,7 +477,7 @@ static int make_groups(struct pen *p, uint32_t v, struct vscan *vs)
 		if (first == PR_NONE)
 			first = a->thread;
 		shared |= a->thread != first;
-		written |= a->kind == AVT_EV_WRITE;
+		written |= avt_kind_writes(a->kind);
 		vs->g[vs->n++] = (struct gent){ a->off, a->thread, a->ev, a->kind, a->mod, a->ls };
 	}
 	if (!shared || !written)
@@ -570,7 +570,7 @@ static int collect_windows(struct pen *p, uint32_t v, struct vscan *vs)
 	for (uint32_t i = p->varoff[v]; i < p->varoff[v + 1]; i++) {
 		const struct acc *b = &p->acc[i];
 		uint32_t t = b->thread;
-		bool w = b->kind == AVT_EV_WRITE;
+		bool w = avt_kind_writes(b->kind);
 		if (p->stamp[t] != v) {
 			p->stamp[t] = v;
 			p->prev[t] = p->prevw[t] = PR_NONE;
@@ -613,7 +613,10 @@ static int make_live(struct vscan *vs)
 		pr->tries = vs->tries + used;
 		pr->nlive = 0;
 		for (uint32_t k = 0; k < vs->ngrp; k++) {
-			if (vs->g[vs->start[k]].kind != kind || lset_conflict(&pr->held, &vs->gheld[k]))
+			uint16_t gk = vs->g[vs->start[k]].kind;
+			/* an rmw culprit counts as a write */
+			if ((kind == AVT_EV_WRITE ? !avt_kind_writes(gk) : gk != kind) ||
+			    lset_conflict(&pr->held, &vs->gheld[k]))
 				continue;
 			pr->live[pr->nlive++] = k * 2;
 			pr->live[pr->nlive++] = k * 2 + 1;
@@ -1112,7 +1115,7 @@ static int rk_recorded(struct rk *r, const struct pr_model *m, uint32_t maxev)
 		uint32_t v = rk_var(r, e->obj);
 		if (v == PR_NONE)
 			return -1;
-		if (e->kind == AVT_EV_WRITE)
+		if (avt_kind_writes(e->kind))
 			r->lastw[v] = x + 1;
 		else if (steering(r, e) && pr_hmap_add(&r->want, x, r->lastw[v]) < 0)
 			return -1;
@@ -1133,7 +1136,7 @@ static bool rk_scheduled(struct rk *r, const struct pr_model *m, const struct sc
 			if (!is_access(e))
 				continue;
 			uint32_t v = pr_hmap_get(&r->vars, e->obj);
-			if (e->kind == AVT_EV_WRITE)
+			if (avt_kind_writes(e->kind))
 				r->lastw[v] = x + 1;
 			else if (steering(r, e) && pr_hmap_get(&r->want, x) != r->lastw[v])
 				return false;

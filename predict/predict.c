@@ -113,10 +113,10 @@ static char *summary_penelope(const struct trace *t, const struct prediction *p)
 	}
 	return fmt("T%u %s 0x%" PRIx64 " at %s and %s it at %s %s; T%u's %s at %s can run in "
 		   "between (%s: not serializable; it ran %s that window in the recorded run)",
-		   e1->thread, e1->kind == AVT_EV_WRITE ? "writes" : "reads", e1->obj,
-		   ev_site(t, e1, s1, sizeof s1), e2->kind == AVT_EV_WRITE ? "writes" : "reads",
+		   e1->thread, avt_kind_writes(e1->kind) ? "writes" : "reads", e1->obj,
+		   ev_site(t, e1, s1, sizeof s1), avt_kind_writes(e2->kind) ? "writes" : "reads",
 		   ev_site(t, e2, s3, sizeof s3), w, f->thread,
-		   f->kind == AVT_EV_WRITE ? "write" : "read", ev_site(t, f, s2, sizeof s2),
+		   avt_kind_writes(f->kind) ? "write" : "read", ev_site(t, f, s2, sizeof s2),
 		   p->pattern, f->seq < e1->seq ? "before" : "after");
 }
 
@@ -127,7 +127,7 @@ static char *summary_pecan(const struct trace *t, const struct prediction *p)
 		const struct avt_event *e = &t->ev[p->events[i]];
 		char b[128];
 		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", s, i ? "," : "", e->thread,
-			      e->kind == AVT_EV_WRITE ? "writes" : "reads", e->obj,
+			      avt_kind_writes(e->kind) ? "writes" : "reads", e->obj,
 			      ev_site(t, e, b, sizeof b));
 		free(s);
 		s = n;
@@ -164,7 +164,7 @@ static int add_comment(const struct trace *t, struct prediction *p)
 		const struct avt_event *e = &t->ev[p->events[i]];
 		bool request = !strcmp(p->detector, "deadlock") && i >= k;
 		const char *v = request ? "requests" : avt_kind_is_access(e->kind) ?
-			(e->kind == AVT_EV_WRITE ? "writes" : "reads") : verb(e);
+			(avt_kind_writes(e->kind) ? "writes" : "reads") : verb(e);
 		char b[128];
 		char *n = fmt("%s%s T%u %s 0x%" PRIx64 " at %s", c, i ? "," : "", e->thread, v,
 			      e->obj, ev_site(t, e, b, sizeof b));

@@ -67,11 +67,10 @@ static int load_meta(struct replay *rp)
 	rp->recorded_s = json_is_number(sec) ? json_number_value(sec) : 0;
 	if (!(rp->recorded_s >= 0 && rp->recorded_s < 1e6))
 		rp->recorded_s = 0;
-	/* automatic choice: choose again, identically (same program, same
-	 * budget), so variables are disarmed at the same access */
-	rp->watch_auto = m->watch_auto;
-	if (rp->watch_auto)
-		rp->nwatch = 0;
+	/* access breakpoints: the same sites; removed where the recording
+	 * removed them (the trace's disarm records), nowhere else */
+	rp->access = m->access;
+	rp->access_budget = m->access_budget;
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -250,9 +249,14 @@ int replay_launch(struct replay *rp)
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
-		.auto_watch = rp->watch_auto, .own_session = rp->opts.gdb,
+		.own_session = rp->opts.gdb,
 		.sync_sleeps = true,
+		.access = rp->access, .access_budget = rp->access_budget,
 	};
+	/* never NULL in a replay: "no removals" is a decision too */
+	static const struct avt_disarm_rec none;
+	to.disarms = rp->trace && rp->trace->ndisarms ? rp->trace->disarms : &none;
+	to.ndisarms = rp->trace ? rp->trace->ndisarms : 0;
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
 		.stack = rp_stack, .alloc = rp_alloc,

@@ -14,7 +14,8 @@ struct replay {
 	char **watch;                 /* --watch of the recording */
 	size_t nwatch;
 	bool no_heap;
-	bool watch_auto;
+	bool access;                  /* the recording had access breakpoints */
+	unsigned access_budget;
 	char *cwd, *exe;
 	struct tracer *tr;
 

@@ -29,6 +29,7 @@ static const char *const kind_names[] = {
 	[AVT_EV_BEGIN] = "begin",
 	[AVT_EV_END] = "end",
 	[AVT_EV_FATAL_SIGNAL] = "fatal_signal",
+	[AVT_EV_RMW] = "rmw",
 };
 
 /* A kind added to the enum without a name would print as NULL. */
@@ -60,7 +61,17 @@ bool avt_kind_is_acquire(unsigned kind)
 
 bool avt_kind_is_access(unsigned kind)
 {
-	return kind == AVT_EV_READ || kind == AVT_EV_WRITE;
+	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
+}
+
+bool avt_kind_reads(unsigned kind)
+{
+	return kind == AVT_EV_READ || kind == AVT_EV_RMW;
+}
+
+bool avt_kind_writes(unsigned kind)
+{
+	return kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
 }
 
 /* START names its parent, CREATE and JOIN their child: all logical ids. */

@@ -36,6 +36,9 @@ enum avt_kind {
 	AVT_EV_BEGIN,        /* atomic block begins */
 	AVT_EV_END,          /* atomic block ends */
 	AVT_EV_FATAL_SIGNAL, /* size = signal, obj = fault address, site = pc */
+	AVT_EV_RMW,          /* read and write of obj in one instruction (lock add,
+	                        xchg, a successful cmpxchg, xadd, add to memory);
+	                        size = bytes; AVT_F_ATOMIC when locked */
 	AVT_EV_KIND_COUNT
 };
 
@@ -46,6 +49,10 @@ enum avt_kind {
 #define AVT_F_RECURSIVE   0x0008 /* acquire/release of a recursive mutex level > 1 */
 #define AVT_F_WATCHED     0x0010 /* access seen by a hardware watchpoint */
 #define AVT_F_ANNOTATED   0x0020 /* access/block from an avtrace.h probe */
+#define AVT_F_ACCESS_BPT  0x0040 /* access seen by an access breakpoint (decoded) */
+#define AVT_F_ATOMIC      0x0080 /* a locked instruction (lock prefix, xchg, cmpxchg) */
+#define AVT_F_OWN_STACK   0x0100 /* access to the accessing thread's own stack
+                                    (near its stack pointer): a spill or temporary */
 
 /* A site whose module is unknown keeps the absolute address in site_off. */
 #define AVT_MOD_NONE 0xffffu
@@ -78,6 +85,9 @@ enum avt_kind avt_kind_from_name(const char *name);
 /* Kinds that take a lock (mutex, spin, rwlock read or write). */
 bool avt_kind_is_acquire(unsigned kind);
 bool avt_kind_is_access(unsigned kind);
+/* Accesses that read (read, rmw) / that write (write, rmw). */
+bool avt_kind_reads(unsigned kind);
+bool avt_kind_writes(unsigned kind);
 /* Kinds whose obj / obj2 are thread ids rather than addresses. */
 bool avt_kind_obj_is_thread(unsigned kind);
 

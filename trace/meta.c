@@ -136,8 +136,14 @@ static int fields(struct mreader *r, struct avt_meta *m)
 		return mfail(r, "\"watch\" has %zu variables (at most %u)", m->nwatch,
 			     AVT_META_MAX_WATCH);
 	if (flag(r, o, "heap", true, &m->heap) < 0 ||
-	    flag(r, o, "watch_auto", false, &m->watch_auto) < 0)
+	    flag(r, o, "watch_auto", false, &m->watch_auto) < 0 ||
+	    flag(r, o, "access", false, &m->access) < 0)
 		return -1;
+	json_t *ab = json_object_get(o, "access_budget");
+	if (ab && (!json_is_integer(ab) || json_integer_value(ab) < 0 ||
+		   json_integer_value(ab) > 1000000000))
+		return mfail(r, "\"access_budget\" is not a number of hits (0..1000000000)");
+	m->access_budget = ab ? (unsigned)json_integer_value(ab) : 0;
 	return 0;
 }
 

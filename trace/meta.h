@@ -30,7 +30,10 @@ struct avt_meta {
 	char **watch;       /* NULL-terminated; nwatch <= AVT_META_MAX_WATCH */
 	size_t nwatch;
 	bool heap;          /* malloc hooks were on (default true) */
-	bool watch_auto;    /* the watched variables were chosen automatically */
+	bool watch_auto;    /* the watched variables were chosen automatically
+	                       (recordings before access breakpoints) */
+	bool access;        /* access breakpoints were on (default false) */
+	unsigned access_budget; /* their budget (0: the default) */
 	json_t *json;       /* the whole object */
 };
 

@@ -205,6 +205,11 @@ int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a)
 	return write_record(w, AVT_REC_ALLOC, a, sizeof *a, NULL, 0);
 }
 
+int trace_write_disarm(struct trace_writer *w, const struct avt_disarm_rec *d)
+{
+	return write_record(w, AVT_REC_DISARM, d, sizeof *d, NULL, 0);
+}
+
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth)
 {
@@ -260,7 +265,7 @@ struct reader {
 	unsigned char *scratch; /* owned; payloads of variable-length records */
 	size_t scratchcap;
 	struct trace *t;
-	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap;
+	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap, disarmcap;
 	/* Invariant state (trace_read's header comment in trace.h). */
 	uint32_t *tnext;     /* owned; per thread id: its next tindex */
 	unsigned char *seen; /* owned; per thread id: referenced somewhere */
@@ -391,6 +396,7 @@ static const struct {
 	{ AVT_REC_NOTE, "note", NOTE_HDR_SIZE, UINT32_MAX },
 	{ AVT_REC_STACK, "stack", sizeof(struct avt_stack_rec), UINT32_MAX },
 	{ AVT_REC_ALLOC, "alloc", sizeof(struct avt_alloc_rec), sizeof(struct avt_alloc_rec) },
+	{ AVT_REC_DISARM, "disarm", sizeof(struct avt_disarm_rec), sizeof(struct avt_disarm_rec) },
 };
 
 static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t at)
@@ -619,6 +625,19 @@ static int read_alloc(struct reader *r, uint32_t len, uint64_t at)
 	return 0;
 }
 
+static int read_disarm(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	int ret;
+
+	if (grow(r, (void **)&t->disarms, &r->disarmcap, t->ndisarms, sizeof(*t->disarms)) < 0)
+		return -1;
+	ret = read_bytes(r, &t->disarms[t->ndisarms], len);
+	if (ret == 0)
+		t->ndisarms++;
+	return ret;
+}
+
 static int read_record(struct reader *r)
 {
 	unsigned char hdr[REC_HDR_SIZE];
@@ -653,6 +672,8 @@ static int read_record(struct reader *r)
 		return read_stack(r, len, at);
 	case AVT_REC_ALLOC:
 		return read_alloc(r, len, at);
+	case AVT_REC_DISARM:
+		return read_disarm(r, len);
 	default:
 		/* Unknown types: skipping them is what the version contract allows. */
 		return read_payload(r, len);
@@ -727,6 +748,7 @@ void trace_free(struct trace *t)
 		free(t->stacks[i].frames);
 	free(t->stacks);
 	free(t->allocs);
+	free(t->disarms);
 	free(t->mod);
 	free(t->notes);
 	free(t->thr);

@@ -21,7 +21,7 @@
 #include "event.h"
 
 #define AVT_TRACE_MAGIC "AVTRACE"
-#define AVT_TRACE_VERSION 1u
+#define AVT_TRACE_VERSION 2u
 
 enum avt_rec_type {
 	AVT_REC_MODULE = 1, /* struct avt_module_rec + path bytes */
@@ -30,6 +30,7 @@ enum avt_rec_type {
 	AVT_REC_STACK = 4,  /* struct avt_stack_rec + depth x (u16 mod, u64 off) */
 	AVT_REC_NOTE = 5,   /* free text: a warning or fact the recorder wants kept */
 	AVT_REC_ALLOC = 6,  /* struct avt_alloc_rec: a heap allocation or free */
+	AVT_REC_DISARM = 7, /* struct avt_disarm_rec: an access breakpoint removed */
 };
 
 enum avt_alloc_kind { AVT_ALLOC_MALLOC = 1, AVT_ALLOC_CALLOC, AVT_ALLOC_REALLOC, AVT_ALLOC_FREE };
@@ -45,6 +46,18 @@ struct avt_alloc_rec {
 	uint32_t thread;
 	uint16_t site_mod;
 	uint16_t kind;      /* enum avt_alloc_kind */
+};
+
+/* An access breakpoint removed during the recording because every access
+ * it saw was private (one thread's own memory): after its hits-th hit,
+ * replay and explore remove it too, so their events line up with the
+ * recording's.  Not an event. */
+struct avt_disarm_rec {
+	uint64_t after_seq; /* events before it */
+	uint64_t site_off;  /* the instruction */
+	uint64_t hits;      /* removed right after this many hits */
+	uint16_t site_mod;
+	uint16_t pad[3];
 };
 
 /* A loaded module (executable or shared library) sites are relative to. */
@@ -117,6 +130,8 @@ struct trace {
 	size_t nstacks;
 	struct avt_alloc_rec *allocs; /* in trace order */
 	size_t nallocs;
+	struct avt_disarm_rec *disarms; /* in trace order */
+	size_t ndisarms;
 	int truncated; /* the file ended inside a record (e.g. a crash) */
 };
 
@@ -155,6 +170,7 @@ int trace_write_thread(struct trace_writer *w, const struct avt_thread_rec *th);
 int trace_write_event(struct trace_writer *w, const struct avt_event *ev);
 int trace_write_note(struct trace_writer *w, const char *text);
 int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a);
+int trace_write_disarm(struct trace_writer *w, const struct avt_disarm_rec *d);
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
 /* The stack recorded for event seq, or NULL. */

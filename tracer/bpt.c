@@ -165,6 +165,15 @@ int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
 		snprintf(why, whylen, "no room for an out-of-line slot");
 		return -1;
 	}
+	if (bpt_insert_at(bt, addr, kind, data, bt->scratch + bt->scratch_used, why, whylen) < 0)
+		return -1;
+	bt->scratch_used += BPT_SLOT_SIZE;
+	return 0;
+}
+
+int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t saddr,
+		  char *why, size_t whylen)
+{
 	struct bpt *b = add(bt, addr, kind, data);
 	if (!b) {
 		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
@@ -172,7 +181,6 @@ int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
 	}
 	uint8_t slot[BPT_SLOT_SIZE];
 	size_t slen;
-	uint64_t saddr = bt->scratch + bt->scratch_used;
 	int ilen = bpt_relocate(b->orig, sizeof b->orig, addr, saddr, slot, &slen, why, whylen);
 	if (ilen < 0 || ptu_write(bt->memfd, saddr, slot, slen) < 0 || plant(bt, b) < 0) {
 		if (ilen >= 0)
@@ -183,7 +191,6 @@ int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
 	}
 	b->len = (uint8_t)ilen;
 	b->slot = saddr;
-	bt->scratch_used += BPT_SLOT_SIZE;
 	return 0;
 }
 

@@ -53,6 +53,10 @@ void bpt_release(struct bpt_table *bt);
  * instruction.  Returns 0, or -1 with a reason in why. */
 int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
 	       char *why, size_t whylen);
+/* Like bpt_insert, with the slot (BPT_SLOT_SIZE bytes of target memory
+ * within reach of addr's rip-relative operands) chosen by the caller. */
+int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t slot,
+		  char *why, size_t whylen);
 /* Plants an int3 at a one-byte nop (resume = addr + 1). */
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
 /* Plants a bare int3 that is never resumed through (trampolines and the

@@ -99,6 +99,11 @@ static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 		memset(&si, 0, sizeof si);
 		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
 		ptu_getregs(t->tid, &r);
+		uint64_t orig = access_orig_pc(tr, r.rip);
+		if (orig != r.rip) { /* faulted out of line: it dies where it stood */
+			r.rip = orig;
+			ptu_setregs(t->tid, &r);
+		}
 		tr->fatal_pc = r.rip;
 		tr->fatal_tid = t->tid;
 		uint64_t seq = tr->seq;
@@ -282,9 +287,13 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		set_regs(t, &r);
 		resume(t);
 		return WR_WAIT;
+	case BK_ACCESS:
 	case BK_PROBE:
-		probes_request(tr, t, &tr->probes[b->data], &r);
-		t->priv->resume_pc = b->addr + 1;
+		if (b->kind == BK_ACCESS)
+			access_request(tr, t, b, &r);
+		else
+			probes_request(tr, t, &tr->probes[b->data], &r);
+		t->priv->resume_pc = bpt_resume_pc(b);
 		t->priv->stop_pc = b->addr;
 		t->priv->regs = r;
 		t->priv->regs_valid = true;
@@ -628,6 +637,8 @@ static void commit(struct tracer *tr, struct tthread *t)
 	if (t->req.hook == HK_PROBE)
 		tr_emit(tr, t, t->req.kind, t->req.obj, 0, t->req.site,
 			AVT_F_ANNOTATED | AVT_F_SITE_EXACT, t->req.size);
+	else if (t->req.hook == HK_ACCESS)
+		access_commit(tr, t);
 	if (t->priv->regs_valid)
 		r = t->priv->regs;
 	else if (ptu_getregs(t->tid, &r) < 0)

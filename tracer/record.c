@@ -270,6 +270,12 @@ static void rec_note(void *ctx, struct tracer *tr, const char *text)
 	trace_write_note(rec->w, text);
 }
 
+static void rec_disarm(void *ctx, struct tracer *tr, const struct avt_disarm_rec *d)
+{
+	struct recorder *rec = ctx;
+	trace_write_disarm(rec->w, d);
+}
+
 static int rec_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		    struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -286,12 +292,16 @@ struct recorder *record_start(const struct record_opts *opts)
 	struct tracer_opts to = {
 		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
-		.watch = opts->watch, .nwatch = opts->nwatch, .auto_watch = !opts->no_auto_watch,
+		.watch = opts->watch, .nwatch = opts->nwatch,
+		/* access breakpoints replaced the automatic watchpoints */
+		.access = !opts->no_auto_watch,
+		.access_budget = opts->access_budget,
 		.stack_depth = opts->stack_depth,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
 		.module = rec_module, .note = rec_note, .stack = rec_stack, .alloc = rec_alloc,
+		.disarm = rec_disarm,
 	};
 	rec->tr = tracer_new(&to, &sink);
 	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0 ||
@@ -321,6 +331,11 @@ struct recorder *record_start(const struct record_opts *opts)
 		trace_writer_close(rec->w);
 		rec->w = NULL;
 		unlink(path); /* nothing half-written that dump would take for a trace */
+		if (opts->keep_stdin) { /* nor a stdin no recording goes with */
+			stdin_tee_stop(rec);
+			snprintf(path, sizeof path, "%s/stdin", opts->dir);
+			unlink(path);
+		}
 		record_free(rec);
 		return NULL;
 	}
@@ -399,12 +414,17 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 		json_array_append_new(env, json_string(*e));
 	json_object_set_new(m, "env", env);
 	json_t *watch = json_array();
-	size_t ncand;
 	for (size_t i = 0; i < tracer_watch_count(rec->tr); i++)
 		json_array_append_new(watch, json_string(tracer_watch_name(rec->tr, i)));
 	json_object_set_new(m, "watch", watch);
-	json_object_set_new(m, "watch_auto", json_boolean(tracer_watch_auto(rec->tr, &ncand)));
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
+	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
+	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
+	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
+	json_object_set_new(m, "access_sites", json_integer(as->sites));
+	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));
+	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
+	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
@@ -478,6 +498,8 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	res->exit_status = last == TSTEP_EXITED ? tracer_exit_status(rec->tr) : -1;
 	res->seconds = elapsed(&rec->t0);
 	res->stats = *tracer_stats(rec->tr);
+	res->access_on = tracer_access_on(rec->tr);
+	res->access = *tracer_access_stats(rec->tr);
 	int rc = trace_writer_close(rec->w);
 	rec->w = NULL;
 	if (rc < 0) {

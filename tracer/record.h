@@ -25,7 +25,9 @@ struct record_opts {
 	bool no_heap;         /* do not record heap allocations */
 	const char *const *watch; /* --watch variables, at most 4 */
 	size_t nwatch;
-	bool no_auto_watch;   /* unannotated program, no --watch: watch nothing */
+	bool no_auto_watch;   /* no access breakpoints (--no-access; the old
+	                         --no-auto-watch is the same switch) */
+	unsigned access_budget; /* private hits before a site is removed (0: 256) */
 	bool keep_stdin;      /* copy what PROG reads on stdin to DIR/stdin, for
 	                         replay and explore to give it again */
 	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */
@@ -37,6 +39,8 @@ struct record_result {
 	char deadlock_desc[512];
 	double seconds;
 	struct tracer_stats stats;
+	bool access_on;
+	struct tracer_access_stats access;
 };
 
 struct recorder;

@@ -108,6 +108,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->run);
 	free(tr->last);
 	free(tr->probes);
+	access_release(tr);
 	sym_free(tr->sym);
 	cfi_cache_free(tr->cfi);
 	bpt_release(&tr->bpts);
@@ -155,6 +156,7 @@ struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 	t->tid = tid;
 	t->lid = (uint32_t)tr->nthr;
 	t->parent = parent;
+	t->born_seq = tr->seq;
 	t->state = TS_NEW;
 	tr->thr[tr->nthr++] = t;
 	tr->stats.threads++;
@@ -457,6 +459,8 @@ void tr_modules_changed(struct tracer *tr)
 		announce_module(tr, m);
 		probes_plant_module(tr, m);
 		unwinders_plant_module(tr, m);
+		if (tr->current < tr->nthr && tr->thr[tr->current])
+			access_plant_module(tr, tr->thr[tr->current]->tid, m);
 	}
 	modmap_release(&now);
 }
@@ -537,6 +541,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
 		return -1;
 	}
+	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
 	return 0;
 }

@@ -95,6 +95,7 @@ struct tthread {
 	uint64_t fs_base;      /* its pthread_t */
 	uint64_t idle_ns;      /* time run since its last event (stuck detection) */
 	uint64_t wait_seq;     /* order of entering a cond wait (fairness) */
+	uint64_t born_seq;     /* events in the session before it was created */
 	struct tracer_priv_thread *priv;
 };
 
@@ -124,6 +125,8 @@ struct tracer_sink {
 	void (*note)(void *ctx, struct tracer *tr, const char *text);
 	/* Optional: a heap allocation or free by the program. */
 	void (*alloc)(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a);
+	/* Optional: an access breakpoint was removed (record only). */
+	void (*disarm)(void *ctx, struct tracer *tr, const struct avt_disarm_rec *d);
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
@@ -142,9 +145,6 @@ struct tracer_opts {
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */
 	const char *const *watch; /* --watch: variables to watch (at most 4) */
 	size_t nwatch;
-	bool auto_watch;       /* no --watch and no annotations: choose up to 4
-	                          scalar globals of the executable (watch.c) */
-	unsigned auto_budget;  /* accesses per auto-watched variable (default 256) */
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
@@ -152,6 +152,12 @@ struct tracer_opts {
 	                          the other threads held (replay, explore: a
 	                          sleep then ends at the same point of the
 	                          schedule on every run; sched.c) */
+	bool access;           /* access breakpoints on the program's own code
+	                          (access.c), unless it is annotated or --watch */
+	unsigned access_budget; /* private hits before a site is removed (256) */
+	const struct avt_disarm_rec *disarms; /* replay: the recording's removals,
+	                          applied instead of deciding (NULL: record) */
+	size_t ndisarms;
 };
 
 /* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
@@ -238,10 +244,20 @@ struct tracer_stats {
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
-/* The variables being watched (--watch or chosen automatically). */
+/* The variables being watched (--watch). */
 size_t tracer_watch_count(const struct tracer *tr);
 const char *tracer_watch_name(const struct tracer *tr, size_t i);
-bool tracer_watch_auto(const struct tracer *tr, size_t *candidates);
+
+/* Access breakpoints. */
+struct tracer_access_stats {
+	unsigned sites;       /* instructions instrumented */
+	unsigned skipped;     /* could not run out of line (or no scratch) */
+	unsigned undecodable; /* bytes of code capstone could not decode */
+	unsigned disarmed;    /* sites removed after their private budget */
+	uint64_t events;      /* access events emitted */
+};
+bool tracer_access_on(const struct tracer *tr);
+const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr);
 
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);

@@ -22,6 +22,7 @@ enum {
 	BK_ENTRY,      /* one-shot stop at the program entry */
 	BK_PROBE,      /* an avtrace.h USDT probe; data = probe index */
 	BK_DLDEBUG,    /* the dynamic linker's _dl_debug_state (a bare ret) */
+	BK_ACCESS,     /* an access breakpoint (access.c); data = site index */
 	BK_UNWIND,     /* an unwinder's entry in the target (unwinders.c) */
 };
 
@@ -31,6 +32,7 @@ enum {
 	HK_START = -3, /* a fresh thread's first run */
 	HK_PROBE = -4, /* an avtrace.h probe: read, write, begin, end */
 	HK_FRAME = -5, /* a user function's return watched for --stacks */
+	HK_ACCESS = -6, /* an access breakpoint: read, write, rmw */
 };
 
 /* A USDT argument operand (probes.c). */
@@ -47,10 +49,6 @@ struct sdt_arg {
 struct watch {
 	uint64_t addr, size;
 	uint64_t last;     /* value after the last access seen */
-	uint64_t hits;
-	uint64_t budget;   /* traps before it is disarmed (0: no limit) */
-	bool wonly;        /* read budget spent: only writes trap now */
-	bool off;          /* disarmed: its write budget ran out too */
 	char name[128];
 };
 
@@ -122,6 +120,7 @@ struct tracer_priv_thread {
 	struct user_regs_struct slice_regs; /* registers at its last slice end */
 	uint32_t slice_nev;    /* its events then */
 	bool slice_valid;
+	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
 };
 
 /* Lock model entry. */
@@ -183,10 +182,10 @@ struct tracer {
 	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
+	struct access *acc;     /* access breakpoints (access.c), NULL when off */
+	bool access_on;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;
-	bool watch_auto;        /* chosen by avtrace, not the user */
-	size_t watch_candidates;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
@@ -228,11 +227,21 @@ void stack_unswap(struct tracer *tr, struct tthread *t);
  * and forget those returns. */
 void stack_unwinding(struct tracer *tr, struct tthread *t);
 
+/* access.c */
+void access_plant(struct tracer *tr, pid_t tid);
+void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
+void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+		    const struct user_regs_struct *r);
+void access_commit(struct tracer *tr, struct tthread *t);
+void access_release(struct tracer *tr);
+/* A pc inside an access breakpoint's out-of-line copy -> the original
+ * instruction's address (any other pc is returned as is). */
+uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
+
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
-void watch_disarm(struct tracer *tr, size_t i);
 
 /* unwinders.c: hook the target's unwinders (transparent stops) */
 void unwinders_plant(struct tracer *tr);

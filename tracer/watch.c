@@ -8,23 +8,18 @@
  * fired and is cleared after each trap.
  *
  * Read or write: x86 cannot watch reads alone, so each register watches
- * both (RW=11) and the access is told apart by the value: the tracer keeps
- * the variable's last value, and a trap that finds it changed is a write.
- * A write that stores the value already there is therefore recorded as a
- * read (documented in docs/memory-access.md).  The event's site is the
- * instruction after the access, looked up like a return address (pc - 1),
- * which names the access's line.
+ * both (RW=11) and the trap comes after the access.  The instruction that
+ * made it is decoded (decode/): the one that ends at the trap's pc and
+ * whose memory operand, computed from the registers, covers the watched
+ * variable; its operand says read, write or read-modify-write, so a store
+ * of the value already there is a write.  Only when no such instruction
+ * is found (code that moved its base register, say) is the kind told by
+ * the value: changed, a write.  The event's site is the instruction after
+ * the access, looked up like a return address (pc - 1), which names the
+ * access's line.
  *
- * Unannotated programs, no flags: when the program has no avtrace.h probes
- * and no --watch was given, avtrace watches up to four scalar globals of
- * the executable itself (integers, enums, pointers, and scalar members of
- * global structs, in address order; sym_scalar_globals()).  Small programs
- * whose threads share a few plain globals are covered with no flags at all.
- * Each automatically watched variable has a budget of accesses (256 by
- * default): a variable that hot is disarmed when it runs out, so a program
- * that does not need watching keeps its cost (a few ms at most), and the
- * trace says so in a note.  With more than four candidates the first four
- * are watched and the rest are named in the note: choose with --watch.
+ * Unannotated programs with no --watch get access breakpoints instead
+ * (access.c), which replaced the automatic choice of four globals.
  */
 #include <errno.h>
 #include <signal.h>
@@ -36,6 +31,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
+#include "decode/decode.h"
 #include "ptrace_util.h"
 #include "symbolizer/sym.h"
 #include "tracer_int.h"
@@ -57,10 +53,8 @@ static uint64_t dr7_value(const struct tracer *tr)
 {
 	uint64_t dr7 = 0;
 	for (size_t i = 0; i < tr->nwatch; i++) {
-		if (tr->watch[i].off)
-			continue;
 		dr7 |= 1ull << (2 * i);                                     /* local enable */
-		dr7 |= (tr->watch[i].wonly ? 1ull : 3ull) << (16 + 4 * i);  /* RW: write / read+write */
+		dr7 |= 3ull << (16 + 4 * i);                                /* RW: read+write */
 		dr7 |= (uint64_t)len_bits(tr->watch[i].size) << (18 + 4 * i); /* LEN */
 	}
 	return dr7;
@@ -84,54 +78,17 @@ static int read_value(struct tracer *tr, const struct watch *w, uint64_t *v)
 	return ptu_read(tr->pid, w->addr, v, w->size);
 }
 
-static void watch_choose(struct tracer *tr, struct sym *s)
-{
-	struct sym_global g[64];
-	size_t n = sym_scalar_globals(s, 0, g, 64);
-	char note[1024];
-	size_t off = 0;
-	tr->watch_auto = true;
-	tr->watch_candidates = n;
-	for (size_t i = 0; i < n && tr->nwatch < 4; i++) {
-		struct watch *w = &tr->watch[tr->nwatch++];
-		memset(w, 0, sizeof *w);
-		w->addr = g[i].addr;
-		w->size = g[i].size;
-		w->budget = tr->opts.auto_budget ? tr->opts.auto_budget : 256;
-		snprintf(w->name, sizeof w->name, "%.127s", g[i].name);
-		read_value(tr, w, &w->last);
-	}
-	if (!n)
-		return;
-	off += (size_t)snprintf(note, sizeof note, "watching automatically:");
-	for (size_t i = 0; i < tr->nwatch && off < sizeof note; i++)
-		off += (size_t)snprintf(note + off, sizeof note - off, " %s", tr->watch[i].name);
-	if (n > tr->nwatch && off < sizeof note)
-		off += (size_t)snprintf(note + off, sizeof note - off, "; not watched (choose with --watch):");
-	for (size_t i = tr->nwatch; i < n && off < sizeof note; i++)
-		off += (size_t)snprintf(note + off, sizeof note - off, " %s", g[i].name);
-	if (tr->sink.note)
-		tr->sink.note(tr->sink.ctx, tr, note);
-}
-
-/* Resolves the --watch names in the live process (at the entry stop), or
- * chooses the variables of an unannotated program. */
+/* Resolves the --watch names in the live process (at the entry stop). */
 int watch_setup(struct tracer *tr, char *why, size_t whylen)
 {
-	bool choose = tr->opts.auto_watch && !tr->opts.nwatch && !tr->nprobes;
 	tr->nwatch = 0;
-	if (!tr->opts.nwatch && !choose)
+	if (!tr->opts.nwatch)
 		return 0;
 	struct sym *s = sym_new();
 	if (!s || sym_add_process(s, tr->pid) < 0) {
 		sym_free(s);
 		snprintf(why, whylen, "cannot read the program's symbols for --watch");
 		return -1;
-	}
-	if (choose) {
-		watch_choose(tr, s);
-		sym_free(s);
-		return 0;
 	}
 	for (size_t i = 0; i < tr->opts.nwatch; i++) {
 		const char *expr = tr->opts.watch[i];
@@ -182,8 +139,6 @@ static long guess_dr6(struct tracer *tr, struct tthread *t)
 	size_t armed = 0, last = 0;
 	for (size_t i = 0; i < tr->nwatch; i++) {
 		uint64_t v;
-		if (tr->watch[i].off)
-			continue;
 		armed++;
 		last = i;
 		if (read_value(tr, &tr->watch[i], &v) == 0 && v != tr->watch[i].last)
@@ -195,6 +150,37 @@ static long guess_dr6(struct tracer *tr, struct tthread *t)
 		avt_warn("T%u: a watchpoint fired but neither DR6 nor the values tell which; access not recorded",
 			 t->lid);
 	return bits;
+}
+
+/* The kind of the access that just trapped at w, decoded from the
+ * instruction ending at r->rip: AVT_EV_NONE if it cannot be told. */
+static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
+				  const struct user_regs_struct *r)
+{
+	uint8_t code[15];
+	if (r->rip < sizeof code || bpt_read_orig(&tr->bpts, r->rip - sizeof code, code, sizeof code) < 0)
+		return AVT_EV_NONE;
+	struct dec *d = dec_new();
+	if (!d)
+		return AVT_EV_NONE;
+	enum avt_kind kind = AVT_EV_NONE;
+	/* the longest instruction that ends exactly at rip and touches w */
+	for (size_t len = sizeof code; len >= 1 && kind == AVT_EV_NONE; len--) {
+		struct dec_insn in;
+		uint64_t at = r->rip - len;
+		if (dec_insn(d, code + sizeof code - len, len, at, &in) != (int)len)
+			continue;
+		for (unsigned k = 0; k < in.nmem; k++) {
+			uint64_t ea = dec_ea(&in.mem[k], r), n = in.mem[k].size;
+			if (ea < w->addr + w->size && ea + n > w->addr) {
+				kind = in.mem[k].kind == DEC_READ ? AVT_EV_READ :
+				       in.mem[k].kind == DEC_WRITE ? AVT_EV_WRITE : AVT_EV_RMW;
+				break;
+			}
+		}
+	}
+	dec_free(d);
+	return kind;
 }
 
 bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r)
@@ -221,47 +207,14 @@ bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_str
 			continue;
 		struct watch *w = &tr->watch[i];
 		uint64_t v;
-		if (w->off)
-			continue;
 		read_value(tr, w, &v);
-		enum avt_kind kind = v != w->last || w->wonly ? AVT_EV_WRITE : AVT_EV_READ;
+		enum avt_kind kind = decoded_kind(tr, w, r);
+		if (kind == AVT_EV_NONE)
+			kind = v != w->last ? AVT_EV_WRITE : AVT_EV_READ;
 		w->last = v;
 		tr_emit(tr, t, kind, w->addr, 0, r->rip, AVT_F_WATCHED, (uint16_t)w->size);
-		if (w->budget && ++w->hits >= w->budget)
-			watch_disarm(tr, i);
 	}
 	return true;
-}
-
-/* An automatically watched variable ran out of budget: too hot to watch at
- * ~25 us a trap.  First only its reads stop (a loop bound, a spin flag):
- * its writes stay events, so a schedule can still place the write a
- * spinning reader waits for.  When its writes run out too, the rest of the
- * run goes without it. */
-void watch_disarm(struct tracer *tr, size_t i)
-{
-	char note[256];
-	struct watch *w = &tr->watch[i];
-	if (!w->wonly) {
-		w->wonly = true;
-		w->hits = 0;
-	} else {
-		w->off = true;
-	}
-	uint64_t dr7 = dr7_value(tr);
-	for (size_t k = 0; k < tr->nthr; k++) {
-		struct tthread *o = tr->thr[k];
-		if (o && o->state != TS_DEAD)
-			ptrace(PTRACE_POKEUSER, o->tid, (void *)DR_OFF(7), (void *)(uintptr_t)dr7);
-	}
-	if (w->off)
-		snprintf(note, sizeof note, "stopped watching %s after %llu more writes (its later accesses are not in the trace)",
-			 w->name, (unsigned long long)w->hits);
-	else
-		snprintf(note, sizeof note, "watching only the writes of %s from here (%llu accesses seen)",
-			 w->name, (unsigned long long)w->budget);
-	if (tr->sink.note)
-		tr->sink.note(tr->sink.ctx, tr, note);
 }
 
 size_t tracer_watch_count(const struct tracer *tr)
@@ -272,10 +225,4 @@ size_t tracer_watch_count(const struct tracer *tr)
 const char *tracer_watch_name(const struct tracer *tr, size_t i)
 {
 	return i < tr->nwatch ? tr->watch[i].name : NULL;
-}
-
-bool tracer_watch_auto(const struct tracer *tr, size_t *candidates)
-{
-	*candidates = tr->watch_candidates;
-	return tr->watch_auto;
 }

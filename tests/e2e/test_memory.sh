@@ -402,10 +402,11 @@ t_mem_dcl_watch() {
 	expect_recorded out 0
 	expect_match "$(cat out.stdout)" "ready-at=$addr " "address of instance->ready in the second run"
 	heap="heap#1 (8 bytes, calloc at mem_dcl.c:$la in get_instance)"
-	# calloc clears the new object: a read of the watched address inside
-	# glibc (a store of the value already there), named by address since
-	# the allocation has not returned yet
-	expect_match "$(thread_events out T1 | sed -n 5p)" "^read $addr 4 malloc[.]c:[0-9]+$" "T1's 4th access"
+	# calloc clears the new object: a write of the watched address inside
+	# glibc (a store of the value already there: a write all the same, the
+	# trapping instruction is decoded), named by address since the
+	# allocation has not returned yet
+	expect_match "$(thread_events out T1 | sed -n 5p)" "^write $addr 4 malloc[.]c:[0-9]+$" "T1's 4th access"
 	got=$(thread_events out T1 | sed 5d) || exit
 	expect_eq "$got" "start - - -
 read instance 8 mem_dcl.c:$lk
@@ -531,9 +532,13 @@ t_mem_dlopen_probes() {
 	wl=$(marker_line "$REPO/tests/targets/dl/annot_lib.c" "/* LIB WRITE LINE */") || exit
 	record out dlopener
 	expect_recorded out 0
-	expect_count out read lib_counter 4
-	expect_count out write lib_counter 4
-	sites=$(avt dump -d out --json | jq -r 'select(.obj_name == "lib_counter") | "\(.kind) \(.site) \(.func)"' | sort -u | tr '\n' ';')
+	# the library's annotated accesses; main (not annotated) reads the
+	# counter twice more through dlsym's pointer, seen by the access
+	# breakpoints of the executable (the library, annotated, has none)
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "annot_bump" and .kind == "read"' | wc -l)" 4 "annotated reads of lib_counter"
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "annot_bump" and .kind == "write"' | wc -l)" 4 "annotated writes of lib_counter"
+	expect_eq "$(select_events out '.obj_name == "lib_counter" and .func == "main"' | wc -l)" 2 "main's reads of lib_counter"
+	sites=$(avt dump -d out --json | jq -r 'select(.obj_name == "lib_counter" and .func != "main") | "\(.kind) \(.site) \(.func)"' | sort -u | tr '\n' ';')
 	expect_eq "$sites" "read annot_lib.c:$rl annot_bump;write annot_lib.c:$wl annot_bump;" "sites in the library"
 	avt_timed 30 replay -d out --schedule 0 >rp.txt 2>&1
 	expect_eq "$?" 0 "replay of the recorded order"

@@ -87,7 +87,7 @@ t_predict_command() {
 	expect_recorded out 0
 	avt predict -d out >pred.txt 2>&1 || fail "avtrace predict failed"
 	# the same bug twice: from the lock events (sidetrack) and from the
-	# automatically watched shared.ptr (penelope)
+	# accesses of shared.ptr the access breakpoints record (penelope)
 	expect_match "$(cat pred.txt)" '^2 predictions -> out/schedules/' "summary"
 	expect_match "$(cat pred.txt)" 'sidetrack +after-window +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"
 	expect_match "$(cat pred.txt)" 'penelope(\+pecan)? +RWR +T1,T2 +checkthenact[.]c:[0-9]+ / checkthenact[.]c:[0-9]+' "table"

@@ -3,7 +3,7 @@
 # `avtrace test` on the memory-access targets tests/targets/mem_*.c, each
 # three ways: annotated (bin/mem_NAME), unannotated with --watch naming the
 # shared variables (as in test_memory.sh), and unannotated with no flags
-# (the recorder's automatic watchpoints).  Run with
+# (the recorder's access breakpoints).  Run with
 # tests/e2e/run.sh predict_access.
 #
 # What PENELOPE can see: two accesses of one variable by one thread in one
@@ -69,11 +69,12 @@ t_access_lost_update_watch() {
 	lost_update_10 --watch 'log_index,log_buf[0],log_buf[1]' -- "$(target mem_log_plain)"
 }
 
-# No annotations, no --watch: the recorder watches log_index by itself.
+# No annotations, no --watch: the access breakpoints record log_index's
+# accesses by themselves (they replaced the automatic watchpoints).
 t_access_lost_update_auto() {
 	lost_update_10 -- "$(target mem_log_plain)"
-	avt dump -d out >dump.txt 2>&1 || fail "avtrace dump failed"
-	expect_match "$(head -n 1 dump.txt)" '^# watching automatically: .*log_index' "automatic watch note"
+	expect_eq "$(jq -r .access out/meta.json)" true "access breakpoints in meta.json"
+	expect_eq "$(jq -r '.watch | length' out/meta.json)" 0 "no watchpoints"
 }
 
 t_access_correct_handoff_no_report() {
@@ -82,8 +83,8 @@ t_access_correct_handoff_no_report() {
 	no_report -- "$(target mem_spinflag_plain)"
 }
 
-# Programs with locks, no annotations, no flags: the recorder watches their
-# globals, and penelope finds the bug SideTrack finds from the lock events,
+# Programs with locks, no annotations, no flags: the access breakpoints
+# record their loads and stores, and penelope finds the bug SideTrack finds from the lock events,
 # by itself.  The row of the table is penelope's own replay.
 
 # checkthenact: T1 reads shared.ptr (CHECK LINE), T2 clears it, T1 reads it

@@ -4,9 +4,9 @@
 # and bad input.  Run with tests/e2e/run.sh [replay | t_NAME].
 
 SCHEDS="$REPO/tests/e2e/schedules"
-# These schedules are about synchronization: record without the automatic
-# watchpoints of unannotated programs, whose accesses would be events too.
-export REC_OPTS=--no-auto-watch
+# These schedules are about synchronization: record without the access
+# breakpoints of unannotated programs, whose accesses would be events too.
+export REC_OPTS=--no-access
 
 # use_schedule OUT NAME N: install a hand-written schedule as schedule N.
 use_schedule() {

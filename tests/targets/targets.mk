@@ -64,6 +64,16 @@ tests/targets/bin/mutex_counter_stripped: tests/targets/bin/mutex_counter
 tests/targets/bin/mutex_counter_static_stripped: tests/targets/bin/mutex_counter_static
 	$(STRIP) -o $@ $<
 
+# Access-breakpoint targets (acc_*.c) are built a second time -O2 -g
+# without frame pointers (bin/NAME_O2): optimized code is what the
+# decoder must handle (registers for locals, rbp as a general register).
+ACC_O2_CFLAGS := -std=gnu11 -O2 -g -pthread -Wall -Wextra -Wno-unused-parameter
+ACC_O2_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%_O2,$(wildcard tests/targets/acc_*.c))
+targets: $(ACC_O2_BINS)
+
+tests/targets/bin/%_O2: tests/targets/%.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(ACC_O2_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
+
 # The top-level clean already removes tests/targets/bin.
 clean: clean-examples
 clean-examples:

@@ -213,6 +213,9 @@ static void write_full_trace(void)
 	ck_assert_int_eq(trace_write_note(w, "watching 'src.n' with dr0"), 0);
 	write_events(w, 0, 5000);
 	ck_assert_int_eq(trace_write_note(w, "halfway"), 0);
+	struct avt_disarm_rec d = { .after_seq = 5000, .site_off = 0x1234, .hits = 256,
+				    .site_mod = 0 };
+	ck_assert_int_eq(trace_write_disarm(w, &d), 0);
 	write_events(w, 5000, 10000);
 	ck_assert_int_eq(trace_write_note(w, ""), 0);
 	ck_assert_uint_eq(trace_writer_nevents(w), 10000);
@@ -254,6 +257,11 @@ START_TEST(test_round_trip)
 	ck_assert_str_eq(t->notes[1].text, "halfway");
 	ck_assert_uint_eq(t->notes[2].after_seq, 10000);
 	ck_assert_str_eq(t->notes[2].text, "");
+	ck_assert_uint_eq(t->ndisarms, 1);
+	ck_assert_uint_eq(t->disarms[0].after_seq, 5000);
+	ck_assert_uint_eq(t->disarms[0].site_off, 0x1234);
+	ck_assert_uint_eq(t->disarms[0].hits, 256);
+	ck_assert_uint_eq(t->disarms[0].site_mod, 0);
 	trace_free(t);
 }
 END_TEST
@@ -275,7 +283,7 @@ START_TEST(test_byte_layout)
 	ck_assert_uint_eq(fread(buf, 1, sizeof(buf), fp), sizeof(buf));
 	fclose(fp);
 	ck_assert_mem_eq(buf, "AVTRACE\0", 8);
-	ck_assert_mem_eq(buf + 8, "\1\0\0\0\20\0\0\0", 8);
+	ck_assert_mem_eq(buf + 8, "\2\0\0\0\20\0\0\0", 8);
 	ck_assert_mem_eq(buf + 16, "\3\0\0\0\60\0\0\0", 8);
 	ck_assert_mem_eq(buf + 24, "\7\0\0\0\0\0\0\0", 8); /* seq, little-endian */
 	ck_assert_mem_eq(buf + 24, &ev, 48);
@@ -405,8 +413,11 @@ END_TEST
 
 START_TEST(test_unknown_version)
 {
-	write_bytes(path, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
-	read_fails("unsupported trace version 2 (this avtrace reads version 1)");
+	write_bytes(path, "AVTRACE\0\3\0\0\0\20\0\0\0", 16);
+	read_fails("unsupported trace version 3 (this avtrace reads version 2)");
+	/* version 1 (no rmw kind, no disarm records) is refused too */
+	write_bytes(path, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	read_fails("unsupported trace version 1 (this avtrace reads version 2)");
 }
 END_TEST
 
@@ -437,7 +448,7 @@ START_TEST(test_bad_event_length)
 	unsigned char buf[16 + 56 + 8 + 40];
 	struct avt_event ev = make_event(0);
 
-	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
 	memcpy(buf + 16, "\3\0\0\0\60\0\0\0", 8);
 	memcpy(buf + 24, &ev, 48);
 	memcpy(buf + 72, "\3\0\0\0\50\0\0\0", 8);
@@ -451,7 +462,7 @@ START_TEST(test_bad_thread_and_note_length)
 {
 	unsigned char buf[16 + 8 + 4];
 
-	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
 	memcpy(buf + 16, "\2\0\0\0\4\0\0\0", 8);
 	memset(buf + 24, 0, 4);
 	write_bytes(path, buf, sizeof(buf));
@@ -468,7 +479,7 @@ START_TEST(test_bad_build_id_length)
 	unsigned char buf[16 + 8 + 48 + 3];
 
 	m.build_id_len = 21;
-	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
 	memcpy(buf + 16, "\1\0\0\0\63\0\0\0", 8);
 	memcpy(buf + 24, &m, 48);
 	memcpy(buf + 72, "/ab", 3);
@@ -484,7 +495,7 @@ START_TEST(test_unknown_record_skipped)
 	struct avt_event ev = make_event(0);
 	struct trace *t;
 
-	memcpy(buf, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
+	memcpy(buf, "AVTRACE\0\2\0\0\0\20\0\0\0", 16);
 	memcpy(buf + 16, "\143\0\0\0\5\0\0\0" "xxxxx", 13);
 	memcpy(buf + 29, "\3\0\0\0\60\0\0\0", 8);
 	memcpy(buf + 37, &ev, 48);
@@ -541,7 +552,7 @@ START_TEST(test_kind_names)
 		"none", "start", "exit", "create", "join", "acquire", "release",
 		"trylock_fail", "rd_acquire", "wr_acquire", "wait", "signal",
 		"broadcast", "barrier", "sem_wait", "sem_post", "read", "write",
-		"begin", "end", "fatal_signal",
+		"begin", "end", "fatal_signal", "rmw",
 	};
 
 	ck_assert_uint_eq(sizeof(names) / sizeof(names[0]), AVT_EV_KIND_COUNT);
@@ -563,7 +574,9 @@ START_TEST(test_kind_classes)
 		ck_assert_int_eq(avt_kind_is_acquire(k), k == AVT_EV_ACQUIRE ||
 				 k == AVT_EV_RD_ACQUIRE || k == AVT_EV_WR_ACQUIRE);
 		ck_assert_int_eq(avt_kind_is_access(k),
-				 k == AVT_EV_READ || k == AVT_EV_WRITE);
+				 k == AVT_EV_READ || k == AVT_EV_WRITE || k == AVT_EV_RMW);
+		ck_assert_int_eq(avt_kind_reads(k), k == AVT_EV_READ || k == AVT_EV_RMW);
+		ck_assert_int_eq(avt_kind_writes(k), k == AVT_EV_WRITE || k == AVT_EV_RMW);
 		ck_assert_int_eq(avt_kind_obj_is_thread(k), k == AVT_EV_START ||
 				 k == AVT_EV_CREATE || k == AVT_EV_JOIN);
 	}

@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# Access breakpoints (docs/memory-access.md): unannotated programs, no
+# flags, every load and store of the program's own code is an event.
+# The targets tests/targets/acc_*.c are built -O0 -g (bin/NAME) and -O2 -g
+# without frame pointers (bin/NAME_O2).  Run with tests/e2e/run.sh access.
+# Every `avtrace test` here runs with no flags but -q/-o (and a smaller
+# --explore for the correct programs), -O2 builds included.
+
+# acc_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in OUT.test,
+# status in TEST_STATUS.
+TEST_STATUS=
+acc_test() {
+	local out=$1
+	shift
+	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	TEST_STATUS=$?
+	sed 's/^/  | /' "$out.test" >&3
+}
+
+reports() {
+	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
+}
+
+# bug_found NAME VAR LINE_MARKER [TEST OPTIONS...]: `avtrace test` on
+# bin/NAME exits 1 and one of its reports names VAR and the marked line of
+# tests/targets/BASE.c (BASE: NAME without _O2) in its prediction.
+bug_found() {
+	local name=$1 var=$2 marker=$3 base line
+	shift 3
+	base=${name%_O2}
+	line=$(marker_line "$SRC/$base.c" "$marker") || exit
+	acc_test out "$@" -- "$(target "$name")"
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name"
+	[ "$(reports out)" -ge 1 ] || fail "no report for $name"
+	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: exit status 1" "report of $name"
+	expect_match "$(grep -h '^  predicted:' out/reports/*.txt)" "$var at $base[.]c:$line" \
+		"a prediction of $name naming $var at $base.c:$line"
+}
+
+# no_report NAME [TEST OPTIONS...]: `avtrace test` on bin/NAME: exit 0,
+# no report.
+no_report() {
+	local name=$1
+	shift
+	acc_test out "$@" -- "$(target "$name")"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $name"
+	expect_eq "$(reports out)" 0 "reports of avtrace test $name"
+}
+
+# Shape 1: two locks for one counter.  Three runs each (the issue's ten
+# out of ten is checked by hand: the decisions depend on events only).
+t_access_wrong_lock() {
+	local i
+	for i in 1 2 3; do
+		bug_found acc_wronglock hits "/* HITS LINE */"
+	done
+	bug_found acc_wronglock_O2 hits "/* HITS LINE */"
+}
+
+# Shapes 2 and 6: N setters, one checker.  The setters after the first
+# store values already there: still writes.
+t_access_setters() {
+	bug_found acc_setters "write a" "/* SET A LINE */"
+	bug_found acc_setters_O2 "write a" "/* SET A LINE */"
+}
+
+# Shape 6: the silent stores are writes (decoded, not guessed from the
+# value); the recorded order replays PASS, and no prediction diverges.
+t_access_silent_store() {
+	local st
+	record rec acc_setters 10
+	expect_recorded rec 0
+	expect_count rec write a 10
+	expect_count rec write b 10
+	replay rec --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of the replay of the recorded order"
+	expect_match "$(cat rec.replay)" '^PASS' "replay of the recorded order"
+	avt predict -d rec >predict.out 2>&1 || fail "avtrace predict failed"
+	for st in rec/schedules/0*.sched; do
+		[ "$st" = rec/schedules/0000.sched ] && continue
+		replay rec --schedule "$(basename "$st" .sched)"
+		expect_no_match "$(cat rec.replay)" 'INFEASIBLE' "replay of $(basename "$st")"
+	done
+}
+
+# Shape 3: a struct on main's stack, shared through &e.  main's accesses
+# are frame-relative (rbp at -O0, rsp at -O2) and still events, because
+# main takes e's address.
+t_access_stack_object() {
+	bug_found acc_stackobj "read 0x[0-9a-f]+" "/* USE LINE */"
+	bug_found acc_stackobj_O2 "read 0x[0-9a-f]+" "/* USE LINE */"
+}
+
+# Shape 4: heap deque, the thief's lock cmpxchg between the owner's load
+# and store of q->head.
+t_access_heap_deque() {
+	bug_found acc_deque "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
+	bug_found acc_deque_O2 "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
+}
+
+# Shape 5: lock-free only (C11 atomics): the popper's compare-and-swap
+# (an rmw event) between the pusher's load and store of top.
+t_access_lock_free() {
+	bug_found acc_treiber "rmw top" "/* POP CAS LINE */"
+	bug_found acc_treiber_O2 "rmw top" "/* POP CAS LINE */"
+	record rec acc_treiber
+	expect_recorded rec 0
+	local cas
+	cas=$(marker_line "$SRC/acc_treiber.c" "/* POP CAS LINE */") || exit
+	[ "$(count_kind rec rmw top)" -ge 1 ] || fail "no rmw event on top"
+	expect_match "$(avt dump -d rec)" "rmw +top +acc_treiber[.]c:$cas" "the compare-and-swap recorded as rmw"
+}
+
+# Correct counterparts: exit 0, no report.  A bounded exploration (the
+# default 100 runs of a correct program are what `test` does when nothing
+# is reproduced; 10 keep the suite short).
+t_access_correct_locked() {
+	local t
+	for t in acc_onelock acc_setters_ok acc_stackobj_ok; do
+		no_report "$t" --explore 10
+		no_report "${t}_O2" --explore 10
+	done
+}
+
+t_access_correct_lock_free() {
+	local t
+	for t in acc_deque_ok acc_treiber_ok; do
+		no_report "$t" --explore 10
+		no_report "${t}_O2" --explore 10
+	done
+}
+
+t_access_correct_spinning() {
+	no_report acc_seqlock --explore 5
+	no_report acc_handoff --explore 5
+}
+
+# Cost: a private hot loop's sites are removed after their budget, the
+# trace and the summary say so, and a replay removes them at the same hit
+# (every event of the recorded order matches).
+t_access_disarm_parity() {
+	record rec acc_private 500 1000
+	expect_recorded rec 0
+	expect_match "$(cat rec.stderr)" 'access breakpoints: [0-9]+ sites, .* [1-9][0-9]* sites? disarmed' "record's summary"
+	avt dump -d rec >dump.txt 2>&1 || fail "avtrace dump failed"
+	expect_match "$(cat dump.txt)" '^# disarmed .* after 256 hits' "a disarm record in the dump"
+	replay rec --schedule 0
+	expect_match "$(cat rec.replay)" '^PASS' "replay of the recorded order"
+	avt_timed 60 explore -q -o xp -n 3 -- "$(target acc_private)" 500 1000 >explore.out 2>&1
+	expect_match "$(cat explore.out)" '^3 runs in .*: 3 pass, 0 bug, 0 deadlock, 0 infeasible, 0 error$' "explore runs"
+}
+
+# --no-access: no access events (sync events only).
+t_access_off() {
+	REC_OPTS=--no-access record rec acc_wronglock
+	expect_recorded rec 0
+	expect_count rec read "" 0
+	expect_count rec write "" 0
+	expect_count rec rmw "" 0
+	expect_no_match "$(cat rec.stderr)" 'access breakpoints' "summary without access breakpoints"
+}
+
+# --watch decodes the instruction that trapped too: the setters' silent
+# stores are writes there as well (they were reads when the kind was told
+# by the value).
+t_access_watch_silent_store() {
+	REC_OPTS="--watch a,b" record rec acc_setters 5
+	expect_recorded rec 0
+	expect_count rec write a 5
+	expect_count rec write b 5
+	expect_count rec read a 2
+}

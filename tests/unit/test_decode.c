@@ -1,0 +1,198 @@
+/*
+ * The operand decoder (decode/): bytes of one instruction -> its accesses
+ * (effective address for a fixed register file, size, kind, flags).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/decode.h"
+
+#define AT 0x400000ull
+
+struct want {
+	uint64_t ea;
+	uint16_t size;
+	uint8_t kind;
+	uint8_t flags;   /* exact DEC_F_* of the access */
+	uint64_t extent; /* dec_extent (0: not checked) */
+	uint8_t seg;
+};
+
+struct row {
+	const char *what;
+	uint8_t code[16];
+	uint8_t len;
+	uint8_t iflags;  /* exact instruction flags */
+	uint8_t nmem;
+	struct want m[2];
+};
+
+static const struct row rows[] = {
+	{ "lock addl $1,0x10(%rdi)", { 0xf0, 0x83, 0x47, 0x10, 0x01 }, 5, 0, 1,
+	  { { 0x6010, 4, DEC_RMW, DEC_F_ATOMIC, 0, 0 } } },
+	{ "mov 0x200(%rip),%eax", { 0x8b, 0x05, 0x00, 0x02, 0x00, 0x00 }, 6, 0, 1,
+	  { { AT + 6 + 0x200, 4, DEC_READ, 0, 0, 0 } } },
+	{ "mov %eax,0x8(%rbx,%rcx,4)", { 0x89, 0x44, 0x8b, 0x08 }, 4, 0, 1,
+	  { { 0x2000 + 3 * 4 + 8, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "mov %fs:0x28,%rax", { 0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0 }, 9, 0, 1,
+	  { { 0x70028, 8, DEC_READ, 0, 0, DEC_SEG_FS } } },
+	{ "rep movsq", { 0xf3, 0x48, 0xa5 }, 3, 0, 2,
+	  { { 0x5000, 8, DEC_READ, DEC_F_REP | DEC_F_STRING, 24, 0 },
+	    { 0x6000, 8, DEC_WRITE, DEC_F_REP | DEC_F_STRING, 24, 0 } } },
+	{ "rep stosb", { 0xf3, 0xaa }, 2, 0, 1,
+	  { { 0x6000, 1, DEC_WRITE, DEC_F_REP | DEC_F_STRING, 3, 0 } } },
+	{ "repz cmpsb", { 0xf3, 0xa6 }, 2, 0, 2,
+	  { { 0x5000, 1, DEC_READ, DEC_F_REP | DEC_F_STRING, 3, 0 },
+	    { 0x6000, 1, DEC_READ, DEC_F_REP | DEC_F_STRING, 3, 0 } } },
+	{ "movaps %xmm0,0x20(%rsi)", { 0x0f, 0x29, 0x46, 0x20 }, 4, 0, 1,
+	  { { 0x5020, 16, DEC_WRITE, 0, 16, 0 } } },
+	{ "vmovdqu (%rdx),%ymm1", { 0xc5, 0xfe, 0x6f, 0x0a }, 4, 0, 1,
+	  { { 0x4000, 32, DEC_READ, 0, 0, 0 } } },
+	{ "movsd 8(%rax),%xmm0 (SSE, not the string op)", { 0xf2, 0x0f, 0x10, 0x40, 0x08 }, 5, 0, 1,
+	  { { 0x1008, 8, DEC_READ, 0, 0, 0 } } },
+	{ "movq %xmm1,(%rax)", { 0x66, 0x0f, 0xd6, 0x08 }, 4, 0, 1,
+	  { { 0x1000, 8, DEC_WRITE, 0, 0, 0 } } },
+	{ "movdqu %xmm2,(%rax)", { 0xf3, 0x0f, 0x7f, 0x10 }, 4, 0, 1,
+	  { { 0x1000, 16, DEC_WRITE, 0, 0, 0 } } },
+	{ "vmovdqu %ymm2,0x40(%rax)", { 0xc5, 0xfe, 0x7f, 0x50, 0x40 }, 5, 0, 1,
+	  { { 0x1040, 32, DEC_WRITE, 0, 0, 0 } } },
+	{ "movups (%rax),%xmm3", { 0x0f, 0x10, 0x18 }, 3, 0, 1,
+	  { { 0x1000, 16, DEC_READ, 0, 0, 0 } } },
+	{ "movnti %ecx,(%rax)", { 0x0f, 0xc3, 0x08 }, 3, 0, 1,
+	  { { 0x1000, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "movd %xmm1,(%rax)", { 0x66, 0x0f, 0x7e, 0x08 }, 4, 0, 1,
+	  { { 0x1000, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "movss %xmm1,(%rax)", { 0xf3, 0x0f, 0x11, 0x08 }, 4, 0, 1,
+	  { { 0x1000, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "pextrd $1,%xmm1,(%rax)", { 0x66, 0x0f, 0x3a, 0x16, 0x08, 0x01 }, 6, 0, 1,
+	  { { 0x1000, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "setne (%rax)", { 0x0f, 0x95, 0x00 }, 3, 0, 1,
+	  { { 0x1000, 1, DEC_WRITE, 0, 0, 0 } } },
+	{ "cmovne (%rax),%ecx", { 0x0f, 0x45, 0x08 }, 3, 0, 1,
+	  { { 0x1000, 4, DEC_READ, 0, 0, 0 } } },
+	{ "incl (%rax)", { 0xff, 0x00 }, 2, 0, 1,
+	  { { 0x1000, 4, DEC_RMW, 0, 0, 0 } } },
+	{ "btsl $3,(%rax)", { 0x0f, 0xba, 0x28, 0x03 }, 4, 0, 1,
+	  { { 0x1000, 4, DEC_RMW, 0, 0, 0 } } },
+	{ "lock cmpxchg %rcx,(%rdi)", { 0xf0, 0x48, 0x0f, 0xb1, 0x0f }, 5, 0, 1,
+	  { { 0x6000, 8, DEC_RMW, DEC_F_ATOMIC | DEC_F_CAS, 0, 0 } } },
+	{ "cmpxchg16b (%r8)", { 0x49, 0x0f, 0xc7, 0x08 }, 4, 0, 1,
+	  { { 0x9000, 16, DEC_RMW, DEC_F_CAS, 0, 0 } } },
+	{ "xchg %eax,(%rsi)", { 0x87, 0x06 }, 2, 0, 1,
+	  { { 0x5000, 4, DEC_RMW, DEC_F_ATOMIC, 0, 0 } } },
+	{ "lock xadd %eax,4(%rdi)", { 0xf0, 0x0f, 0xc1, 0x47, 0x04 }, 5, 0, 1,
+	  { { 0x6004, 4, DEC_RMW, DEC_F_ATOMIC, 0, 0 } } },
+	{ "addl $1,0x300(%rip) (read+write, not atomic)", { 0x83, 0x05, 0x00, 0x03, 0x00, 0x00, 0x01 }, 7, 0, 1,
+	  { { AT + 7 + 0x300, 4, DEC_RMW, 0, 0, 0 } } },
+	{ "cmpl $0,(%rax)", { 0x83, 0x38, 0x00 }, 3, 0, 1,
+	  { { 0x1000, 4, DEC_READ, 0, 0, 0 } } },
+	{ "movzbl 3(%rdi),%eax", { 0x0f, 0xb6, 0x47, 0x03 }, 4, 0, 1,
+	  { { 0x6003, 1, DEC_READ, 0, 0, 0 } } },
+	{ "mov (%r12),%r13", { 0x4d, 0x8b, 0x2c, 0x24 }, 4, 0, 1,
+	  { { 0xa000, 8, DEC_READ, 0, 0, 0 } } },
+	{ "movl $1,-4(%rbp)", { 0xc7, 0x45, 0xfc, 0x01, 0, 0, 0 }, 7, 0, 1,
+	  { { 0x8000 - 4, 4, DEC_WRITE, 0, 0, 0 } } },
+	{ "push %rbx (stack, no access)", { 0x53 }, 1, DEC_F_STACKOP, 0, { { 0 } } },
+	{ "pop %rbx (stack, no access)", { 0x5b }, 1, DEC_F_STACKOP, 0, { { 0 } } },
+	{ "push 0x10(%rax) (reads its operand)", { 0xff, 0x70, 0x10 }, 3, DEC_F_STACKOP, 1,
+	  { { 0x1010, 8, DEC_READ, 0, 0, 0 } } },
+	{ "call *0x8(%rax) (a branch)", { 0xff, 0x50, 0x08 }, 3, DEC_F_BRANCH | DEC_F_STACKOP, 1,
+	  { { 0x1008, 8, DEC_READ, 0, 0, 0 } } },
+	{ "lea 0x10(%rsp),%rdi (no access, frame address)", { 0x48, 0x8d, 0x7c, 0x24, 0x10 }, 5,
+	  DEC_F_NOACCESS | DEC_F_FRAMEADDR, 0, { { 0 } } },
+	{ "nopw (%rax,%rax,1)", { 0x66, 0x0f, 0x1f, 0x04, 0x00 }, 5, DEC_F_NOACCESS, 0, { { 0 } } },
+	{ "mov %rsp,%rdi (frame address)", { 0x48, 0x89, 0xe7 }, 3, DEC_F_FRAMEADDR, 0, { { 0 } } },
+	{ "mov %rsp,%rbp (frame pointer set-up)", { 0x48, 0x89, 0xe5 }, 3, DEC_F_FPSETUP, 0, { { 0 } } },
+};
+
+static struct user_regs_struct regs(void)
+{
+	struct user_regs_struct r;
+	memset(&r, 0, sizeof r);
+	r.rax = 0x1000; r.rbx = 0x2000; r.rcx = 3; r.rdx = 0x4000; r.rsi = 0x5000;
+	r.rdi = 0x6000; r.rsp = 0x7ff0; r.rbp = 0x8000; r.r8 = 0x9000; r.r12 = 0xa000;
+	r.rip = AT; r.fs_base = 0x70000;
+	return r;
+}
+
+START_TEST(t_table)
+{
+	struct dec *d = dec_new();
+	ck_assert_ptr_nonnull(d);
+	struct user_regs_struct r = regs();
+	const struct row *w = &rows[_i];
+	struct dec_insn in;
+	int n = dec_insn(d, w->code, w->len, AT, &in);
+	ck_assert_msg(n == w->len, "%s: length %d, want %u", w->what, n, w->len);
+	ck_assert_msg(in.flags == w->iflags, "%s (%s): flags 0x%x, want 0x%x", w->what, in.text,
+		      in.flags, w->iflags);
+	ck_assert_msg(in.nmem == w->nmem, "%s (%s): %u accesses, want %u", w->what, in.text,
+		      in.nmem, w->nmem);
+	for (unsigned k = 0; k < w->nmem; k++) {
+		const struct dec_mem *m = &in.mem[k];
+		const struct want *x = &w->m[k];
+		ck_assert_msg(dec_ea(m, &r) == x->ea, "%s[%u]: address 0x%llx, want 0x%llx", w->what, k,
+			      (unsigned long long)dec_ea(m, &r), (unsigned long long)x->ea);
+		ck_assert_msg(m->size == x->size, "%s[%u]: size %u, want %u", w->what, k, m->size, x->size);
+		ck_assert_msg(m->kind == x->kind, "%s[%u]: kind %u, want %u", w->what, k, m->kind, x->kind);
+		ck_assert_msg(m->flags == x->flags, "%s[%u]: flags 0x%x, want 0x%x", w->what, k, m->flags,
+			      x->flags);
+		ck_assert_msg(m->seg == x->seg, "%s[%u]: segment %u, want %u", w->what, k, m->seg, x->seg);
+		if (x->extent)
+			ck_assert_msg(dec_extent(m, &r, 1 << 20) == x->extent, "%s[%u]: extent %llu, want %llu",
+				      w->what, k, (unsigned long long)dec_extent(m, &r, 1 << 20),
+				      (unsigned long long)x->extent);
+	}
+	dec_free(d);
+}
+END_TEST
+
+START_TEST(t_frame_src)
+{
+	struct dec *d = dec_new();
+	struct dec_insn in;
+	static const uint8_t lea_rbp[] = { 0x48, 0x8d, 0x45, 0xe0 }; /* lea -0x20(%rbp),%rax */
+	ck_assert_int_eq(dec_insn(d, lea_rbp, sizeof lea_rbp, AT, &in), 4);
+	ck_assert(in.flags & DEC_F_FRAMEADDR);
+	ck_assert_int_eq(in.frame_src, DEC_RBP);
+	static const uint8_t lea_rax[] = { 0x48, 0x8d, 0x40, 0x08 }; /* lea 8(%rax),%rax */
+	ck_assert_int_eq(dec_insn(d, lea_rax, sizeof lea_rax, AT, &in), 4);
+	ck_assert(!(in.flags & DEC_F_FRAMEADDR));
+	dec_free(d);
+}
+END_TEST
+
+START_TEST(t_bad_input)
+{
+	struct dec *d = dec_new();
+	struct dec_insn in;
+
+
+	static const uint8_t inval[] = { 0x06 };    /* push %es: invalid in 64-bit mode */
+	ck_assert_int_eq(dec_insn(d, inval, sizeof inval, AT, &in), 0);
+	static const uint8_t cut[] = { 0x8b, 0x05, 0x00 }; /* truncated */
+	ck_assert_int_eq(dec_insn(d, cut, sizeof cut, AT, &in), 0);
+	dec_free(d);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("decode");
+	TCase *tc = tcase_create("decode");
+	tcase_add_loop_test(tc, t_table, 0, (int)(sizeof rows / sizeof rows[0]));
+	tcase_add_test(tc, t_frame_src);
+	tcase_add_test(tc, t_bad_input);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

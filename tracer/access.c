@@ -1,0 +1,754 @@
+/*
+ * Access breakpoints: every instruction of the program's own code that
+ * can touch shared memory stops the thread before it runs, and the stop
+ * is a read, write or read-modify-write event with the exact address,
+ * size and kind decoded from the instruction (decode/).
+ *
+ * Which code: the executable and the shared libraries outside the system
+ * directories (/lib, /usr/lib, ...): libc, ld.so, libstdc++ stay
+ * uninstrumented, and so do the distribution's own programs (/usr/bin,
+ * /bin, ...).  Each executable section is decoded function by
+ * function (ELF symbols), and an int3 goes on each instruction with a
+ * memory operand, except:
+ *   - no access: lea, nop, prefetch; branches through memory (PLT, vtable
+ *     calls: a code pointer, and they cannot run out of line);
+ *   - thread-local: fs/gs-relative operands (TLS, the stack canary);
+ *   - frame-local: rsp-based operands, and rbp-based ones in a function
+ *     that sets up a frame pointer (mov %rsp,%rbp), unless the function
+ *     lets the address of its frame escape: any lea X(%rsp|%rbp),reg or
+ *     mov %rsp|%rbp,reg copies a frame address into a register, which may
+ *     be passed to another thread (&e in pthread_create(..., &e)).  Such
+ *     a function keeps all its frame accesses; the budget below removes
+ *     the private ones.
+ * A stop runs the displaced instruction out of line (bpt.c) from a slot
+ * in a scratch area mapped near the module, so rip-relative operands
+ * reach their globals.  Code that cannot be decoded or relocated is
+ * skipped, counted, and said once in a trace note.
+ *
+ * Cost: a site whose hits have all been private - every address it
+ * touched was touched by no other thread so far - is removed after
+ * `budget` hits (default 256).  One shared hit keeps a site for good.
+ * The removal is an AVT_REC_DISARM record (site, hits); a replay (and
+ * explore, which replays) is given those records and removes each site
+ * after the same number of hits and makes no decision of its own, so
+ * its events line up with the recording's.
+ *
+ * Kinds: from the decoded operand; a cmpxchg is decided at commit, when
+ * the thread is about to run it and nothing else runs: equal to the
+ * accumulator, it writes (rmw); else it only reads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "decode/decode.h"
+#include "ptrace_util.h"
+#include "tracer_int.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define SHARED_OWNER UINT32_MAX
+/* How far above its stack pointer an address still counts as the
+ * thread's own stack (frames of its callers); thread stacks are megabytes
+ * apart */
+#define OWN_STACK_SPAN (256u * 1024)
+#define MAX_GRANULES 4
+
+struct asite {
+	uint64_t addr;
+	struct dec_mem mem[2];
+	uint8_t nmem;
+	bool shared;          /* some hit touched another thread's memory */
+	bool off;             /* disarmed */
+	uint32_t hits;
+	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
+};
+
+struct owner_slot {
+	uint64_t granule;     /* address >> 3, + 1 (0: empty) */
+	uint32_t owner;       /* the thread that touched it, SHARED_OWNER: several */
+	uint32_t writer;      /* the last thread that wrote it, or NO_THREAD */
+	uint64_t write_seq;   /* when */
+};
+
+/* The out-of-line slots of one module: slot i runs the instruction at
+ * addr[i]. */
+struct slots {
+	uint64_t base;
+	size_t n;
+	uint64_t *addr;
+};
+
+struct access {
+	struct dec *dec;
+	struct slots *slots;
+	size_t nslots;
+	struct asite *site;
+	size_t nsite, capsite;
+	struct owner_slot *own;
+	size_t owncap, nown;
+	struct tracer_access_stats st;
+	bool replay;          /* decisions come from opts.disarms */
+};
+
+/* ---- who touched what */
+
+static size_t hash64(uint64_t a)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return (size_t)a;
+}
+
+static struct owner_slot *own_find(struct access *ac, uint64_t g)
+{
+	if (ac->nown * 2 >= ac->owncap) {
+		size_t ncap = ac->owncap ? ac->owncap * 2 : 4096;
+		struct owner_slot *n = calloc(ncap, sizeof *n);
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < ac->owncap; i++) {
+			if (!ac->own[i].granule)
+				continue;
+			size_t k = hash64(ac->own[i].granule) & (ncap - 1);
+			while (n[k].granule)
+				k = (k + 1) & (ncap - 1);
+			n[k] = ac->own[i];
+		}
+		free(ac->own);
+		ac->own = n;
+		ac->owncap = ncap;
+	}
+	uint64_t key = g + 1;
+	size_t k = hash64(key) & (ac->owncap - 1);
+	while (ac->own[k].granule && ac->own[k].granule != key)
+		k = (k + 1) & (ac->owncap - 1);
+	if (!ac->own[k].granule) {
+		ac->own[k].granule = key;
+		ac->own[k].owner = NO_THREAD;
+		ac->own[k].writer = NO_THREAD;
+		ac->nown++;
+	}
+	return &ac->own[k];
+}
+
+/* Notes that thread t touched [a, a+n) (writing or not) at event seq.
+ * False when the access conflicts with another thread's: it sees a store
+ * another thread made after t was created, or it stores to memory
+ * another thread has touched.  Reads of data set up before the thread
+ * existed (a loop bound main wrote before pthread_create) and of data
+ * nobody writes are private: they can never be the other half of a race. */
+static bool touch(struct access *ac, const struct tthread *t, uint64_t a, uint64_t n,
+		  bool write, uint64_t seq)
+{
+	uint32_t lid = t->lid;
+	uint64_t g0 = a >> 3, g1 = (a + (n ? n : 1) - 1) >> 3;
+	bool priv = true;
+	if (g1 - g0 >= MAX_GRANULES) /* a long string op: its two ends */
+		g0 = g1 - (MAX_GRANULES - 1);
+	for (uint64_t g = g0; g <= g1; g++) {
+		struct owner_slot *o = own_find(ac, g);
+		if (!o)
+			return false;
+		if (o->owner == NO_THREAD)
+			o->owner = lid;
+		else if (o->owner != lid)
+			o->owner = SHARED_OWNER;
+		if (o->writer != NO_THREAD && o->writer != lid && o->write_seq >= t->born_seq)
+			priv = false;
+		if (write && o->owner == SHARED_OWNER)
+			priv = false;
+		if (write) {
+			o->writer = lid;
+			o->write_seq = seq;
+		}
+	}
+	return priv;
+}
+
+/* ---- which code */
+
+static bool system_path(const char *p)
+{
+	/* the distribution's libraries and programs (a packaged zstd is not
+	 * the code under test, and instrumenting it all costs seconds) */
+	static const char *const dirs[] = { "/lib/", "/lib64/", "/lib32/", "/usr/lib/",
+					    "/usr/lib64/", "/usr/lib32/", "/usr/libexec/", "/bin/",
+					    "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/games/" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (!strncmp(p, dirs[i], strlen(dirs[i])))
+			return true;
+	return false;
+}
+
+struct func {
+	uint64_t lo, hi;  /* ELF virtual addresses */
+	bool skip;        /* the C runtime's start-up and tear-down code */
+};
+
+/* Functions the toolchain links into every executable (crtstuff, crt1):
+ * their globals are their own, and they have no source line. */
+static bool crt_func(const char *name)
+{
+	static const char *const crt[] = { "_start", "deregister_tm_clones", "register_tm_clones",
+					   "__do_global_dtors_aux", "frame_dummy", "_init", "_fini",
+					   "__libc_csu_init", "__libc_csu_fini", "_dl_relocate_static_pie" };
+	for (size_t i = 0; name && i < sizeof crt / sizeof crt[0]; i++)
+		if (!strcmp(name, crt[i]))
+			return true;
+	return false;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Function ranges from .symtab (or .dynsym), sorted; deduplicated. */
+static size_t module_funcs(Elf *e, struct func **out)
+{
+	size_t n = 0, cap = 0;
+	struct func *f = NULL;
+	Elf_Scn *scn = NULL;
+	bool have_symtab = false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			have_symtab = true;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    sh.sh_type != (have_symtab ? SHT_SYMTAB : SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    !s.st_value || s.st_shndx == SHN_UNDEF)
+				continue;
+			bool crt = crt_func(elf_strptr(e, sh.sh_link, s.st_name));
+			if (!s.st_size && !crt) /* crtstuff's have no size: they end at the next */
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				struct func *nf = realloc(f, cap * sizeof *nf);
+				if (!nf)
+					break;
+				f = nf;
+			}
+			f[n].lo = s.st_value;
+			f[n].hi = s.st_value + s.st_size;
+			f[n++].skip = crt;
+		}
+	}
+	if (n)
+		qsort(f, n, sizeof *f, func_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || f[i].lo != f[k - 1].lo)
+			f[k++] = f[i];
+	for (size_t i = 0; i < k; i++)
+		if (f[i].hi == f[i].lo)
+			f[i].hi = i + 1 < k ? f[i + 1].lo : f[i].lo + 1;
+	*out = f;
+	return k;
+}
+
+struct cand {
+	uint64_t addr;       /* runtime */
+	struct dec_insn in;
+};
+
+struct scan {
+	struct cand *c;
+	size_t n, cap;
+	unsigned undecodable;
+	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
+	                         .got (read-only after relocation), ... */
+	size_t nro;
+};
+
+/* A rip-relative load of read-only data (a constant, a GOT entry) can
+ * never race. */
+static bool read_only(const struct scan *sc, const struct dec_mem *m)
+{
+	if (m->base != DEC_RIP)
+		return false;
+	for (size_t i = 0; i < sc->nro; i++)
+		if (m->rip_target >= sc->ro[i].lo && m->rip_target < sc->ro[i].hi)
+			return true;
+	return false;
+}
+
+static bool frame_base(const struct dec_mem *m, bool fp)
+{
+	return m->base == DEC_RSP || (fp && m->base == DEC_RBP);
+}
+
+/* One function (or a run of code with no symbol): its candidate sites. */
+static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, size_t len,
+		      uint64_t rt)
+{
+	struct dec_insn *ins = malloc((len + 1) * sizeof *ins);
+	size_t n = 0;
+	bool fp = false, escapes = false;
+	if (!ins)
+		return;
+	for (size_t off = 0; off < len;) {
+		int l = dec_insn(ac->dec, code + off, len - off, rt + off, &ins[n]);
+		if (l <= 0) {
+			/* padding or data in the text: not an instruction we plant on */
+			sc->undecodable += code[off] != 0x00 && code[off] != 0xcc;
+			off++;
+			continue;
+		}
+		if (ins[n].flags & DEC_F_FPSETUP && n < 4)
+			fp = true;
+		off += (size_t)l;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ins[i].flags & DEC_F_FRAMEADDR &&
+		    (ins[i].frame_src == DEC_RSP || (fp && ins[i].frame_src == DEC_RBP)))
+			escapes = true;
+	for (size_t i = 0; i < n; i++) {
+		struct dec_insn *in = &ins[i];
+		if (!in->nmem || in->flags & (DEC_F_BRANCH | DEC_F_VSIB))
+			continue;
+		bool want = false;
+		for (unsigned k = 0; k < in->nmem; k++) {
+			const struct dec_mem *m = &in->mem[k];
+			if (m->seg != DEC_SEG_NONE)
+				continue; /* thread-local */
+			if (!escapes && frame_base(m, fp))
+				continue; /* frame-local */
+			if (read_only(sc, m))
+				continue;
+			want = true;
+		}
+		if (!want)
+			continue;
+		if (sc->n == sc->cap) {
+			size_t ncap = sc->cap ? sc->cap * 2 : 256;
+			struct cand *nc = realloc(sc->c, ncap * sizeof *nc);
+			if (!nc)
+				break;
+			sc->c = nc;
+			sc->cap = ncap;
+		}
+		sc->c[sc->n].addr = in->addr;
+		sc->c[sc->n++].in = *in;
+	}
+	free(ins);
+}
+
+static void scan_module(struct access *ac, const struct elfmod *m, struct scan *sc)
+{
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx;
+	struct func *f = NULL;
+	size_t nf = 0;
+	Elf_Scn *scn = NULL;
+	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	nf = module_funcs(e, &f);
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sc->nro == 32 ||
+		    !(nm = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (!(sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) || !strcmp(nm, ".got"))
+			sc->ro[sc->nro++] = (struct func){ m->bias + sh.sh_addr,
+							   m->bias + sh.sh_addr + sh.sh_size, false };
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)) ||
+		    !strncmp(nm, ".plt", 4) || !strcmp(nm, ".init") || !strcmp(nm, ".fini"))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			continue;
+		const uint8_t *code = d->d_buf;
+		uint64_t lo = sh.sh_addr, hi = sh.sh_addr + sh.sh_size, at = lo;
+		/* the functions inside, in order; the gaps between them (code
+		 * without a symbol) are scanned as one piece each */
+		for (size_t i = 0; i <= nf && at < hi; i++) {
+			uint64_t flo = i < nf ? f[i].lo : hi, fhi = i < nf ? f[i].hi : hi;
+			if (fhi <= at || flo >= hi) {
+				if (flo >= hi && at < hi && i == nf)
+					scan_func(ac, sc, code + (at - lo), hi - at, m->bias + at);
+				continue;
+			}
+			if (flo > at)
+				scan_func(ac, sc, code + (at - lo), flo - at, m->bias + at);
+			if (flo < at)
+				flo = at;
+			if (fhi > hi)
+				fhi = hi;
+			if (!f[i].skip)
+				scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo);
+			at = fhi;
+		}
+	}
+out:
+	free(f);
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+/* ---- scratch memory near a module */
+
+/* Makes thread tid call mmap(hint, size, r-x, MAP_FIXED_NOREPLACE) through
+ * `syscall; int3` written into the reserved head of the scratch page.
+ * Returns the address or 0. */
+static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_t size)
+{
+	static const uint8_t code[3] = { 0x0f, 0x05, 0xcc };
+	uint64_t at = tr->scratch + 8;
+	struct user_regs_struct saved, r;
+	int st;
+	if (!tr->scratch || ptu_getregs(tid, &saved) < 0 || ptu_write(tr->memfd, at, code, 3) < 0)
+		return 0;
+	r = saved;
+	r.rip = at;
+	r.rax = 9; /* mmap */
+	r.orig_rax = (uint64_t)-1;
+	r.rdi = hint;
+	r.rsi = size;
+	r.rdx = PROT_READ | PROT_EXEC;
+	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
+	r.r8 = (uint64_t)-1;
+	r.r9 = 0;
+	if (ptu_setregs(tid, &r) < 0 || ptu_resume(tid, 0) < 0)
+		return 0;
+	for (;;) {
+		if (ptu_wait(tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+			return 0;
+		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
+			break;
+		ptu_resume(tid, 0); /* nothing else is expected here */
+	}
+	ptu_getregs(tid, &r);
+	ptu_setregs(tid, &saved);
+	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
+		return 0;
+	return r.rax;
+}
+
+/* Scratch for n slots within rip-relative reach (±2 GB) of the module. */
+static uint64_t scratch_near(struct tracer *tr, pid_t tid, const struct elfmod *m, size_t n)
+{
+	uint64_t size = ((uint64_t)n * BPT_SLOT_SIZE + 4095) & ~4095ull;
+	for (int k = 0; k < 16; k++) {
+		/* below the module first: above an executable lies its heap */
+		uint64_t below = (m->lo - size - (uint64_t)(k + 1) * 0x200000) & ~0xfffull;
+		uint64_t got = below < m->lo ? inject_mmap(tr, tid, below, size) : 0;
+		if (got)
+			return got;
+	}
+	uint64_t above = (m->hi + 0x40000000ull) & ~0xfffull;
+	return inject_mmap(tr, tid, above, size);
+}
+
+/* ---- planting */
+
+static struct access *access_state(struct tracer *tr)
+{
+	if (!tr->acc) {
+		tr->acc = calloc(1, sizeof *tr->acc);
+		if (!tr->acc)
+			return NULL;
+		tr->acc->dec = dec_new();
+		if (!tr->acc->dec) {
+			free(tr->acc);
+			tr->acc = NULL;
+			return NULL;
+		}
+		tr->acc->replay = tr->opts.disarms != NULL;
+	}
+	return tr->acc;
+}
+
+void access_release(struct tracer *tr)
+{
+	struct access *ac = tr->acc;
+	if (!ac)
+		return;
+	dec_free(ac->dec);
+	for (size_t i = 0; i < ac->nslots; i++)
+		free(ac->slots[i].addr);
+	free(ac->slots);
+	free(ac->site);
+	free(ac->own);
+	free(ac);
+	tr->acc = NULL;
+}
+
+static uint64_t recorded_disarm(struct tracer *tr, const struct elfmod *m, uint64_t addr)
+{
+	for (size_t i = 0; i < tr->opts.ndisarms; i++) {
+		const struct avt_disarm_rec *d = &tr->opts.disarms[i];
+		if (d->site_mod == (uint16_t)m->id && d->site_off == addr - m->bias)
+			return d->hits ? d->hits : 1;
+	}
+	return 0;
+}
+
+static void note(struct tracer *tr, const char *text)
+{
+	if (tr->sink.note)
+		tr->sink.note(tr->sink.ctx, tr, text);
+}
+
+/* A module with avtrace.h probes says itself what it accesses. */
+static bool annotated(const struct tracer *tr, const struct elfmod *m)
+{
+	for (size_t i = 0; i < tr->nprobes; i++)
+		if (tr->probes[i].pc >= m->lo && tr->probes[i].pc < m->hi)
+			return true;
+	return false;
+}
+
+void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
+{
+	if (!tr->access_on || !m->path || system_path(m->path) || strstr(m->path, "/ld-linux") ||
+	    annotated(tr, m))
+		return;
+	struct access *ac = access_state(tr);
+	if (!ac)
+		return;
+	struct scan sc = { 0 };
+	scan_module(ac, m, &sc);
+	ac->st.undecodable += sc.undecodable;
+	if (!sc.n) {
+		free(sc.c);
+		return;
+	}
+	uint64_t slots = scratch_near(tr, tid, m, sc.n);
+	char why[256], first[512] = "";
+	unsigned skipped = 0;
+	if (!slots) {
+		snprintf(first, sizeof first, "access breakpoints: no scratch memory near '%s': its %zu sites are not instrumented",
+			 m->path, sc.n);
+		note(tr, first);
+		ac->st.skipped += (unsigned)sc.n;
+		free(sc.c);
+		return;
+	}
+	struct slots *nsl = realloc(ac->slots, (ac->nslots + 1) * sizeof *nsl);
+	uint64_t *addrs = calloc(sc.n, sizeof *addrs);
+	if (nsl)
+		ac->slots = nsl;
+	if (nsl && addrs) {
+		for (size_t i = 0; i < sc.n; i++)
+			addrs[i] = sc.c[i].addr;
+		ac->slots[ac->nslots++] = (struct slots){ slots, sc.n, addrs };
+	} else {
+		free(addrs);
+	}
+	if (ac->nsite + sc.n > ac->capsite) {
+		size_t ncap = ac->nsite + sc.n;
+		struct asite *ns = realloc(ac->site, ncap * sizeof *ns);
+		if (!ns) {
+			free(sc.c);
+			return;
+		}
+		ac->site = ns;
+		ac->capsite = ncap;
+	}
+	for (size_t i = 0; i < sc.n; i++) {
+		const struct cand *c = &sc.c[i];
+		uint64_t slot = slots + i * BPT_SLOT_SIZE;
+		if (bpt_insert_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
+			if (!skipped++)
+				snprintf(first, sizeof first, "%s at %s+0x%llx", why,
+					 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
+					 (unsigned long long)(c->addr - m->bias));
+			continue;
+		}
+		struct asite *s = &ac->site[ac->nsite++];
+		memset(s, 0, sizeof *s);
+		s->addr = c->addr;
+		s->nmem = c->in.nmem;
+		memcpy(s->mem, c->in.mem, sizeof s->mem);
+		if (ac->replay)
+			s->disarm_at = recorded_disarm(tr, m, c->addr);
+	}
+	ac->st.sites += (unsigned)(sc.n - skipped);
+	ac->st.skipped += skipped;
+	if (skipped) {
+		char text[800];
+		snprintf(text, sizeof text, "access breakpoints: %u instructions of '%s' cannot run out of line and are not instrumented (first: %s)",
+			 skipped, m->path, first);
+		note(tr, text);
+	}
+	free(sc.c);
+}
+
+void access_plant(struct tracer *tr, pid_t tid)
+{
+	access_release(tr);
+	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->nprobes;
+	if (!tr->access_on)
+		return;
+	if (!modmap_find_name(&tr->mods, "ld-linux")) {
+		/* its libc is inside it, and runs before anything is set up */
+		note(tr, "access breakpoints: a statically linked program is not instrumented (its libc is part of it); use annotations or --watch");
+		tr->access_on = false;
+		return;
+	}
+	for (size_t i = 0; i < tr->mods.n; i++)
+		access_plant_module(tr, tid, &tr->mods.m[i]);
+	if (tr->acc && tr->acc->st.undecodable) {
+		char text[200];
+		snprintf(text, sizeof text, "access breakpoints: %u bytes of code could not be decoded and were skipped",
+			 tr->acc->st.undecodable);
+		note(tr, text);
+	}
+}
+
+/* ---- stops */
+
+void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+		    const struct user_regs_struct *r)
+{
+	struct access *ac = tr->acc;
+	struct treq *q = &t->req;
+	memset(q, 0, sizeof *q);
+	q->hook = HK_ACCESS;
+	q->site = b->addr;
+	q->kind = AVT_EV_NONE;
+	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite)
+		return;
+	const struct asite *s = &ac->site[b->data];
+	q->obj = dec_ea(&s->mem[0], r);
+	q->obj2 = s->nmem > 1 ? dec_ea(&s->mem[1], r) : 0;
+	q->size = (uint16_t)dec_extent(&s->mem[0], r, 0xffff);
+	q->kind = AVT_EV_READ; /* decided at commit */
+	t->priv->access_site = b->data;
+}
+
+/* cmpxchg: does the comparison succeed now?  (The thread runs it next and
+ * nothing else runs in between.) */
+static bool cas_succeeds(struct tracer *tr, const struct dec_mem *m, uint64_t ea,
+			 const struct user_regs_struct *r)
+{
+	uint64_t v[2] = { 0, 0 };
+	unsigned n = m->size > 16 ? 16 : m->size;
+	if (ptu_read(tr->pid, ea, v, n) < 0)
+		return true;
+	if (n == 16) /* cmpxchg16b: rdx:rax */
+		return v[0] == r->rax && v[1] == r->rdx;
+	uint64_t mask = n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+	return (v[0] & mask) == (r->rax & mask);
+}
+
+static void disarm(struct tracer *tr, struct asite *s)
+{
+	struct access *ac = tr->acc;
+	s->off = true;
+	bpt_remove(&tr->bpts, s->addr);
+	ac->st.disarmed++;
+	if (ac->replay)
+		return;
+	struct avt_disarm_rec d;
+	memset(&d, 0, sizeof d);
+	d.after_seq = tr->seq;
+	d.hits = s->hits;
+	tracer_site(tr, s->addr, &d.site_mod, &d.site_off);
+	if (tr->sink.disarm)
+		tr->sink.disarm(tr->sink.ctx, tr, &d);
+}
+
+void access_commit(struct tracer *tr, struct tthread *t)
+{
+	struct access *ac = tr->acc;
+	int idx = t->priv->access_site;
+	if (!ac || idx < 0 || (size_t)idx >= ac->nsite)
+		return;
+	struct asite *s = &ac->site[idx];
+	const struct user_regs_struct *r = &t->priv->regs;
+	uint64_t ea[2] = { t->req.obj, t->req.obj2 };
+	bool priv = true;
+	for (unsigned k = 0; k < s->nmem; k++) {
+		const struct dec_mem *m = &s->mem[k];
+		uint64_t n = dec_extent(m, r, 0xffff);
+		if (!n)
+			continue; /* rep with rcx = 0: touches nothing */
+		enum avt_kind kind = m->kind == DEC_READ ? AVT_EV_READ :
+				     m->kind == DEC_WRITE ? AVT_EV_WRITE : AVT_EV_RMW;
+		uint16_t flags = AVT_F_ACCESS_BPT | AVT_F_SITE_EXACT;
+		if (m->flags & DEC_F_ATOMIC)
+			flags |= AVT_F_ATOMIC;
+		if (m->flags & DEC_F_CAS && !cas_succeeds(tr, m, ea[k], r))
+			kind = AVT_EV_READ;
+		if (m->seg != DEC_SEG_NONE)
+			continue;
+		priv &= touch(ac, t, ea[k], n, kind != AVT_EV_READ, tr->seq);
+		if (ea[k] + 128 >= r->rsp && ea[k] < r->rsp + OWN_STACK_SPAN)
+			flags |= AVT_F_OWN_STACK;
+		ac->st.events++;
+		tr_emit(tr, t, kind, ea[k], 0, s->addr, flags, (uint16_t)n);
+	}
+	s->hits++;
+	if (!priv)
+		s->shared = true;
+	if (s->off)
+		return;
+	if (ac->replay) {
+		if (s->disarm_at && s->hits >= s->disarm_at)
+			disarm(tr, s);
+		return;
+	}
+	unsigned budget = tr->opts.access_budget ? tr->opts.access_budget : 256;
+	if (!s->shared && s->hits >= budget)
+		disarm(tr, s);
+}
+
+uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
+{
+	const struct access *ac = tr->acc;
+	for (size_t i = 0; ac && i < ac->nslots; i++) {
+		const struct slots *s = &ac->slots[i];
+		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
+			const uint64_t *a = &s->addr[(pc - s->base) / BPT_SLOT_SIZE];
+			/* inside the copy: the instruction itself; in the jump back:
+			 * the instruction after it */
+			return (pc - s->base) % BPT_SLOT_SIZE < 15 ? *a : pc;
+		}
+	}
+	return pc;
+}
+
+const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr)
+{
+	static const struct tracer_access_stats none;
+	return tr->acc ? &tr->acc->st : &none;
+}
+
+bool tracer_access_on(const struct tracer *tr)
+{
+	return tr->access_on;
+}
