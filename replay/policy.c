@@ -321,7 +321,18 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 	}
 	i = find(last, nlast, lid);
 	if (i >= 0) {
+		/* The scheduled thread sleeps in a kernel wait the model does not
+		 * explain.  It may wait for another sleeper: glibc's condition
+		 * variables make a signaller wait until interrupted waiters drop
+		 * their group references (__g_refs), which they do only when they
+		 * run.  The recording's last resorts let them; so every other turn
+		 * goes to the other sleepers in order.  One that reaches an event
+		 * out of turn is a divergence, as it would be anyway. */
 		*use_last = true;
+		if (nlast > 1 && rp->asleep_turns++ % 2) {
+			size_t k = (rp->asleep_turns / 2) % (nlast - 1);
+			return (int)(k < (size_t)i ? k : k + 1);
+		}
 		return i;
 	}
 	for (size_t k = 0; k < nrun; k++)

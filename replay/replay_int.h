@@ -58,6 +58,7 @@ struct replay {
 	char stdout_path[64];
 	double t0;
 	double recorded_s;            /* how long the recording took (meta.json) */
+	unsigned asleep_turns;        /* turns given while the scheduled thread sleeps */
 	struct sym *sym;              /* names for messages (recorded modules) */
 };
 
