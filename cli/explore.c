@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "explore/explore.h"
+#include "explore/policy.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
@@ -73,6 +74,18 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 	case XP_TB:
 		snprintf(buf, len, "tb, %u threads, %u context%s", c->threads, c->contexts,
 			 c->contexts == 1 ? "" : "s");
+		break;
+	case XP_POS:
+		snprintf(buf, len, "pos");
+		break;
+	case XP_SURW:
+		if (c->nvars)
+			snprintf(buf, len, "surw, %u object%s", c->nvars, c->nvars == 1 ? "" : "s");
+		else
+			snprintf(buf, len, "surw, all objects");
+		break;
+	case XP_GUIDED:
+		snprintf(buf, len, "guided");
 		break;
 	}
 }
@@ -169,25 +182,12 @@ static unsigned cpus(void)
 	return sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
 }
 
-static int explore_algo_parse(const char *s, enum xp_algo *a)
-{
-	if (!strcmp(s, "pct"))
-		*a = XP_PCT;
-	else if (!strcmp(s, "pctvb"))
-		*a = XP_PCTVB;
-	else if (!strcmp(s, "tb"))
-		*a = XP_TB;
-	else
-		return -1;
-	return 0;
-}
-
 int cmd_explore(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "dir", required_argument, 0, 'd' },
 		{ "force", no_argument, 0, 'f' }, { "runs", required_argument, 0, 'n' },
-		{ "algo", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
+		{ "algo", required_argument, 0, 'a' }, { "policy", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
 		{ "vars", required_argument, 0, 'V' }, { "threads", required_argument, 0, 'T' },
 		{ "contexts", required_argument, 0, 'C' }, { "seed", required_argument, 0, 'S' },
 		{ "stop", no_argument, 0, 's' }, { "jobs", required_argument, 0, 'j' },
@@ -260,8 +260,9 @@ int cmd_explore(int argc, char **argv)
 		default: return usage_error("explore", "bad option");
 		}
 	}
-	if (algo && explore_algo_parse(algo, &eo.cfg.algo) < 0)
-		return usage_error("explore", "bad --algo '%s' (pct, pctvb or tb)", algo);
+	if (algo && xp_algo_parse(algo, &eo.cfg.algo) < 0)
+		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
+				   algo);
 	if (!algo)
 		eo.cfg.algo = threads_set ? XP_TB : vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
 	if (eo.cfg.algo == XP_PCTVB && !eo.cfg.nvars)

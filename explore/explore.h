@@ -59,6 +59,11 @@ struct explore_opts {
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
+	/* schedule files whose run steps are starting points (predictions
+	 * that replayed INFEASIBLE or PASS): run i follows the i-th as far as
+	 * it can, then its policy decides (explore/policy.h) */
+	const char *const *starts;
+	size_t nstarts;
 	void (*progress)(void *ctx, const struct explore_progress *p);
 	void *progress_ctx;
 };
@@ -94,7 +99,7 @@ int explore_vars(const struct trace *t, struct xp_var **out, size_t *n);
 int explore_run(const struct explore_opts *o, struct explore_result *res);
 void explore_result_release(struct explore_result *r);
 
-/* "pct", "pctvb", "tb". */
+/* "pct", "pctvb", "tb", "pos", "surw", "guided". */
 const char *explore_algo_name(enum xp_algo a);
 
 #endif

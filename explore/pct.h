@@ -73,7 +73,9 @@ uint64_t xp_rng_below(struct xp_rng *r, uint64_t n);
 
 /* ---- one run's priorities */
 
-enum xp_algo { XP_PCT, XP_PCTVB, XP_TB };
+/* PCT, PCTVB and TB are this file's; the others are explore/policy.h's
+ * (xp_run_new() refuses them). */
+enum xp_algo { XP_PCT, XP_PCTVB, XP_TB, XP_POS, XP_SURW, XP_GUIDED };
 
 /* Consecutive event-less time slices before a spinning thread drops. */
 #define XP_YIELD_LIMIT 3u
@@ -86,6 +88,9 @@ struct xp_var {
 	uint64_t count;
 };
 
+struct xp_rec;
+struct xp_guide;
+
 struct xp_config {
 	enum xp_algo algo;
 	unsigned depth;        /* d >= 1: d-1 change points (PCT, PCTVB) */
@@ -97,6 +102,10 @@ struct xp_config {
 	const struct xp_var *vars; /* candidate variables, distinct objs (borrowed) */
 	size_t nvars_all;
 	unsigned yield_limit;  /* 0: XP_YIELD_LIMIT */
+	/* explore/policy.h: the recording per thread (POS, SURW, guided) and
+	 * what earlier runs found (guided); borrowed, may be NULL */
+	const struct xp_rec *rec;
+	const struct xp_guide *guide;
 };
 
 struct xp_run;
