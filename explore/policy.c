@@ -323,7 +323,8 @@ struct xp_policy {
 	struct xp_guided *guided;
 	/* a prediction's schedule to follow first (runs 1 .. npredicted) */
 	const uint32_t *prefix;
-	size_t nprefix, ppos;
+	size_t nprefix, ppos;     /* its length, events of it followed */
+	bool off;                 /* left it (or at its end) */
 	long start;               /* which one, -1 none */
 };
 
@@ -405,8 +406,12 @@ void xp_policy_free(struct xp_policy *p)
 
 int xp_policy_event(struct xp_policy *p, const struct avt_event *ev)
 {
-	if (p->ppos < p->nprefix) /* off the prefix: it is over */
-		p->ppos = p->prefix[p->ppos] == ev->thread ? p->ppos + 1 : p->nprefix;
+	if (!p->off && p->ppos < p->nprefix) {
+		if (p->prefix[p->ppos] == ev->thread)
+			p->ppos++;
+		else
+			p->off = true; /* off the prefix: it is over */
+	}
 	if (p->pct)
 		return xp_run_event(p->pct, ev);
 	if (p->pos)
@@ -418,11 +423,11 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev)
 
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n)
 {
-	if (p->ppos < p->nprefix) {
+	if (!p->off && p->ppos < p->nprefix) {
 		for (size_t i = 0; i < n; i++)
 			if (lids[i] == p->prefix[p->ppos])
 				return i;
-		p->ppos = p->nprefix; /* its thread cannot run: the prefix ends */
+		p->off = true; /* its thread cannot run: the prefix ends */
 	}
 	if (p->pct)
 		return xp_run_pick(p->pct, lids, n);
