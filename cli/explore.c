@@ -1,4 +1,5 @@
 /* avtrace explore; and the exploration round of avtrace test. */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <sched.h>
@@ -112,17 +113,92 @@ static bool confirmed(const char *dir)
 	return ok;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The schedules of the predictions replayed in dir that neither failed
+ * nor erred (INFEASIBLE: the order could not be followed to its end;
+ * PASS: it could, and nothing failed), in prediction order, at most max:
+ * exploration starts from them (explore_opts.starts).  The caller frees
+ * each path and the array. */
+static size_t prediction_starts(const char *dir, size_t max, char ***out)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/replays", dir);
+	DIR *d = opendir(path);
+	char **names = NULL, **paths = NULL;
+	size_t n = 0, k = 0;
+	struct dirent *e;
+	*out = NULL;
+	while (d && (e = readdir(d))) {
+		unsigned id;
+		char tail[8];
+		if (sscanf(e->d_name, "%u.jso%7s", &id, tail) != 2 || strcmp(tail, "n"))
+			continue;
+		char **nn = realloc(names, (n + 1) * sizeof *nn);
+		if (!nn || !(nn[n] = strdup(e->d_name))) {
+			names = nn ? nn : names;
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	paths = calloc(n ? n : 1, sizeof *paths);
+	for (size_t i = 0; paths && i < n && k < max; i++) {
+		json_error_t je;
+		unsigned id = (unsigned)strtoul(names[i], NULL, 10);
+		snprintf(path, sizeof path, "%s/replays/%s", dir, names[i]);
+		json_t *j = json_load_file(path, 0, &je);
+		const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+		if (oc && (!strcmp(oc, "INFEASIBLE") || !strcmp(oc, "PASS"))) {
+			snprintf(path, sizeof path, "%s/schedules/%04u.sched", dir, id);
+			if (access(path, R_OK) == 0)
+				paths[k++] = strdup(path);
+		}
+		json_decref(j);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	*out = paths;
+	return paths ? k : 0;
+}
+
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir)
 {
 	struct explore_result r;
 	char cfg[128];
+	char **starts = NULL;
+	size_t nstarts = 0;
+	if (!eo->starts) { /* predictions replayed before: the first runs start there */
+		nstarts = prediction_starts(eo->dir, eo->runs / 2, &starts);
+		eo->starts = (const char *const *)starts;
+		eo->nstarts = nstarts;
+	}
 	if (!eo->progress)
 		eo->progress = show_progress;
 	describe_cfg(&eo->cfg, cfg, sizeof cfg);
 	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
 	       (unsigned long long)eo->seed, eo->jobs);
+	if (nstarts)
+		printf("the first %zu run%s start%s where a prediction that did not fail left off\n", nstarts,
+		       nstarts == 1 ? "" : "s", nstarts == 1 ? "s" : "");
 	fflush(stdout);
-	if (explore_run(eo, &r) < 0)
+	int rc = explore_run(eo, &r);
+	for (size_t i = 0; i < nstarts; i++)
+		free(starts[i]);
+	free(starts);
+	if (starts) {
+		eo->starts = NULL;
+		eo->nstarts = 0;
+	}
+	if (rc < 0)
 		return EXIT_USAGE;
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],

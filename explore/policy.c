@@ -266,7 +266,13 @@ int xp_look_event(struct xp_look *l, const struct avt_event *ev)
 
 const struct xp_rev *xp_look_next(const struct xp_look *l, uint32_t lid)
 {
-	return xp_rec_event(l->rec, lid, lid < l->n ? l->t[lid].done : 0);
+	uint32_t done = lid < l->n ? l->t[lid].done : 0;
+	const struct xp_rev *r = xp_rec_event(l->rec, lid, done);
+	/* a thread's start is made together with its first request, when it
+	 * is first picked: what the pick decides is that request */
+	if (r && r->kind == AVT_EV_START && xp_rec_event(l->rec, lid, done + 1))
+		r = xp_rec_event(l->rec, lid, done + 1);
+	return r;
 }
 
 bool xp_look_yield(struct xp_look *l, uint32_t lid)

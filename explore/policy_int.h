@@ -30,7 +30,8 @@ int xp_look_reg(struct xp_look *l, uint32_t lid);
 /* The event's thread made one more event (and is not spinning). */
 int xp_look_event(struct xp_look *l, const struct avt_event *ev);
 /* The recorded event lid is taken to be about to make, or NULL (no
- * recording, or the thread ran past its recorded events). */
+ * recording, or the thread ran past its recorded events).  A start is
+ * skipped: the tracer makes it with the thread's first request. */
 const struct xp_rev *xp_look_next(const struct xp_look *l, uint32_t lid);
 /* Counts a spun slice; true when the thread has just been parked. */
 bool xp_look_yield(struct xp_look *l, uint32_t lid);
