@@ -80,7 +80,9 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 		snprintf(buf, len, "pos");
 		break;
 	case XP_SURW:
-		if (c->nvars)
+		if (c->nvars == XP_VARS_RANDOM)
+			snprintf(buf, len, "surw, 1 to all shared objects");
+		else if (c->nvars)
 			snprintf(buf, len, "surw, %u object%s", c->nvars, c->nvars == 1 ? "" : "s");
 		else
 			snprintf(buf, len, "surw, all objects");
@@ -345,6 +347,8 @@ int cmd_explore(int argc, char **argv)
 		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
 	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)
 		eo.cfg.threads = 2;
+	if (eo.cfg.algo == XP_SURW && !vars_set)
+		eo.cfg.nvars = XP_VARS_RANDOM;
 	if (eo.cfg.algo == XP_PCT || (eo.cfg.algo == XP_TB && !vars_set))
 		eo.cfg.nvars = 0; /* TB: change points as PCT's unless --vars */
 	if (!eo.jobs)

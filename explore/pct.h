@@ -91,10 +91,15 @@ struct xp_var {
 struct xp_rec;
 struct xp_guide;
 
+/* SURW: draw how many objects too, uniformly among 1 .. all shared ones
+ * and every event (explore/surw.c). */
+#define XP_VARS_RANDOM 0xffffffffu
+
 struct xp_config {
 	enum xp_algo algo;
 	unsigned depth;        /* d >= 1: d-1 change points (PCT, PCTVB) */
-	unsigned nvars;        /* v: variables drawn per run (PCTVB >= 1; TB: 0 = PCT-style points) */
+	unsigned nvars;        /* v: variables drawn per run (PCTVB >= 1; TB: 0 = PCT-style points;
+	                          SURW: objects, 0 every event, XP_VARS_RANDOM drawn) */
 	unsigned threads;      /* t: thread bound (TB); only informs the budget, see xp_perm_budget */
 	unsigned contexts;     /* c: change points per run (TB) */
 	unsigned nthreads_est; /* n: threads per run, from the recording */

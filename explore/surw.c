@@ -12,8 +12,11 @@
  *
  * Selective.  The interleavings of all events are too many for any bug
  * to be likely.  Each run draws a few *interesting* objects (nvars of the
- * variables and locks that the recording shows two threads touching; all
- * events when there are none) and applies the walk to the events on them
+ * variables and locks that the recording shows two threads touching; with
+ * XP_VARS_RANDOM their number is drawn first, uniformly from 1 to all of
+ * them and one more choice, every event; every event when there are none
+ * or nvars is 0) and applies the
+ * walk to the events on them
  * only: a thread's weight is the number of its remaining events on the
  * interesting objects, and a choice is made only when every runnable
  * thread is about to make an interesting event.  Until then the current
@@ -80,6 +83,15 @@ static int draw_objects(struct xp_surw *s, const struct xp_config *c)
 	}
 	/* partial Fisher-Yates: the first m are a uniform sample */
 	size_t m = c->nvars < nshared ? c->nvars : nshared;
+	if (c->nvars == XP_VARS_RANDOM) {
+		/* 1 .. nshared objects, or (nshared + 1) every event */
+		m = 1 + (size_t)xp_rng_below(&s->rng, nshared + 1);
+		if (m > nshared) {
+			free(shared);
+			s->all = true;
+			return 0;
+		}
+	}
 	for (size_t i = 0; i < m; i++) {
 		size_t j = i + (size_t)xp_rng_below(&s->rng, nshared - i);
 		uint64_t tmp = shared[i];
