@@ -20,27 +20,42 @@ static const char explore_help[] =
 	"       avtrace explore [options] -d DIR\n"
 	"\n"
 	"Records PROG once (or takes the recording in DIR), then runs it again and\n"
-	"again with exactly one thread running at a time, choosing threads by\n"
-	"random priorities that change at a few random events (PCT), only at\n"
-	"accesses of a few chosen variables (PCTVB, variable bounding), or by\n"
-	"permutations covering every order of t threads (thread bounding).  Run N\n"
-	"depends only on the seed and N.  Each run's order is written to\n"
+	"again with exactly one thread running at a time, a policy choosing the\n"
+	"thread at every event (docs/explore.md).  Run N depends only on the seed\n"
+	"and N (guided: and on earlier rounds of runs).  If DIR holds replays of\n"
+	"predictions (avtrace test), the first runs start where those that ended\n"
+	"INFEASIBLE or PASS left off.  Each run's order is written to\n"
 	"DIR/explore/runs/NNNN.sched; a failing run becomes a recording of its own,\n"
 	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it before\n"
 	"it is reported (one report per distinct failure).  Exit status: 0 no bug\n"
 	"found, 1 at least one confirmed, 2 error.\n"
+	"\n"
+	"policies (--policy P):\n"
+	"  surw     (default) a uniform random walk over the interleavings of the\n"
+	"           events on shared objects drawn per run, each thread weighted\n"
+	"           by its remaining events on them (selectively uniform)\n"
+	"  pos      partial-order sampling: random priorities per pending event,\n"
+	"           drawn again for the events that race with the one that ran\n"
+	"  guided   each run steers a read to a write no run has shown it, from\n"
+	"           runs that showed new reads-from pairs\n"
+	"  pct      random priorities changing at D-1 random events\n"
+	"  pctvb    the same, changing only at events on V variables per run\n"
+	"  tb       permutations covering every order of T threads\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -d, --dir DIR      explore this existing recording instead of recording\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -n, --runs N       runs (default 200)\n"
-	"      --algo A       pct, pctvb or tb (default: tb with --threads, pct with\n"
-	"                     --vars 0, else pctvb)\n"
-	"      --depth D      bug depth: D-1 priority change points per run\n"
+	"      --policy P     surw, pos, guided, pct, pctvb or tb (default: surw; tb\n"
+	"                     with --threads; pct with --vars 0, pctvb with --vars\n"
+	"                     V or --depth D); --algo is the same option\n"
+	"      --depth D      pct, pctvb: D-1 priority change points per run\n"
 	"                     (default 3)\n"
-	"      --vars V       PCTVB: change points only at accesses of V variables\n"
-	"                     (or locks) chosen per run (default 1)\n"
+	"      --vars V       pctvb: change points only at events on V variables\n"
+	"                     (or locks) chosen per run (default 1); surw: V\n"
+	"                     interesting objects per run, 0 for every event\n"
+	"                     (default: their number drawn too)\n"
 	"      --threads T    thread bounding: cover every order of T threads\n"
 	"      --contexts C   thread bounding: preemptions per run (default 1)\n"
 	"      --seed S       seed of the random choices (default 1)\n"
@@ -81,7 +96,7 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 		break;
 	case XP_SURW:
 		if (c->nvars == XP_VARS_RANDOM)
-			snprintf(buf, len, "surw, 1 to all shared objects");
+			snprintf(buf, len, "surw, objects drawn per run");
 		else if (c->nvars)
 			snprintf(buf, len, "surw, %u object%s", c->nvars, c->nvars == 1 ? "" : "s");
 		else
@@ -276,11 +291,10 @@ int cmd_explore(int argc, char **argv)
 	};
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = first_allowed_cpu(), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
-				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
-					   .yield_limit = EXPLORE_SPIN_SLICES } };
+				   .cfg = EXPLORE_DEFAULT_CFG };
 	static const char *watch[5];
 	const char *dir = NULL, *algo = NULL;
-	bool vars_set = false, threads_set = false;
+	bool vars_set = false, threads_set = false, depth_set = false;
 	int c;
 	char *end;
 	unsigned long v;
@@ -302,7 +316,7 @@ int cmd_explore(int argc, char **argv)
 			if (c == 'n')
 				eo.runs = (unsigned)v;
 			else if (c == 'D')
-				eo.cfg.depth = (unsigned)v;
+				eo.cfg.depth = (unsigned)v, depth_set = true;
 			else if (c == 'V')
 				eo.cfg.nvars = (unsigned)v, vars_set = true;
 			else if (c == 'T')
@@ -341,8 +355,12 @@ int cmd_explore(int argc, char **argv)
 	if (algo && xp_algo_parse(algo, &eo.cfg.algo) < 0)
 		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
 				   algo);
-	if (!algo)
-		eo.cfg.algo = threads_set ? XP_TB : vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
+	if (!algo && threads_set)
+		eo.cfg.algo = XP_TB;
+	else if (!algo && (vars_set || depth_set)) /* PCT's bounds: PCT, as before */
+		eo.cfg.algo = vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
+	if (eo.cfg.algo == XP_PCTVB && !vars_set)
+		eo.cfg.nvars = 1;
 	if (eo.cfg.algo == XP_PCTVB && !eo.cfg.nvars)
 		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
 	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)

@@ -38,6 +38,13 @@
  * short enough that a spin-wait on a lower-priority thread costs 0.1 s. */
 #define EXPLORE_SPIN_SLICES 10u
 
+/* The policy of `avtrace explore` and `avtrace test` unless told
+ * otherwise: SURW, drawing how many objects per run (the best measured
+ * by bench/explore over the exploration targets: docs/explore.md). */
+#define EXPLORE_DEFAULT_CFG                                                  \
+	{ .algo = XP_SURW, .depth = 3, .nvars = XP_VARS_RANDOM, .contexts = 1, \
+	  .yield_limit = EXPLORE_SPIN_SLICES }
+
 struct explore_progress {
 	unsigned done, runs;    /* runs finished, runs in all */
 	unsigned failing;       /* runs that failed */

@@ -284,6 +284,7 @@ bool xp_look_yield(struct xp_look *l, uint32_t lid)
 		return false;
 	t->spins = 0;
 	t->parked = true;
+	t->parked_at = ++l->parks;
 	return true;
 }
 
@@ -294,10 +295,13 @@ size_t xp_look_candidates(const struct xp_look *l, const uint32_t *lids, size_t 
 	for (size_t i = 0; i < n; i++)
 		if (lids[i] >= l->n || !l->t[lids[i]].parked)
 			idx[k++] = i;
-	if (k == 0)
-		for (size_t i = 0; i < n; i++)
-			idx[k++] = i;
-	return k;
+	if (k > 0)
+		return k;
+	idx[0] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (l->t[lids[i]].parked_at < l->t[lids[idx[0]]].parked_at)
+			idx[0] = i;
+	return 1;
 }
 
 void xp_put(char *buf, size_t len, size_t *used, const char *fmt, ...)

@@ -14,6 +14,7 @@ struct xp_lthread {
 	uint32_t done;  /* its events so far in this run */
 	uint32_t spins; /* event-less slices in a row */
 	bool parked;    /* spun yield_limit slices: run only when nothing else can */
+	uint64_t parked_at; /* when (xp_look.parks at the time) */
 };
 
 struct xp_look {
@@ -21,6 +22,7 @@ struct xp_look {
 	struct xp_lthread *t;     /* by logical id */
 	size_t n, cap;
 	unsigned yield_limit;
+	uint64_t parks;           /* parkings so far */
 };
 
 void xp_look_init(struct xp_look *l, const struct xp_rec *rec, unsigned yield_limit);
@@ -35,8 +37,9 @@ int xp_look_event(struct xp_look *l, const struct avt_event *ev);
 const struct xp_rev *xp_look_next(const struct xp_look *l, uint32_t lid);
 /* Counts a spun slice; true when the thread has just been parked. */
 bool xp_look_yield(struct xp_look *l, uint32_t lid);
-/* The candidates of a pick: the indexes of lids[0..n) not parked, or all
- * of them if every one is parked, into idx; returns how many. */
+/* The candidates of a pick: the indexes of lids[0..n) not parked, or, if
+ * every one is parked, the one parked longest ago (each spinner gets its
+ * turn, as PCT's drops), into idx; returns how many. */
 size_t xp_look_candidates(const struct xp_look *l, const uint32_t *lids, size_t n, size_t *idx);
 
 /* ---- each policy: the same verbs as xp_policy_* */

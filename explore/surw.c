@@ -31,7 +31,9 @@
  * has made i events is about to make its recorded event i; a run that
  * diverges is put back in step where it can).  A thread the recording
  * does not know, or that ran past it, has no known next event: it counts
- * as not interesting.  A thread that spins is parked (xp_look_yield) and
+ * as not interesting.  A decision holds until the thread has made its
+ * event: a thread picked again after its time slice ended without one
+ * (computing on its way) is not drawn again.  A thread that spins is parked (xp_look_yield) and
  * chosen only when nothing else can run.
  */
 #include <inttypes.h>
@@ -51,6 +53,7 @@ struct xp_surw {
 	uint32_t **suf;        /* per recorded thread: interesting events from index i on */
 	uint32_t nrec;
 	uint32_t cur;          /* last thread picked, UINT32_MAX before any */
+	uint32_t cur_done;     /* its events when it was picked */
 	uint64_t walks;        /* weighted choices made */
 	size_t *idx, *sel;     /* scratch for picks */
 	size_t idxcap;
@@ -185,9 +188,12 @@ static size_t choose(struct xp_surw *s, const uint32_t *lids, size_t n)
 	size_t k = xp_look_candidates(&s->look, lids, n, s->idx), nsel = 0;
 	uint64_t total = 0;
 
-	/* the current thread goes on up to its next interesting event */
+	/* the current thread goes on up to its next interesting event, and
+	 * through it if it was picked to make it: a decision holds until the
+	 * thread has made its event (a time slice may end before) */
 	for (size_t i = 0; i < k; i++)
-		if (lids[s->idx[i]] == s->cur && !next_interesting(s, s->cur))
+		if (lids[s->idx[i]] == s->cur &&
+		    (!next_interesting(s, s->cur) || s->look.t[s->cur].done == s->cur_done))
 			return s->idx[i];
 	/* then every other thread, one at a time, at random */
 	for (size_t i = 0; i < k; i++)
@@ -237,6 +243,7 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 	}
 	size_t i = choose(s, lids, n);
 	s->cur = lids[i];
+	s->cur_done = s->look.t[s->cur].done;
 	return i;
 }
 

@@ -485,6 +485,11 @@ START_TEST(test_look_resyncs_after_divergence)
 	ck_assert_int_eq(xp_look_reg(&l, 1), 0);
 	ck_assert_uint_eq(xp_look_candidates(&l, lids, 2, idx), 1);
 	ck_assert_uint_eq(idx[0], 1);
+	/* both parked: the one parked longest ago runs */
+	for (unsigned i = 0; i < XP_YIELD_LIMIT; i++)
+		(void)xp_look_yield(&l, 1);
+	ck_assert_uint_eq(xp_look_candidates(&l, lids, 2, idx), 1);
+	ck_assert_uint_eq(idx[0], 0);
 	xp_look_release(&l);
 	xp_rec_free(rec);
 	free(ev);
