@@ -33,7 +33,8 @@
  * does not know, or that ran past it, has no known next event: it counts
  * as not interesting.  A decision holds until the thread has made its
  * event: a thread picked again after its time slice ended without one
- * (computing on its way) is not drawn again.  A thread that spins is parked (xp_look_yield) and
+ * (computing on its way) is not drawn again, and counts as spinning
+ * only after SURW_COMMITTED_SLICES times as many slices.  A thread that spins is parked (xp_look_yield) and
  * chosen only when nothing else can run.
  */
 #include <inttypes.h>
@@ -54,6 +55,7 @@ struct xp_surw {
 	uint32_t nrec;
 	uint32_t cur;          /* last thread picked, UINT32_MAX before any */
 	uint32_t cur_done;     /* its events when it was picked */
+	uint32_t committed_spins; /* slices it has run since, without its event */
 	uint64_t walks;        /* weighted choices made */
 	size_t *idx, *sel;     /* scratch for picks */
 	size_t idxcap;
@@ -242,13 +244,25 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 		s->idxcap = n;
 	}
 	size_t i = choose(s, lids, n);
+	if (s->cur != lids[i] || s->cur_done != s->look.t[lids[i]].done)
+		s->committed_spins = 0;
 	s->cur = lids[i];
 	s->cur_done = s->look.t[s->cur].done;
 	return i;
 }
 
+/* A thread picked to make its next event, that has not made it yet, is
+ * taken to compute on its way for up to this many times the usual slices
+ * before it counts as spinning: a walk's decision is not undone by a
+ * stretch of computation (on a loaded machine a time slice of 10 ms is
+ * a small share of a CPU). */
+#define SURW_COMMITTED_SLICES 10u
+
 void xp_surw_yield(struct xp_surw *s, uint32_t lid)
 {
+	if (lid == s->cur && lid < s->look.n && s->look.t[lid].done == s->cur_done &&
+	    ++s->committed_spins % SURW_COMMITTED_SLICES)
+		return;
 	(void)xp_look_yield(&s->look, lid);
 }
 
