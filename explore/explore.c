@@ -404,7 +404,8 @@ static int cmp_fb(const void *a, const void *b)
  * corpus with what it did. */
 static void fb_fold(const struct explore_opts *o, struct feedback *fb)
 {
-	qsort(fb->runs, fb->n, sizeof *fb->runs, cmp_fb);
+	if (fb->n)
+		qsort(fb->runs, fb->n, sizeof *fb->runs, cmp_fb);
 	for (size_t i = 0; i < fb->n; i++) {
 		long added = xp_guide_add_rf(fb->guide, fb->runs[i].keys, fb->runs[i].n);
 		(void)xp_guide_add_tried(fb->guide, fb->runs[i].target);

@@ -290,12 +290,12 @@ void xp_guide_free(struct xp_guide *g)
 
 bool xp_guide_seen(const struct xp_guide *g, uint64_t key)
 {
-	return g && bsearch(&key, g->seen, g->nseen, sizeof key, cmp_u64) != NULL;
+	return g && g->nseen && bsearch(&key, g->seen, g->nseen, sizeof key, cmp_u64) != NULL;
 }
 
 bool xp_guide_tried(const struct xp_guide *g, uint64_t key)
 {
-	return g && bsearch(&key, g->tried, g->ntried, sizeof key, cmp_u64) != NULL;
+	return g && g->ntried && bsearch(&key, g->tried, g->ntried, sizeof key, cmp_u64) != NULL;
 }
 
 int xp_guide_add_tried(struct xp_guide *g, uint64_t key)
@@ -334,7 +334,8 @@ long xp_guide_add_rf(struct xp_guide *g, const uint64_t *keys, size_t n)
 		g->seen = ns;
 		g->seencap = ncap;
 	}
-	memcpy(g->seen + g->nseen, keys, n * sizeof *keys);
+	if (n)
+		memcpy(g->seen + g->nseen, keys, n * sizeof *keys);
 	g->nseen = uniq(g->seen, g->nseen + n);
 	return (long)(g->nseen - before);
 }
