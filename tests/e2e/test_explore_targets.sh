@@ -305,7 +305,7 @@ exit - -"
 	expect_eq "$(thread_events out T100 | cut -d' ' -f1,2 | tr '\n' ' ')" \
 		"start - acquire count_lock read consumed write consumed release count_lock read stage read payload exit - " \
 		"T100's events"
-	expect_match "$(thread_events out T2 | tr '\n' '|')" "read stage $s:$rs[|]read payload $s:$rp[|]exit" \
+	expect_match "$(thread_events out T2 | tr '\n' '|')" "read stage ${s}:${rs}[|]read payload ${s}:${rp}[|]exit" \
 		"T2 reads the stage, then the payload"
 	expect_total out 999
 	expect_count out read stage 99
