@@ -54,7 +54,8 @@ expect_bug() {
 	local out=$1 sched=$2 i
 	expect_file "$SCHEDS/$sched.sched"
 	for i in 1 2 3; do
-		replay "$out" --file "$SCHEDS/$sched.sched"
+		# shellcheck disable=SC2086 # BUG_REPLAY_OPTS: more replay options
+		replay "$out" --file "$SCHEDS/$sched.sched" ${BUG_REPLAY_OPTS:-}
 		expect_eq "$RP_STATUS" 1 "exit status of replay $i of $sched"
 		expect_match "$(cat "$out.replay")" \
 			"^BUG reproduced: $4 in $3 at $5[.]c:$6 \\($7\\)" "replay $i of $sched"
@@ -310,8 +311,10 @@ exit - -"
 	expect_total out 999
 	expect_count out read stage 99
 	expect_count out read payload 99
-	expect_passes out --schedule 0
-	expect_bug out explore_hundred_bug T2 SIGABRT explore_hundred "$lc" consume
+	# a hundred threads on a loaded machine: more than the 2 s default
+	# before a thread counts as stuck
+	expect_passes out --schedule 0 --timeout 20
+	BUG_REPLAY_OPTS="--timeout 20" expect_bug out explore_hundred_bug T2 SIGABRT explore_hundred "$lc" consume
 }
 
 # ---- explore_abastack: ABA on a lock-free stack (no event in its window
