@@ -1,4 +1,5 @@
 /* avtrace explore; and the exploration round of avtrace test. */
+#include <dirent.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
+#include "explore/policy.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
@@ -19,28 +21,43 @@ static const char explore_help[] =
 	"       avtrace explore [options] -d DIR\n"
 	"\n"
 	"Records PROG once (or takes the recording in DIR), then runs it again and\n"
-	"again with exactly one thread running at a time, choosing threads by\n"
-	"random priorities that change at a few random events (PCT), only at\n"
-	"accesses of a few chosen variables (PCTVB, variable bounding), or by\n"
-	"permutations covering every order of t threads (thread bounding).  Run N\n"
-	"depends only on the seed and N.  Each run's order is written to\n"
+	"again with exactly one thread running at a time, a policy choosing the\n"
+	"thread at every event (docs/explore.md).  Run N depends only on the seed\n"
+	"and N (guided: and on earlier rounds of runs).  If DIR holds replays of\n"
+	"predictions (avtrace test), the first runs start where those that ended\n"
+	"INFEASIBLE or PASS left off.  Each run's order is written to\n"
 	"DIR/explore/runs/NNNN.sched; a failing run becomes a recording of its own,\n"
 	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it (one\n"
 	"report per distinct failure; one not confirmed is reported as such).\n"
 	"Exit status: 0 no bug found, 1 at least one seen (a deadlock only when\n"
 	"confirmed), 2 error.\n"
 	"\n"
+	"policies (--policy P):\n"
+	"  surw     (default) a uniform random walk over the interleavings of the\n"
+	"           events on shared objects drawn per run, each thread weighted\n"
+	"           by its remaining events on them (selectively uniform)\n"
+	"  pos      partial-order sampling: random priorities per pending event,\n"
+	"           drawn again for the events that race with the one that ran\n"
+	"  guided   each run steers a read to a write no run has shown it, from\n"
+	"           runs that showed new reads-from pairs\n"
+	"  pct      random priorities changing at D-1 random events\n"
+	"  pctvb    the same, changing only at events on V variables per run\n"
+	"  tb       permutations covering every order of T threads\n"
+	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -d, --dir DIR      explore this existing recording instead of recording\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -n, --runs N       runs (default 200)\n"
-	"      --algo A       pct, pctvb or tb (default: tb with --threads, pct with\n"
-	"                     --vars 0, else pctvb)\n"
-	"      --depth D      bug depth: D-1 priority change points per run\n"
+	"      --policy P     surw, pos, guided, pct, pctvb or tb (default: surw; tb\n"
+	"                     with --threads; pct with --vars 0, pctvb with --vars\n"
+	"                     V or --depth D); --algo is the same option\n"
+	"      --depth D      pct, pctvb: D-1 priority change points per run\n"
 	"                     (default 3)\n"
-	"      --vars V       PCTVB: change points only at accesses of V variables\n"
-	"                     (or locks) chosen per run (default 1)\n"
+	"      --vars V       pctvb: change points only at events on V variables\n"
+	"                     (or locks) chosen per run (default 1); surw: V\n"
+	"                     interesting objects per run, 0 for every event\n"
+	"                     (default: their number drawn too)\n"
 	"      --threads T    thread bounding: cover every order of T threads\n"
 	"      --contexts C   thread bounding: preemptions per run (default 1)\n"
 	"      --seed S       seed of the random choices (default 1)\n"
@@ -75,6 +92,20 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 	case XP_TB:
 		snprintf(buf, len, "tb, %u threads, %u context%s", c->threads, c->contexts,
 			 c->contexts == 1 ? "" : "s");
+		break;
+	case XP_POS:
+		snprintf(buf, len, "pos");
+		break;
+	case XP_SURW:
+		if (c->nvars == XP_VARS_RANDOM)
+			snprintf(buf, len, "surw, objects drawn per run");
+		else if (c->nvars)
+			snprintf(buf, len, "surw, %u object%s", c->nvars, c->nvars == 1 ? "" : "s");
+		else
+			snprintf(buf, len, "surw, all objects");
+		break;
+	case XP_GUIDED:
+		snprintf(buf, len, "guided");
 		break;
 	}
 }
@@ -132,20 +163,94 @@ static bool as_recorded(const struct explore_bug *b)
 	return b->signal ? baseline_status == 128 + b->signal : baseline_status == b->exit_status;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The schedules of the predictions replayed in dir that neither failed
+ * nor erred (INFEASIBLE: the order could not be followed to its end;
+ * PASS: it could, and nothing failed), in prediction order, at most max:
+ * exploration starts from them (explore_opts.starts).  The caller frees
+ * each path and the array. */
+static size_t prediction_starts(const char *dir, size_t max, char ***out)
+{
+	char path[4300];
+	snprintf(path, sizeof path, "%s/replays", dir);
+	DIR *d = opendir(path);
+	char **names = NULL, **paths = NULL;
+	size_t n = 0, k = 0;
+	struct dirent *e;
+	*out = NULL;
+	while (d && (e = readdir(d))) {
+		unsigned id;
+		char tail[8];
+		if (sscanf(e->d_name, "%u.jso%7s", &id, tail) != 2 || strcmp(tail, "n"))
+			continue;
+		char **nn = realloc(names, (n + 1) * sizeof *nn);
+		if (!nn || !(nn[n] = strdup(e->d_name))) {
+			names = nn ? nn : names;
+			break;
+		}
+		names = nn;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	paths = calloc(n ? n : 1, sizeof *paths);
+	for (size_t i = 0; paths && i < n && k < max; i++) {
+		json_error_t je;
+		unsigned id = (unsigned)strtoul(names[i], NULL, 10);
+		snprintf(path, sizeof path, "%s/replays/%s", dir, names[i]);
+		json_t *j = json_load_file(path, 0, &je);
+		const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+		if (oc && (!strcmp(oc, "INFEASIBLE") || !strcmp(oc, "PASS"))) {
+			snprintf(path, sizeof path, "%s/schedules/%04u.sched", dir, id);
+			if (access(path, R_OK) == 0)
+				paths[k++] = strdup(path);
+		}
+		json_decref(j);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	*out = paths;
+	return paths ? k : 0;
+}
+
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
 		       struct run_tally *tally)
 {
 	struct explore_result r;
 	char cfg[128];
+	char **starts = NULL;
+	size_t nstarts = 0;
+	if (!eo->starts) { /* predictions replayed before: the first runs start there */
+		nstarts = prediction_starts(eo->dir, eo->runs / 2, &starts);
+		eo->starts = (const char *const *)starts;
+		eo->nstarts = nstarts;
+	}
 	if (!eo->progress)
 		eo->progress = show_progress;
 	describe_cfg(&eo->cfg, cfg, sizeof cfg);
 	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
 	       (unsigned long long)eo->seed, eo->jobs);
+	if (nstarts)
+		printf("the first %zu run%s start%s where a prediction that did not fail left off\n", nstarts,
+		       nstarts == 1 ? "" : "s", nstarts == 1 ? "s" : "");
 	fflush(stdout);
 	cli_parent_phase(true); /* its runs are workers that die with it */
 	int xrc = explore_run(eo, &r);
 	cli_parent_phase(false);
+	for (size_t i = 0; i < nstarts; i++)
+		free(starts[i]);
+	free(starts);
+	if (starts) {
+		eo->starts = NULL;
+		eo->nstarts = 0;
+	}
 	if (xrc < 0)
 		return EXIT_USAGE;
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
@@ -225,25 +330,12 @@ static unsigned cpus(void)
 	return sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
 }
 
-static int explore_algo_parse(const char *s, enum xp_algo *a)
-{
-	if (!strcmp(s, "pct"))
-		*a = XP_PCT;
-	else if (!strcmp(s, "pctvb"))
-		*a = XP_PCTVB;
-	else if (!strcmp(s, "tb"))
-		*a = XP_TB;
-	else
-		return -1;
-	return 0;
-}
-
 int cmd_explore(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "dir", required_argument, 0, 'd' },
 		{ "force", no_argument, 0, 'f' }, { "runs", required_argument, 0, 'n' },
-		{ "algo", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
+		{ "algo", required_argument, 0, 'a' }, { "policy", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
 		{ "vars", required_argument, 0, 'V' }, { "threads", required_argument, 0, 'T' },
 		{ "contexts", required_argument, 0, 'C' }, { "seed", required_argument, 0, 'S' },
 		{ "stop", no_argument, 0, 's' }, { "jobs", required_argument, 0, 'j' },
@@ -255,11 +347,10 @@ int cmd_explore(int argc, char **argv)
 	};
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
-				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
-					   .yield_limit = EXPLORE_SPIN_SLICES } };
+				   .cfg = EXPLORE_DEFAULT_CFG };
 	static const char *watch[5];
 	const char *dir = NULL, *algo = NULL;
-	bool vars_set = false, threads_set = false;
+	bool vars_set = false, threads_set = false, depth_set = false;
 	int c;
 	unsigned v;
 	optind = 1;
@@ -278,7 +369,7 @@ int cmd_explore(int argc, char **argv)
 			if (c == 'n')
 				eo.runs = (unsigned)v;
 			else if (c == 'D')
-				eo.cfg.depth = (unsigned)v;
+				eo.cfg.depth = (unsigned)v, depth_set = true;
 			else if (c == 'V')
 				eo.cfg.nvars = (unsigned)v, vars_set = true;
 			else if (c == 'T')
@@ -312,14 +403,21 @@ int cmd_explore(int argc, char **argv)
 		default: return usage_error("explore", "bad option");
 		}
 	}
-	if (algo && explore_algo_parse(algo, &eo.cfg.algo) < 0)
-		return usage_error("explore", "bad --algo '%s' (pct, pctvb or tb)", algo);
-	if (!algo)
-		eo.cfg.algo = threads_set ? XP_TB : vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
+	if (algo && xp_algo_parse(algo, &eo.cfg.algo) < 0)
+		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
+				   algo);
+	if (!algo && threads_set)
+		eo.cfg.algo = XP_TB;
+	else if (!algo && (vars_set || depth_set)) /* PCT's bounds: PCT, as before */
+		eo.cfg.algo = vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
+	if (eo.cfg.algo == XP_PCTVB && !vars_set)
+		eo.cfg.nvars = 1;
 	if (eo.cfg.algo == XP_PCTVB && !eo.cfg.nvars)
 		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
 	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)
 		eo.cfg.threads = 2;
+	if (eo.cfg.algo == XP_SURW && !vars_set)
+		eo.cfg.nvars = XP_VARS_RANDOM;
 	if (eo.cfg.algo == XP_PCT || (eo.cfg.algo == XP_TB && !vars_set))
 		eo.cfg.nvars = 0; /* TB: change points as PCT's unless --vars */
 	if (!eo.jobs)

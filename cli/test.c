@@ -39,8 +39,9 @@ static const char test_help[] =
 	"\n"
 	"Records PROG once, predicts schedules that would expose atomicity\n"
 	"violations and deadlocks, replays each (rank order, -j at a time); if none\n"
-	"reproduces a bug, explores random priority schedules (as 'avtrace\n"
-	"explore', PCT with variable bounding) within a budget.  Reports only the\n"
+	"reproduces a bug, explores random schedules (as 'avtrace explore', its\n"
+	"default policy, the first runs starting where predictions that did not\n"
+	"fail left off) within a budget.  Reports only the\n"
 	"bugs it reproduced: one report per distinct failure in DIR/reports/.\n"
 	"Exit status: 0 no bug reproduced, 1 at least one, 2 error, 3 inconclusive:\n"
 	"no bug reproduced, but most schedules did not run to their end (stuck\n"
@@ -312,8 +313,7 @@ int cmd_test(int argc, char **argv)
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
 				  .stack_depth = 8 };
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
-				   .cfg = { .algo = XP_PCTVB, .depth = 3, .nvars = 1, .contexts = 1,
-					   .yield_limit = EXPLORE_SPIN_SLICES } };
+				   .cfg = EXPLORE_DEFAULT_CFG };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
 				   .pecan = true, .patterns = &pats };
 	static const char *watch[5];

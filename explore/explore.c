@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "explore.h"
+#include "explore/policy.h"
 #include "replay/replay.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
@@ -41,16 +42,19 @@ struct run_msg {
 	uint32_t nwaits;
 	uint64_t wait_obj[4];
 	char choices[256];
+	uint64_t target;           /* guided: the run's target pair, or 0 */
+	uint32_t nrf;              /* reads-from keys new to the run's guide,
+	                              sent after the message */
 };
+
+/* At most this many new reads-from keys per run go back to the parent
+ * (they must fit the pipe's buffer: the parent reads after the exit). */
+#define MSG_RF 2048u
 
 const char *explore_algo_name(enum xp_algo a)
 {
-	switch (a) {
-	case XP_PCT: return "pct";
-	case XP_PCTVB: return "pctvb";
-	case XP_TB: return "tb";
-	}
-	return "?";
+	const char *n = xp_algo_name(a);
+	return n ? n : "?";
 }
 
 static double mono(void)
@@ -202,7 +206,7 @@ static int write_run_meta(const char *dir, const char *rundir, const struct repl
 /* A run's picker state: the priorities, and per thread its last read and
  * how many times in a row it repeated it. */
 struct picker {
-	struct xp_run *xr;
+	struct xp_policy *xr;
 	unsigned yield_limit;
 	struct spin { uint64_t site, obj; uint32_t repeats; } *spin;
 	size_t nspin;
@@ -218,7 +222,7 @@ struct picker {
 static void pk_event(void *ctx, const struct avt_event *ev)
 {
 	struct picker *pk = ctx;
-	(void)xp_run_event(pk->xr, ev); /* out of memory: the run goes on, less random */
+	(void)xp_policy_event(pk->xr, ev); /* out of memory: the run goes on, less random */
 	if (ev->thread >= pk->nspin) {
 		size_t n = (size_t)ev->thread + 16;
 		struct spin *ns = realloc(pk->spin, n * sizeof *ns);
@@ -241,27 +245,27 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	if (++sp->repeats % SPIN_REPEATS)
 		return;
 	for (unsigned i = 0; i < pk->yield_limit; i++)
-		xp_run_yield(pk->xr, ev->thread);
+		xp_policy_yield(pk->xr, ev->thread);
 }
 
 static size_t pk_pick(void *ctx, const uint32_t *lids, size_t n)
 {
 	struct picker *pk = ctx;
-	size_t i = xp_run_pick(pk->xr, lids, n);
+	size_t i = xp_policy_pick(pk->xr, lids, n);
 	return i < n ? i : 0; /* out of memory: any thread will do */
 }
 
 static void pk_yield(void *ctx, uint32_t lid)
 {
 	struct picker *pk = ctx;
-	xp_run_yield(pk->xr, lid);
+	xp_policy_yield(pk->xr, lid);
 }
 
 static void pk_drop(void *ctx, uint32_t lid)
 {
 	struct picker *pk = ctx;
 	for (unsigned i = 0; i < pk->yield_limit; i++)
-		xp_run_yield(pk->xr, lid);
+		xp_policy_yield(pk->xr, lid);
 }
 
 /* The run's schedule: every decision that made it.  Its events, each
@@ -323,8 +327,25 @@ static int write_run(const struct explore_opts *o, struct replay *rp,
 	return rc;
 }
 
+/* The run's reads-from keys that its guide has not seen, at most MSG_RF,
+ * into keys. */
+static uint32_t new_rf(const struct xp_config *cfg, const struct replay_result *res, uint64_t *keys)
+{
+	uint64_t *all;
+	size_t n;
+	uint32_t k = 0;
+	if (cfg->algo != XP_GUIDED || !cfg->guide || xp_rf_keys(res->ev, res->nev, &all, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && k < MSG_RF; i++)
+		if (!xp_guide_seen(cfg->guide, all[i]))
+			keys[k++] = all[i];
+	free(all);
+	return k;
+}
+
 static void child_run(const struct explore_opts *o, unsigned num, int cpu, int fd)
 {
+	static uint64_t rf[MSG_RF];
 	struct run_msg msg;
 	memset(&msg, 0, sizeof msg);
 	msg.outcome = RO_ERROR;
@@ -335,10 +356,10 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		dup2(null, 2);
 		close(null);
 	}
-	struct xp_run *xr = xp_run_new(&o->cfg, o->seed, num);
+	struct xp_policy *xr = xp_policy_new(&o->cfg, o->seed, num);
 	if (!xr)
 		goto out;
-	xp_run_describe(xr, msg.choices, sizeof msg.choices);
+	xp_policy_describe(xr, msg.choices, sizeof msg.choices);
 	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
 			     NULL, 0 };
 	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop };
@@ -358,15 +379,21 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		memcpy(msg.bt, res.bt, msg.nbt * sizeof *msg.bt);
 		for (size_t i = 0; i < res.nwaits && msg.nwaits < 4; i++)
 			msg.wait_obj[msg.nwaits++] = res.waits[i].obj;
+		/* the choices once the run is over (what the policy did) */
+		xp_policy_describe(xr, msg.choices, sizeof msg.choices);
+		msg.nrf = new_rf(&o->cfg, &res, rf);
+		msg.target = xp_policy_target(xr);
 		if (write_run(o, rp, &res, num, msg.choices) < 0)
 			msg.outcome = RO_ERROR;
 		replay_result_release(&res);
 	}
 	replay_free(rp);
 	free(st.spin);
-	xp_run_free(xr);
+	xp_policy_free(xr);
 out:
 	if (write(fd, &msg, sizeof msg) != (ssize_t)sizeof msg)
+		_exit(3);
+	if (msg.nrf && write(fd, rf, msg.nrf * sizeof *rf) != (ssize_t)(msg.nrf * sizeof *rf))
 		_exit(3);
 	_exit(0);
 }
@@ -402,8 +429,87 @@ struct slot {
 	unsigned num;
 };
 
+/* ---- reads-from feedback (guided): kept per run, folded into the guide
+ * in run order at the start of each round */
+
+struct fb_run {
+	unsigned num;
+	uint64_t target;
+	uint64_t *keys;
+	uint32_t n;
+};
+
+struct feedback {
+	struct xp_rec *rec;
+	struct xp_guide *guide;
+	struct fb_run *runs;
+	size_t n;
+};
+
+static void fb_keep(struct feedback *fb, unsigned num, uint64_t target, int fd, uint32_t n)
+{
+	uint64_t *keys = n ? malloc(n * sizeof *keys) : NULL;
+	if (n && (!keys || read(fd, keys, n * sizeof *keys) != (ssize_t)(n * sizeof *keys))) {
+		free(keys);
+		return;
+	}
+	struct fb_run *nr = realloc(fb->runs, (fb->n + 1) * sizeof *nr);
+	if (!nr) {
+		free(keys);
+		return;
+	}
+	fb->runs = nr;
+	fb->runs[fb->n++] = (struct fb_run){ num, target, keys, n };
+}
+
+/* The threads of a schedule file's run steps, one per event. */
+static uint32_t *sched_threads(const char *path, size_t *n)
+{
+	char err[512];
+	struct schedule *s = schedule_read(path, err, sizeof err);
+	*n = 0;
+	if (!s)
+		return NULL;
+	uint64_t total = schedule_total_events(s);
+	uint32_t *t = total && total < (1u << 24) ? malloc(total * sizeof *t) : NULL;
+	for (size_t i = 0; t && i < s->nsteps; i++)
+		for (uint32_t k = 0; k < s->steps[i].count; k++)
+			t[(*n)++] = s->steps[i].thread;
+	schedule_free(s);
+	return t;
+}
+
+static int cmp_fb(const void *a, const void *b)
+{
+	const struct fb_run *x = a, *y = b;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+/* A run that showed a reads-from pair first (in run order) joins the
+ * corpus with what it did. */
+static void fb_fold(const struct explore_opts *o, struct feedback *fb)
+{
+	if (fb->n)
+		qsort(fb->runs, fb->n, sizeof *fb->runs, cmp_fb);
+	for (size_t i = 0; i < fb->n; i++) {
+		long added = xp_guide_add_rf(fb->guide, fb->runs[i].keys, fb->runs[i].n);
+		(void)xp_guide_add_tried(fb->guide, fb->runs[i].target);
+		if (added > 0) {
+			char path[4400];
+			size_t n;
+			snprintf(path, sizeof path, "%s/explore/runs/%04u.sched", o->dir, fb->runs[i].num);
+			uint32_t *t = sched_threads(path, &n);
+			if (t)
+				(void)xp_guide_add_start(fb->guide, t, n, false);
+			free(t);
+		}
+		free(fb->runs[i].keys);
+	}
+	fb->n = 0;
+}
+
 static void collect(const struct explore_opts *o, struct explore_result *res, const struct slot *s,
-		    int status)
+		    int status, struct feedback *fb)
 {
 	struct run_msg m;
 	memset(&m, 0, sizeof m);
@@ -411,6 +517,8 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 		m.outcome = RO_ERROR;
 		avt_warn("explore run %u: the run's process died (status 0x%x)", s->num, status);
 	}
+	if (o->cfg.algo == XP_GUIDED)
+		fb_keep(fb, s->num, m.target, s->fd, m.nrf <= MSG_RF ? m.nrf : 0);
 	close(s->fd);
 	res->done++;
 	if ((unsigned)m.outcome < 5)
@@ -455,7 +563,28 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	snprintf(b->choices, sizeof b->choices, "%s", m.choices);
 }
 
-static int prepare(const struct explore_opts *o, struct xp_config *cfg, struct xp_var **vars)
+/* The recording per thread, its reads-from pairs, the starting points. */
+static int prepare_guide(const struct explore_opts *o, const struct trace *t, struct feedback *fb)
+{
+	uint64_t *keys;
+	size_t n;
+	fb->rec = xp_rec_new(t->ev, t->nev);
+	fb->guide = fb->rec ? xp_guide_new(fb->rec) : NULL;
+	if (!fb->guide || xp_rf_keys(t->ev, t->nev, &keys, &n) < 0)
+		return -1;
+	long rc = xp_guide_add_rf(fb->guide, keys, n);
+	free(keys);
+	for (size_t i = 0; rc >= 0 && i < o->nstarts; i++) {
+		uint32_t *th = sched_threads(o->starts[i], &n);
+		if (th)
+			rc = xp_guide_add_start(fb->guide, th, n, true);
+		free(th);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+static int prepare(const struct explore_opts *o, struct xp_config *cfg, struct xp_var **vars,
+		   struct feedback *fb)
 {
 	char path[4200], err[512];
 	*vars = NULL;
@@ -469,8 +598,10 @@ static int prepare(const struct explore_opts *o, struct xp_config *cfg, struct x
 		cfg->nthreads_est = trace_nthreads(t);
 	if (!cfg->k_est)
 		cfg->k_est = t->nev;
-	int rc = 0;
-	if (!cfg->vars) {
+	int rc = prepare_guide(o, t, fb);
+	cfg->rec = fb->rec;
+	cfg->guide = fb->guide;
+	if (rc == 0 && !cfg->vars) {
 		size_t n;
 		rc = explore_vars(t, vars, &n);
 		cfg->vars = *vars;
@@ -499,11 +630,17 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 	memset(res, 0, sizeof *res);
 	struct explore_opts oo = *o;
 	struct xp_var *vars;
-	if (prepare(o, &oo.cfg, &vars) < 0)
+	struct feedback fb = { 0 };
+	if (prepare(o, &oo.cfg, &vars, &fb) < 0) {
+		xp_guide_free(fb.guide);
+		xp_rec_free(fb.rec);
 		return -1;
+	}
 	unsigned jobs = o->jobs ? o->jobs : 1;
 	struct slot *slot = calloc(jobs, sizeof *slot);
 	if (!slot) {
+		xp_guide_free(fb.guide);
+		xp_rec_free(fb.rec);
 		free(vars);
 		avt_error("cannot explore: out of memory");
 		return -1;
@@ -516,6 +653,12 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 		for (unsigned j = 0; j < jobs && more; j++) {
 			if (slot[j].pid)
 				continue;
+			if (o->cfg.algo == XP_GUIDED && next % XP_GUIDE_ROUND == 0) {
+				/* a new round: after every earlier run, with their feedback */
+				if (busy)
+					break;
+				fb_fold(o, &fb);
+			}
 			int p[2];
 			if (pipe2(p, O_CLOEXEC) < 0)
 				break;
@@ -552,7 +695,7 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 		}
 		for (unsigned j = 0; j < jobs; j++)
 			if (slot[j].pid == w) {
-				collect(&oo, res, &slot[j], st);
+				collect(&oo, res, &slot[j], st, &fb);
 				slot[j].pid = 0;
 				busy--;
 			}
@@ -564,6 +707,11 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 		}
 	}
 	res->seconds = mono() - t0;
+	for (size_t i = 0; i < fb.n; i++)
+		free(fb.runs[i].keys);
+	free(fb.runs);
+	xp_guide_free(fb.guide);
+	xp_rec_free(fb.rec);
 	free(slot);
 	free(vars);
 	return 0;

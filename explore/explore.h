@@ -38,6 +38,13 @@
  * short enough that a spin-wait on a lower-priority thread costs 0.1 s. */
 #define EXPLORE_SPIN_SLICES 10u
 
+/* The policy of `avtrace explore` and `avtrace test` unless told
+ * otherwise: SURW, drawing how many objects per run (the best measured
+ * by bench/explore over the exploration targets: docs/explore.md). */
+#define EXPLORE_DEFAULT_CFG                                                  \
+	{ .algo = XP_SURW, .depth = 3, .nvars = XP_VARS_RANDOM, .contexts = 1, \
+	  .yield_limit = EXPLORE_SPIN_SLICES }
+
 struct explore_progress {
 	unsigned done, runs;    /* runs finished, runs in all */
 	unsigned failing;       /* runs that failed */
@@ -59,6 +66,11 @@ struct explore_opts {
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
+	/* schedule files whose run steps are starting points (predictions
+	 * that replayed INFEASIBLE or PASS): run i follows the i-th as far as
+	 * it can, then its policy decides (explore/policy.h) */
+	const char *const *starts;
+	size_t nstarts;
 	void (*progress)(void *ctx, const struct explore_progress *p);
 	void *progress_ctx;
 };
@@ -94,7 +106,7 @@ int explore_vars(const struct trace *t, struct xp_var **out, size_t *n);
 int explore_run(const struct explore_opts *o, struct explore_result *res);
 void explore_result_release(struct explore_result *r);
 
-/* "pct", "pctvb", "tb". */
+/* "pct", "pctvb", "tb", "pos", "surw", "guided". */
 const char *explore_algo_name(enum xp_algo a);
 
 #endif

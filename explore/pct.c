@@ -226,6 +226,7 @@ static const char *algo_name(enum xp_algo a)
 	case XP_PCT: return "pct";
 	case XP_PCTVB: return "pctvb";
 	case XP_TB: return "tb";
+	case XP_POS: case XP_SURW: case XP_GUIDED: break;
 	}
 	return "?";
 }
@@ -233,7 +234,7 @@ static const char *algo_name(enum xp_algo a)
 int xp_config_check(const struct xp_config *c)
 {
 	if (c->algo != XP_PCT && c->algo != XP_PCTVB && c->algo != XP_TB) {
-		avt_error("explore: unknown algorithm %d", (int)c->algo);
+		avt_error("explore: algorithm %d is not pct, pctvb or tb", (int)c->algo);
 		return -1;
 	}
 	if (c->algo != XP_TB && c->depth == 0) {

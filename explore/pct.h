@@ -73,7 +73,9 @@ uint64_t xp_rng_below(struct xp_rng *r, uint64_t n);
 
 /* ---- one run's priorities */
 
-enum xp_algo { XP_PCT, XP_PCTVB, XP_TB };
+/* PCT, PCTVB and TB are this file's; the others are explore/policy.h's
+ * (xp_run_new() refuses them). */
+enum xp_algo { XP_PCT, XP_PCTVB, XP_TB, XP_POS, XP_SURW, XP_GUIDED };
 
 /* Consecutive event-less time slices before a spinning thread drops. */
 #define XP_YIELD_LIMIT 3u
@@ -86,10 +88,18 @@ struct xp_var {
 	uint64_t count;
 };
 
+struct xp_rec;
+struct xp_guide;
+
+/* SURW: draw how many objects too, uniformly among 1 .. all shared ones
+ * and every event (explore/surw.c). */
+#define XP_VARS_RANDOM 0xffffffffu
+
 struct xp_config {
 	enum xp_algo algo;
 	unsigned depth;        /* d >= 1: d-1 change points (PCT, PCTVB) */
-	unsigned nvars;        /* v: variables drawn per run (PCTVB >= 1; TB: 0 = PCT-style points) */
+	unsigned nvars;        /* v: variables drawn per run (PCTVB >= 1; TB: 0 = PCT-style points;
+	                          SURW: objects, 0 every event, XP_VARS_RANDOM drawn) */
 	unsigned threads;      /* t: thread bound (TB); only informs the budget, see xp_perm_budget */
 	unsigned contexts;     /* c: change points per run (TB) */
 	unsigned nthreads_est; /* n: threads per run, from the recording */
@@ -97,6 +107,10 @@ struct xp_config {
 	const struct xp_var *vars; /* candidate variables, distinct objs (borrowed) */
 	size_t nvars_all;
 	unsigned yield_limit;  /* 0: XP_YIELD_LIMIT */
+	/* explore/policy.h: the recording per thread (POS, SURW, guided) and
+	 * what earlier runs found (guided); borrowed, may be NULL */
+	const struct xp_rec *rec;
+	const struct xp_guide *guide;
 };
 
 struct xp_run;

@@ -27,7 +27,7 @@ found_by_exploration() {
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name"
 	expect_match "$(cat "$out.test")" '^no bug reproduced by the predictions; exploring \(--explore 100\)$' \
 		"exploration after the predictions"
-	expect_match "$(cat "$out.test")" '^exploring 100 runs \(pctvb, depth 3, 1 variable, seed 1, -j [0-9]+\)$' \
+	expect_match "$(cat "$out.test")" '^exploring 100 runs \(surw, objects drawn per run, seed 1, -j [0-9]+\)$' \
 		"the budget printed"
 	expect_match "$(cat "$out.test")" "$want" "the bug found"
 	expect_match "$(cat "$out.test")" '^  found by run [0-9]+: [0-9]+ runs? to find it' "runs to find it"
@@ -48,14 +48,19 @@ found_by_exploration() {
 t_explore_updaters_before_checker() {
 	local l
 	l=$(marker_line "$SRC/explore_checker.c" "/* CHECK LINE */") || exit
-	explore_test out -- "$(target explore_checker)"
+	explore_test out -- "$(target explore_checker)" 0
 	found_by_exploration out explore_checker T1 "$l" checker
+	# its predictions replayed without failing: the first runs start there
+	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
+		"runs starting where predictions left off"
+	expect_match "$(head -n 2 out/explore/runs/0001.sched)" '# explore run 1 \(seed 1, from prediction start 1 \([0-9]+/[0-9]+ events\), then surw ' \
+		"run 1's choices"
 }
 
 t_explore_three_threads_ordered() {
 	local l
 	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
-	explore_test out -- "$(target explore_three)"
+	explore_test out -- "$(target explore_three)" 0
 	found_by_exploration out explore_three T0 "$l" main
 }
 
@@ -66,10 +71,10 @@ t_explore_rare_variable() {
 	local l want rundir i
 	l=$(marker_line "$SRC/explore_rare.c" "/* CHECK LINE */") || exit
 	want="^BUG reproduced: SIGABRT in T0 at explore_rare[.]c:$l \\(main\\)"
-	avt_timed 150 explore -q -o out -- "$(target explore_rare)" >out.explore 2>/dev/null
+	avt_timed 150 explore -q -o out --stop -- "$(target explore_rare)" 0 >out.explore 2>/dev/null
 	expect_eq "$?" 1 "exit status of avtrace explore explore_rare"
 	sed 's/^/  | /' out.explore >&3
-	expect_match "$(cat out.explore)" '^exploring 200 runs \(pctvb, depth 3, 1 variable, seed 1, -j [0-9]+\)$' \
+	expect_match "$(cat out.explore)" '^exploring 200 runs \(surw, objects drawn per run, seed 1, -j [0-9]+\)$' \
 		"the default budget"
 	expect_match "$(cat out.explore)" "$want" "the bug found by exploration"
 	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' out.explore)
@@ -79,24 +84,30 @@ t_explore_rare_variable() {
 		expect_eq "$?" 1 "exit status of replay $i of the reported run"
 		expect_match "$(head -n 1 "out.replay$i")" "$want" "replay $i of the reported run"
 	done
-	explore_test t -- "$(target explore_rare)"
+	explore_test t -- "$(target explore_rare)" 0
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test explore_rare"
 	expect_match "$(cat t.test)" "penelope(\+pecan)? +RWW .*BUG \\(SIGABRT\\)" "predicted by penelope"
 	expect_match "$(head -n 1 t/reports/*.txt)" "$want" "the report of avtrace test"
 }
 
-# Correct programs: the whole budget, no report.
-t_explore_correct_programs_no_report() {
-	local t
-	for t in explore_ok mutex_counter condvar rwlock barrier sem; do
-		explore_test "out_$t" -- "$(target "$t")"
-		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
-		expect_match "$(cat "out_$t.test")" '^100 runs in .*: [0-9]+ pass, 0 bug, 0 deadlock, [0-9]+ infeasible, 0 error$' \
-			"the whole budget on $t"
-		expect_match "$(cat "out_$t.test")" '^no bug reproduced$' "verdict on $t"
-		expect_eq "$(find "out_$t/reports" -name '*.txt' | wc -l)" 0 "reports of $t"
-	done
+# Correct programs: the whole budget, no report (one test each: a
+# budget takes a while on a loaded machine).
+correct_program_no_report() {
+	local t=$1
+	explore_test "out_$t" -- "$(target "$t")"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
+	expect_match "$(cat "out_$t.test")" '^100 runs in .*: [0-9]+ pass, 0 bug, 0 deadlock, [0-9]+ infeasible, 0 error$' \
+		"the whole budget on $t"
+	expect_match "$(cat "out_$t.test")" '^no bug reproduced$' "verdict on $t"
+	expect_eq "$(find "out_$t/reports" -name '*.txt' | wc -l)" 0 "reports of $t"
 }
+
+t_explore_correct_explore_ok() { correct_program_no_report explore_ok; }
+t_explore_correct_mutex_counter() { correct_program_no_report mutex_counter; }
+t_explore_correct_condvar() { correct_program_no_report condvar; }
+t_explore_correct_rwlock() { correct_program_no_report rwlock; }
+t_explore_correct_barrier() { correct_program_no_report barrier; }
+t_explore_correct_sem() { correct_program_no_report sem; }
 
 # A thread spinning on a flag that a lower-priority thread sets is dropped
 # below it: after slices without an event (spinflag: plain loads), or
@@ -113,18 +124,30 @@ t_explore_spin_flag_does_not_hang() {
 	done
 }
 
-# Run N depends on the seed and N only: the same orders with -j 1 and -j 2.
+# explore_runs DIR NAME ARGS...: avtrace explore -d DIR ARGS, its runs'
+# schedules moved to NAME/ (the next exploration of DIR removes them).
+explore_runs() {
+	local dir=$1 name=$2
+	shift 2
+	avt_timed 120 explore -q -d "$dir" "$@" >"$name.out" 2>&1
+	mkdir -p "$name/explore"
+	mv "$dir/explore/runs" "$name/explore/runs" || fail "no runs in $dir/explore"
+}
+
+# Run N depends on the recording, the seed and N only: the same orders
+# with -j 1 and -j 2.  (The policies read the recording, so both explore
+# one recording: two recordings may differ where a time slice ended.)
 t_explore_deterministic_for_a_seed() {
-	local prog
-	prog=$(target explore_three) || exit
-	avt_timed 120 explore -q -o a -n 30 --seed 7 -j 1 -- "$prog" 0 >a.out 2>&1
+	record rec explore_three 0
+	expect_recorded rec 0
+	explore_runs rec a -n 30 --seed 7 -j 1
 	expect_eq "$(find a/explore/runs -maxdepth 1 -name '*.sched' | wc -l)" 30 "schedules of the first exploration"
-	avt_timed 120 explore -q -o c -n 30 --seed 7 -j 2 -- "$prog" 0 >c.out 2>&1
+	explore_runs rec c -n 30 --seed 7 -j 2
 	for f in a/explore/runs/*.sched; do
 		cmp -s "$f" "c/explore/runs/$(basename "$f")" ||
 			fail "run $(basename "$f" .sched) differs between -j 1 and -j 2 with seed 7"
 	done
-	avt_timed 120 explore -q -o d -n 30 --seed 8 -j 2 -- "$prog" 0 >d.out 2>&1
+	explore_runs rec d -n 30 --seed 8 -j 2
 	local same=0
 	for f in a/explore/runs/*.sched; do
 		cmp -s "$f" "d/explore/runs/$(basename "$f")" && same=$((same + 1))
@@ -155,7 +178,10 @@ t_explore_usage_errors() {
 	expect_one_line_error err1
 	avt explore --algo nope -- /bin/true >/dev/null 2>err2
 	expect_eq "$?" 2 "exit status of a bad --algo"
-	expect_match "$(cat err2)" "bad --algo 'nope'" "bad --algo message"
+	expect_match "$(cat err2)" "bad --policy 'nope'" "bad --algo message"
+	avt explore --policy nope -- /bin/true >/dev/null 2>err2
+	expect_eq "$?" 2 "exit status of a bad --policy"
+	expect_match "$(cat err2)" "bad --policy 'nope' \(pct, pctvb, tb, pos, surw or guided\)" "bad --policy message"
 	avt explore --depth 0 -- /bin/true >/dev/null 2>err3
 	expect_eq "$?" 2 "exit status of --depth 0"
 	expect_match "$(cat err3)" "bad --depth '0'" "bad --depth message"
@@ -167,4 +193,52 @@ t_explore_usage_errors() {
 	avt test --explore x -- /bin/true >/dev/null 2>err6
 	expect_eq "$?" 2 "exit status of a bad test --explore"
 	expect_match "$(cat err6)" "bad --explore 'x'" "bad --explore message"
+}
+
+# Every policy finds the three-thread order within a small budget (seed 1;
+# bench/explore measures the medians over 20 seeds).
+t_explore_every_policy_finds_three() {
+	local prog p l
+	prog=$(target explore_three) || exit
+	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
+	for p in surw pos guided pct pctvb; do
+		avt_timed 120 explore -q -o "o_$p" -n 60 --stop --policy "$p" -- "$prog" 0 >"$p.out" 2>&1
+		expect_eq "$?" 1 "exit status of --policy $p on explore_three"
+		sed 's/^/  | /' "$p.out" >&3
+		expect_match "$(cat "$p.out")" "^BUG reproduced: SIGABRT in T0 at explore_three[.]c:$l \\(main\\)" \
+			"the bug found by $p"
+		expect_match "$(cat "$p.out")" "^  found by run [0-9]+: .*\\($p " "$p's choices named"
+	done
+}
+
+# A hundred threads: the default policy finds the publish/consume race
+# that PCT misses in the same budget (bench/explore: 20 seeds).
+t_explore_hundred_threads() {
+	local prog l
+	prog=$(target explore_hundred) || exit
+	l=$(marker_line "$SRC/explore_hundred.c" "/* CHECK LINE */") || exit
+	avt_timed 150 explore -q -o out -n 60 --stop -- "$prog" 0 >out.explore 2>&1
+	expect_eq "$?" 1 "exit status of avtrace explore explore_hundred"
+	sed 's/^/  | /' out.explore >&3
+	expect_match "$(cat out.explore)" "^BUG reproduced: SIGABRT in T[0-9]+ at explore_hundred[.]c:$l \\(consume\\)" \
+		"the bug found"
+}
+
+# Guided runs depend on earlier rounds, folded in run order: -j 1 and
+# -j 2 still run the same runs.
+t_explore_guided_deterministic() {
+	local f
+	record rec explore_ok
+	expect_recorded rec 0
+	# -t 50: a loaded machine must not turn a run into a timeout
+	explore_runs rec a -n 8 -t 50 --policy guided --seed 3 -j 1
+	explore_runs rec c -n 8 -t 50 --policy guided --seed 3 -j 2
+	expect_eq "$(find a/explore/runs -maxdepth 1 -name '*.sched' | wc -l)" 8 "schedules of the first exploration"
+	for f in a/explore/runs/*.sched; do
+		cmp -s "$f" "c/explore/runs/$(basename "$f")" ||
+			fail "guided run $(basename "$f" .sched) differs between -j 1 and -j 2"
+	done
+	# later rounds started from the corpus or aimed at new pairs
+	grep -h '^# explore run' a/explore/runs/*.sched | grep -q 'target ' ||
+		fail "no guided run drew a target"
 }

@@ -2,7 +2,8 @@
 # Acceptance tests of the exploration targets, tests/targets/explore_*.c:
 # bugs that natural and recorded runs never show and that reordering at
 # event boundaries (sync calls, avtrace.h annotations) exposes, the kind
-# `avtrace explore` must find.  Run with tests/e2e/run.sh
+# `avtrace explore` must find (explore_abastack's window holds no event
+# before access breakpoints: only its recording is checked).  Run with tests/e2e/run.sh
 # [explore_targets | t_NAME].
 #
 # For each target: native runs exit 0, the recording exits 0 with the
@@ -53,7 +54,8 @@ expect_bug() {
 	local out=$1 sched=$2 i
 	expect_file "$SCHEDS/$sched.sched"
 	for i in 1 2 3; do
-		replay "$out" --file "$SCHEDS/$sched.sched"
+		# shellcheck disable=SC2086 # BUG_REPLAY_OPTS: more replay options
+		replay "$out" --file "$SCHEDS/$sched.sched" ${BUG_REPLAY_OPTS:-}
 		expect_eq "$RP_STATUS" 1 "exit status of replay $i of $sched"
 		expect_match "$(cat "$out.replay")" \
 			"^BUG reproduced: $4 in $3 at $5[.]c:$6 \\($7\\)" "replay $i of $sched"
@@ -279,4 +281,53 @@ exit - -"
 	done
 	expect_passes out --file "$SCHEDS/explore_ok_reordered.sched"
 	expect_no_match "$(cat out.replay)" 'BUG|SIGABRT' "replay of explore_ok_reordered"
+}
+
+# ---- explore_hundred: a two-stage publish/consume race among 100 workers
+
+t_explore_hundred() {
+	f=$SRC/explore_hundred.c
+	s=explore_hundred.c
+	l1=$(marker_line "$f" "/* STAGE ONE */") || exit
+	lp=$(marker_line "$f" "/* PUBLISH */") || exit
+	l2=$(marker_line "$f" "/* STAGE TWO */") || exit
+	rs=$(marker_line "$f" "/* READ STAGE */") || exit
+	rp=$(marker_line "$f" "/* READ PAYLOAD */") || exit
+	lc=$(marker_line "$f" "/* CHECK LINE */") || exit
+	natively explore_hundred
+	record out explore_hundred
+	expect_recorded out 0
+	expect_match "$(cat out.stdout)" '^consumed=99 stage=2$' "target's stdout"
+	expect_thread_events out T1 "start - -
+write stage $s:$l1
+write payload $s:$lp
+write stage $s:$l2
+exit - -"
+	expect_eq "$(thread_events out T100 | cut -d' ' -f1,2 | tr '\n' ' ')" \
+		"start - acquire count_lock read consumed write consumed release count_lock read stage read payload exit - " \
+		"T100's events"
+	expect_match "$(thread_events out T2 | tr '\n' '|')" "read stage ${s}:${rs}[|]read payload ${s}:${rp}[|]exit" \
+		"T2 reads the stage, then the payload"
+	expect_total out 999
+	expect_count out read stage 99
+	expect_count out read payload 99
+	# a hundred threads on a loaded machine: more than the 2 s default
+	# before a thread counts as stuck
+	expect_passes out --schedule 0 --timeout 20
+	BUG_REPLAY_OPTS="--timeout 20" expect_bug out explore_hundred_bug T2 SIGABRT explore_hundred "$lc" consume
+}
+
+# ---- explore_abastack: ABA on a lock-free stack (no event in its window
+# before access breakpoints: the recording and its order pass)
+
+t_explore_abastack() {
+	f=$SRC/explore_abastack.c
+	marker_line "$f" "/* CHECK LINE */" >/dev/null || exit
+	natively explore_abastack
+	record out explore_abastack
+	expect_recorded out 0
+	expect_match "$(cat out.stdout)" '^victim=[0-9] thief=[0-9] stack=[0-9]$' "target's stdout"
+	expect_eq "$(thread_events out T1 | cut -d' ' -f1,2 | tr '\n' ' ')" \
+		"start - read top write top exit - " "the victim's events (top is watched)"
+	expect_passes out --schedule 0
 }

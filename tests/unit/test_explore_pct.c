@@ -890,6 +890,11 @@ static Suite *explore_pct_suite(void)
 	TCase *tbc = tcase_create("tb");
 	TCase *misc = tcase_create("misc");
 
+	/* statistical and exhaustive checks: seconds of CPU, more on a
+	 * loaded machine than Check's default 4 s allow */
+	tcase_set_timeout(vb, 120);
+	tcase_set_timeout(tbc, 120);
+
 	tcase_add_test(rng, test_rng_known_answers);
 	tcase_add_test(rng, test_rng_deterministic);
 	tcase_add_test(rng, test_rng_below_range);

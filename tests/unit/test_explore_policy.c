@@ -1,0 +1,566 @@
+/*
+ * explore's look-ahead policies on hand-built recordings, driven by a
+ * small simulator (every thread can always run; a picked thread makes its
+ * next recorded event): SURW's uniformity over the interleavings of two
+ * threads (chi-square, fixed seeds) and its selectivity, POS's races and
+ * coin, the reads-from keys, a guided run reaching the new pair it
+ * targets, prediction starting points, the recording view's resync.
+ */
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore/policy_int.h"
+#include "trace/event.h"
+
+#define X 0x601040u
+#define Y 0x601080u
+#define P1 0x602000u /* private to T1 */
+#define P2 0x602040u /* private to T2 */
+
+/* A recording: per thread, a list of (kind, obj, site). */
+struct spec {
+	uint32_t thread;
+	unsigned kind;
+	uint64_t obj, site;
+};
+
+static struct avt_event mk(uint32_t thread, uint32_t tindex, unsigned kind, uint64_t obj,
+			   uint64_t site)
+{
+	struct avt_event e;
+
+	memset(&e, 0, sizeof e);
+	e.thread = thread;
+	e.tindex = tindex;
+	e.kind = (uint16_t)kind;
+	e.obj = obj;
+	e.site_mod = 0;
+	e.site_off = site;
+	return e;
+}
+
+/* Events of spec in the given order (a recording). */
+static struct avt_event *events(const struct spec *s, size_t n)
+{
+	struct avt_event *ev = calloc(n, sizeof *ev);
+	uint32_t idx[8] = { 0 };
+
+	ck_assert_ptr_nonnull(ev);
+	for (size_t i = 0; i < n; i++)
+		ev[i] = mk(s[i].thread, idx[s[i].thread]++, s[i].kind, s[i].obj, s[i].site);
+	return ev;
+}
+
+/* Runs a policy over the recording rec until every thread has made its
+ * recorded events; the threads in the order they ran into seq (room for
+ * the total), the events into out (if not NULL).  Returns the number. */
+static size_t simulate(struct xp_policy *p, const struct xp_rec *rec, uint32_t *seq,
+		       struct avt_event *out)
+{
+	uint32_t nt = xp_rec_nthreads(rec), done[8] = { 0 }, lids[8];
+	size_t k = 0;
+
+	for (;;) {
+		size_t n = 0;
+		for (uint32_t t = 0; t < nt; t++)
+			if (done[t] < xp_rec_count(rec, t))
+				lids[n++] = t;
+		if (n == 0)
+			return k;
+		size_t i = xp_policy_pick(p, lids, n);
+		ck_assert_uint_lt(i, n);
+		uint32_t t = lids[i];
+		const struct xp_rev *r = xp_rec_event(rec, t, done[t]);
+		struct avt_event e = mk(t, done[t]++, r->kind, r->obj, r->site & 0xffffffffffffull);
+		ck_assert_int_eq(xp_policy_event(p, &e), 0);
+		if (out)
+			out[k] = e;
+		seq[k++] = t;
+	}
+}
+
+static struct xp_config config(enum xp_algo algo, const struct xp_rec *rec, unsigned nvars)
+{
+	struct xp_config c;
+
+	memset(&c, 0, sizeof c);
+	c.algo = algo;
+	c.depth = 3;
+	c.nvars = nvars;
+	c.nthreads_est = xp_rec_nthreads(rec);
+	c.rec = rec;
+	return c;
+}
+
+/* ---- SURW */
+
+/* Two threads with n and m events on X: which C(n+m, n) interleaving a
+ * run makes, as the bit mask of T1's positions, ranked among all masks
+ * with n bits. */
+static unsigned popcount(unsigned x)
+{
+	return (unsigned)__builtin_popcount(x);
+}
+
+static double chi_square(const unsigned *obs, size_t k, double expect)
+{
+	double c = 0;
+	for (size_t i = 0; i < k; i++)
+		c += (obs[i] - expect) * (obs[i] - expect) / expect;
+	return c;
+}
+
+/* Counts per interleaving over runs of SURW (or, with naive, of a fair
+ * coin at every step), into counts (indexed by rank); returns how many
+ * interleavings there are. */
+static size_t interleavings(unsigned n, unsigned m, unsigned runs, bool naive, unsigned *counts)
+{
+	struct spec s[16];
+	size_t ns = 0, nmask = 0;
+	unsigned rank[1 << 12];
+
+	for (unsigned i = 0; i < n; i++)
+		s[ns++] = (struct spec){ 0, AVT_EV_WRITE, X, 0x100 + i };
+	for (unsigned i = 0; i < m; i++)
+		s[ns++] = (struct spec){ 1, AVT_EV_WRITE, X, 0x200 + i };
+	struct avt_event *ev = events(s, ns);
+	struct xp_rec *rec = xp_rec_new(ev, ns);
+	ck_assert_ptr_nonnull(rec);
+	for (unsigned mask = 0; mask < (1u << (n + m)); mask++)
+		if (popcount(mask) == n)
+			rank[mask] = (unsigned)nmask++;
+	memset(counts, 0, nmask * sizeof *counts);
+	struct xp_config c = config(XP_SURW, rec, 1);
+	struct xp_rng coin;
+	xp_rng_seed(&coin, 99);
+	for (unsigned r = 0; r < runs; r++) {
+		uint32_t seq[16];
+		unsigned mask = 0, left[2] = { n, m };
+		if (naive) {
+			for (unsigned k = 0; k < n + m; k++) {
+				unsigned t = !left[0] ? 1 : !left[1] ? 0 : (unsigned)xp_rng_below(&coin, 2);
+				left[t]--;
+				seq[k] = t;
+			}
+		} else {
+			struct xp_policy *p = xp_policy_new(&c, 7, r);
+			ck_assert_ptr_nonnull(p);
+			ck_assert_uint_eq(simulate(p, rec, seq, NULL), n + m);
+			xp_policy_free(p);
+		}
+		for (unsigned k = 0; k < n + m; k++)
+			if (seq[k] == 0)
+				mask |= 1u << k;
+		counts[rank[mask]]++;
+	}
+	xp_rec_free(rec);
+	free(ev);
+	return nmask;
+}
+
+/* 3 + 2 events: 10 interleavings, 9 degrees of freedom; 27.88 is the
+ * chi-square quantile for p = 0.001.  4 + 3: 35, 34 degrees, 65.25. */
+START_TEST(test_surw_uniform_two_threads)
+{
+	unsigned counts[64];
+	size_t k = interleavings(3, 2, 10000, false, counts);
+
+	ck_assert_uint_eq(k, 10);
+	ck_assert_double_lt(chi_square(counts, k, 1000.0), 27.88);
+	k = interleavings(4, 3, 17500, false, counts);
+	ck_assert_uint_eq(k, 35);
+	ck_assert_double_lt(chi_square(counts, k, 500.0), 65.25);
+}
+END_TEST
+
+/* The check has the power to fail: a fair coin per step is far from
+ * uniform over interleavings (it favours alternation early). */
+START_TEST(test_surw_naive_walk_fails_the_check)
+{
+	unsigned counts[64];
+	size_t k = interleavings(4, 3, 17500, true, counts);
+
+	ck_assert_double_gt(chi_square(counts, k, 500.0), 65.25 * 4);
+}
+END_TEST
+
+/* Only events on the shared object X are interesting (P1, P2 are each
+ * one thread's).  The projection on X of T1 (2 events) and T2 (1) is
+ * uniform over its 3 orders, and no thread is ever switched away from
+ * while its next event is not interesting. */
+START_TEST(test_surw_selective)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, P1, 2 }, { 0, AVT_EV_WRITE, P1, 3 },
+		{ 0, AVT_EV_WRITE, X, 4 }, { 1, AVT_EV_WRITE, P2, 5 }, { 1, AVT_EV_WRITE, X, 6 },
+		{ 1, AVT_EV_WRITE, P2, 7 },
+	};
+	struct avt_event *ev = events(s, 7), out[7];
+	struct xp_rec *rec = xp_rec_new(ev, 7);
+	struct xp_config c = config(XP_SURW, rec, 1);
+	unsigned orders[3] = { 0 };
+
+	for (unsigned r = 0; r < 3000; r++) {
+		struct xp_surw *sw = xp_surw_new(&c, 3, r);
+		uint32_t nt = 2, done[2] = { 0 }, lids[2], prev = UINT32_MAX;
+		unsigned xs = 0, code = 0;
+
+		ck_assert(xp_surw_interesting(sw, X));
+		ck_assert(!xp_surw_interesting(sw, P1));
+		ck_assert_uint_eq(xp_surw_weight(sw, 0), 2);
+		ck_assert_uint_eq(xp_surw_weight(sw, 1), 1);
+		for (size_t k = 0; k < 7; k++) {
+			size_t n = 0;
+			for (uint32_t t = 0; t < nt; t++)
+				if (done[t] < xp_rec_count(rec, t))
+					lids[n++] = t;
+			uint32_t t = lids[xp_surw_pick(sw, lids, n)];
+			const struct xp_rev *prev_next =
+				prev == UINT32_MAX ? NULL : xp_rec_event(rec, prev, done[prev]);
+			if (prev_next && prev_next->obj != X)
+				ck_assert_uint_eq(t, prev); /* kept while not interesting */
+			const struct xp_rev *e = xp_rec_event(rec, t, done[t]);
+			out[k] = mk(t, done[t]++, e->kind, e->obj, e->site & 0xffff);
+			ck_assert_int_eq(xp_surw_event(sw, &out[k]), 0);
+			if (e->obj == X)
+				code |= t << xs++;
+			prev = t;
+		}
+		ck_assert_uint_eq(xs, 3);
+		/* T2's single X event is first (code 1), second (2) or third (4) */
+		orders[code == 1 ? 0 : code == 2 ? 1 : 2]++;
+		xp_surw_free(sw);
+	}
+	ck_assert_double_lt(chi_square(orders, 3, 1000.0), 13.82); /* df 2, p 0.001 */
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* Weights follow the run: after T1's first X event its weight drops. */
+START_TEST(test_surw_weights_follow_the_run)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_READ, X, 2 }, { 0, AVT_EV_WRITE, X, 3 },
+		{ 1, AVT_EV_READ, X, 4 },
+	};
+	struct avt_event *ev = events(s, 4);
+	struct xp_rec *rec = xp_rec_new(ev, 4);
+	struct xp_config c = config(XP_SURW, rec, 1);
+	struct xp_surw *sw = xp_surw_new(&c, 1, 1);
+
+	ck_assert_uint_eq(xp_surw_weight(sw, 0), 3);
+	ck_assert_int_eq(xp_surw_event(sw, &ev[0]), 0);
+	ck_assert_uint_eq(xp_surw_weight(sw, 0), 2);
+	ck_assert_uint_eq(xp_surw_weight(sw, 1), 1);
+	ck_assert_uint_eq(xp_surw_weight(sw, 5), 0); /* unknown thread */
+	xp_surw_free(sw);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* ---- POS */
+
+START_TEST(test_pos_reassigns_racing_events)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, Y, 2 },
+		{ 1, AVT_EV_READ, X, 3 },
+		{ 2, AVT_EV_READ, Y, 4 },
+		{ 3, AVT_EV_READ, X, 5 },
+	};
+	struct avt_event *ev = events(s, 5);
+	struct xp_rec *rec = xp_rec_new(ev, 5);
+	struct xp_config c = config(XP_POS, rec, 0);
+	struct xp_pos *p = xp_pos_new(&c, 5, 1);
+	uint64_t before[4];
+
+	for (uint32_t t = 0; t < 4; t++)
+		before[t] = xp_pos_priority(p, t);
+	/* T1's write of X races with T2's and T4's pending reads of X */
+	ck_assert_int_eq(xp_pos_event(p, &ev[0]), 0);
+	ck_assert_uint_ne(xp_pos_priority(p, 0), before[0]); /* its next event */
+	ck_assert_uint_eq(xp_pos_reassigned(p, 1), 1);
+	ck_assert_uint_ne(xp_pos_priority(p, 1), before[1]);
+	ck_assert_uint_eq(xp_pos_reassigned(p, 2), 0);
+	ck_assert_uint_eq(xp_pos_priority(p, 2), before[2]); /* Y: commutes */
+	ck_assert_uint_eq(xp_pos_reassigned(p, 3), 1);
+	/* a read of X does not race with a read of X */
+	before[3] = xp_pos_priority(p, 3);
+	ck_assert_int_eq(xp_pos_event(p, &ev[2]), 0);
+	ck_assert_uint_eq(xp_pos_reassigned(p, 3), 1);
+	ck_assert_uint_eq(xp_pos_priority(p, 3), before[3]);
+	/* the highest priority runs */
+	uint32_t lids[] = { 2, 3 };
+	size_t i = xp_pos_pick(p, lids, 2);
+	ck_assert_uint_ge(xp_pos_priority(p, lids[i]), xp_pos_priority(p, lids[1 - i]));
+	xp_pos_free(p);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* Two racing writes: either order about half the time over many runs. */
+START_TEST(test_pos_race_is_a_coin)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 1, AVT_EV_WRITE, X, 2 },
+	};
+	struct avt_event *ev = events(s, 2);
+	struct xp_rec *rec = xp_rec_new(ev, 2);
+	struct xp_config c = config(XP_POS, rec, 0);
+	unsigned first0 = 0;
+
+	for (unsigned r = 0; r < 4000; r++) {
+		struct xp_policy *p = xp_policy_new(&c, 11, r);
+		uint32_t seq[2];
+		ck_assert_uint_eq(simulate(p, rec, seq, NULL), 2);
+		first0 += seq[0] == 0;
+		xp_policy_free(p);
+	}
+	ck_assert_uint_gt(first0, 1800);
+	ck_assert_uint_lt(first0, 2200);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* ---- reads-from */
+
+START_TEST(test_rf_keys)
+{
+	/* T1 reads X (initial), writes X; T2 reads X (T1's write) */
+	static const struct spec s[] = {
+		{ 0, AVT_EV_READ, X, 1 }, { 0, AVT_EV_WRITE, X, 2 }, { 1, AVT_EV_READ, X, 3 },
+	};
+	static const struct spec s2[] = {
+		{ 1, AVT_EV_READ, X, 3 }, { 0, AVT_EV_READ, X, 1 }, { 0, AVT_EV_WRITE, X, 2 },
+	};
+	struct avt_event *a = events(s, 3), *b = events(s2, 3);
+	uint64_t *ka, *kb;
+	size_t na, nb;
+
+	ck_assert_int_eq(xp_rf_keys(a, 3, &ka, &na), 0);
+	ck_assert_int_eq(xp_rf_keys(b, 3, &kb, &nb), 0);
+	ck_assert_uint_eq(na, 2);
+	ck_assert_uint_eq(nb, 2);
+	/* T1's read from the initial value is in both; T2's differs */
+	size_t common = 0;
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = 0; j < nb; j++)
+			common += ka[i] == kb[j];
+	ck_assert_uint_eq(common, 1);
+	free(ka);
+	free(kb);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* A lost-update shape: the recording shows T1's read of X from the
+ * initial value and T2's from T1's write.  Every guided run draws a pair
+ * the recording has not shown, and reaches it: its run's reads-from keys
+ * hold the target, which the recording's did not. */
+START_TEST(test_guided_reaches_new_pair)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_READ, X, 1 }, { 0, AVT_EV_WRITE, X, 2 },
+		{ 1, AVT_EV_READ, X, 3 }, { 1, AVT_EV_WRITE, X, 4 },
+	};
+	struct avt_event *ev = events(s, 4), out[4];
+	struct xp_rec *rec = xp_rec_new(ev, 4);
+	struct xp_guide *g = xp_guide_new(rec);
+	uint64_t *keys;
+	size_t nkeys;
+	unsigned targeted = 0, lost_update = 0;
+
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(xp_rf_keys(ev, 4, &keys, &nkeys), 0);
+	ck_assert_int_eq(xp_guide_add_rf(g, keys, nkeys), (long)nkeys);
+	ck_assert_int_eq(xp_guide_add_rf(g, keys, nkeys), 0);
+	free(keys);
+	struct xp_config c = config(XP_GUIDED, rec, 0);
+	c.guide = g;
+	for (unsigned r = 1; r <= 40; r++) {
+		struct xp_policy *p = xp_policy_new(&c, 3, r);
+		uint32_t seq[4];
+		uint64_t target = xp_policy_target(p);
+		ck_assert_uint_eq(simulate(p, rec, seq, out), 4);
+		xp_policy_free(p);
+		if (!target)
+			continue;
+		targeted++;
+		ck_assert(!xp_guide_seen(g, target));
+		ck_assert_int_eq(xp_rf_keys(out, 4, &keys, &nkeys), 0);
+		bool reached = false;
+		for (size_t i = 0; i < nkeys; i++)
+			reached |= keys[i] == target;
+		ck_assert_msg(reached, "run %u did not reach its target", r);
+		free(keys);
+		/* both reads before both writes */
+		lost_update += out[0].kind == AVT_EV_READ && out[1].kind == AVT_EV_READ;
+	}
+	ck_assert_uint_ge(targeted, 20);
+	ck_assert_uint_ge(lost_update, 1);
+	xp_guide_free(g);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* A prediction's run steps: run 1 follows them, run 2 (no start) does
+ * not have to; a start that cannot be followed ends where it fails. */
+START_TEST(test_prediction_start_is_followed)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, X, 2 },
+		{ 1, AVT_EV_WRITE, X, 3 }, { 1, AVT_EV_WRITE, X, 4 },
+	};
+	static const uint32_t start[] = { 1, 0, 1, 0 };
+	static const uint32_t bad[] = { 1, 1, 1, 0 };
+	struct avt_event *ev = events(s, 4);
+	struct xp_rec *rec = xp_rec_new(ev, 4);
+	struct xp_guide *g = xp_guide_new(rec);
+	char line[256];
+
+	ck_assert_int_eq(xp_guide_add_start(g, start, 4, true), 0);
+	ck_assert_int_eq(xp_guide_add_start(g, bad, 4, true), 0);
+	ck_assert_uint_eq(xp_guide_npredicted(g), 2);
+	for (int algo = XP_PCT; algo <= XP_GUIDED; algo++) {
+		struct xp_config c = config((enum xp_algo)algo, rec, 1);
+		uint32_t seq[4];
+		c.guide = g;
+		c.k_est = 4;
+		struct xp_policy *p = xp_policy_new(&c, 1, 1);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(simulate(p, rec, seq, NULL), 4);
+		ck_assert_mem_eq(seq, start, sizeof start);
+		xp_policy_describe(p, line, sizeof line);
+		ck_assert_msg(strstr(line, "from prediction start 1 (4/4 events)"), "%s", line);
+		xp_policy_free(p);
+		p = xp_policy_new(&c, 1, 2);
+		ck_assert_uint_eq(simulate(p, rec, seq, NULL), 4);
+		ck_assert_uint_eq(seq[0], 1);
+		xp_policy_describe(p, line, sizeof line);
+		ck_assert_msg(strstr(line, "from prediction start 2 (2/4 events)"), "%s", line);
+		xp_policy_free(p);
+	}
+	xp_guide_free(g);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* ---- the recording view */
+
+START_TEST(test_look_resyncs_after_divergence)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, Y, 2 }, { 0, AVT_EV_WRITE, P1, 3 },
+		{ 0, AVT_EV_READ, X, 4 },
+	};
+	struct avt_event *ev = events(s, 4);
+	struct xp_rec *rec = xp_rec_new(ev, 4);
+	struct xp_look l;
+
+	xp_look_init(&l, rec, 0);
+	ck_assert_int_eq(xp_look_event(&l, &ev[0]), 0);
+	ck_assert_uint_eq(xp_look_next(&l, 0)->obj, Y);
+	/* the run skipped the write of Y: back in step after P1 */
+	ck_assert_int_eq(xp_look_event(&l, &ev[2]), 0);
+	ck_assert_uint_eq(xp_look_next(&l, 0)->kind, AVT_EV_READ);
+	ck_assert_int_eq(xp_look_event(&l, &ev[3]), 0);
+	ck_assert_ptr_null(xp_look_next(&l, 0));
+	/* spinning parks a thread; its next event unparks it */
+	for (unsigned i = 0; i < XP_YIELD_LIMIT - 1; i++)
+		ck_assert(!xp_look_yield(&l, 0));
+	ck_assert(xp_look_yield(&l, 0));
+	uint32_t lids[] = { 0, 1 };
+	size_t idx[2];
+	ck_assert_int_eq(xp_look_reg(&l, 1), 0);
+	ck_assert_uint_eq(xp_look_candidates(&l, lids, 2, idx), 1);
+	ck_assert_uint_eq(idx[0], 1);
+	/* both parked: the one parked longest ago runs */
+	for (unsigned i = 0; i < XP_YIELD_LIMIT; i++)
+		(void)xp_look_yield(&l, 1);
+	ck_assert_uint_eq(xp_look_candidates(&l, lids, 2, idx), 1);
+	ck_assert_uint_eq(idx[0], 0);
+	xp_look_release(&l);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+START_TEST(test_shared_objects_and_names)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_ACQUIRE, P1, 2 }, { 1, AVT_EV_READ, X, 3 },
+		{ 1, AVT_EV_CREATE, 2, 4 },
+	};
+	struct avt_event *ev = events(s, 4);
+	struct xp_rec *rec = xp_rec_new(ev, 4);
+	uint64_t *objs;
+	size_t n;
+	enum xp_algo a;
+
+	ck_assert_int_eq(xp_rec_shared(rec, &objs, &n), 0);
+	ck_assert_uint_eq(n, 1); /* X; not P1 (one thread), not the thread id 2 */
+	ck_assert_uint_eq(objs[0], X);
+	free(objs);
+	ck_assert(xp_conflict(AVT_EV_WRITE, X, AVT_EV_READ, X));
+	ck_assert(!xp_conflict(AVT_EV_READ, X, AVT_EV_READ, X));
+	ck_assert(!xp_conflict(AVT_EV_WRITE, X, AVT_EV_WRITE, Y));
+	ck_assert(!xp_conflict(AVT_EV_JOIN, 1, AVT_EV_JOIN, 1));
+	ck_assert(xp_conflict(AVT_EV_ACQUIRE, P1, AVT_EV_RELEASE, P1));
+	for (int i = XP_PCT; i <= XP_GUIDED; i++) {
+		ck_assert_int_eq(xp_algo_parse(xp_algo_name((enum xp_algo)i), &a), 0);
+		ck_assert_int_eq(a, i);
+	}
+	ck_assert_int_eq(xp_algo_parse("nope", &a), -1);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+static Suite *explore_policy_suite(void)
+{
+	Suite *s = suite_create("explore_policy");
+	TCase *surw = tcase_create("surw");
+	TCase *pos = tcase_create("pos");
+	TCase *rf = tcase_create("guided");
+	TCase *misc = tcase_create("misc");
+
+	tcase_set_timeout(surw, 60);
+	tcase_add_test(surw, test_surw_uniform_two_threads);
+	tcase_add_test(surw, test_surw_naive_walk_fails_the_check);
+	tcase_add_test(surw, test_surw_selective);
+	tcase_add_test(surw, test_surw_weights_follow_the_run);
+	suite_add_tcase(s, surw);
+	tcase_add_test(pos, test_pos_reassigns_racing_events);
+	tcase_add_test(pos, test_pos_race_is_a_coin);
+	suite_add_tcase(s, pos);
+	tcase_add_test(rf, test_rf_keys);
+	tcase_add_test(rf, test_guided_reaches_new_pair);
+	tcase_add_test(rf, test_prediction_start_is_followed);
+	suite_add_tcase(s, rf);
+	tcase_add_test(misc, test_look_resyncs_after_divergence);
+	tcase_add_test(misc, test_shared_objects_and_names);
+	suite_add_tcase(s, misc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(explore_policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
