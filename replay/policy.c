@@ -195,6 +195,12 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
 	if (ct && ct->state != TS_DEAD && ct->preempted && gives_way(rp, ct))
 		pk->yield(pk->ctx, cur);
+	/* its turn ended asleep in the kernel (a barrier or condition wait the
+	 * model thinks over, but glibc's insides still wait on the others:
+	 * a barrier's next round before the last one has left): picking it
+	 * again only wakes it to sleep; the others must run */
+	else if (ct && ct->state == TS_KWAIT)
+		pk->yield(pk->ctx, cur);
 	/* a process exit gives way to every other thread: the workers main
 	 * did not join run before it ends them (they may, natively) */
 	for (size_t i = 0; i < nrun && pk->drop; i++)
