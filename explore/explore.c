@@ -473,8 +473,8 @@ static uint32_t *sched_threads(const char *path, size_t *n)
 	uint64_t total = schedule_total_events(s);
 	uint32_t *t = total && total < (1u << 24) ? malloc(total * sizeof *t) : NULL;
 	for (size_t i = 0; t && i < s->nsteps; i++)
-		for (uint32_t k = 0; k < s->steps[i].count; k++)
-			t[(*n)++] = s->steps[i].thread;
+		for (uint32_t k = 0; s->steps[i].kind == SCHED_RUN && k < s->steps[i].count; k++)
+			t[(*n)++] = s->steps[i].thread; /* a yield step makes no event */
 	schedule_free(s);
 	return t;
 }

@@ -2,8 +2,7 @@
 # Acceptance tests of the exploration targets, tests/targets/explore_*.c:
 # bugs that natural and recorded runs never show and that reordering at
 # event boundaries (sync calls, avtrace.h annotations) exposes, the kind
-# `avtrace explore` must find (explore_abastack's window holds no event
-# before access breakpoints: only its recording is checked).  Run with tests/e2e/run.sh
+# `avtrace explore` must find.  Run with tests/e2e/run.sh
 # [explore_targets | t_NAME].
 #
 # For each target: native runs exit 0, the recording exits 0 with the
@@ -317,17 +316,21 @@ exit - -"
 	BUG_REPLAY_OPTS="--timeout 20" expect_bug out explore_hundred_bug T2 SIGABRT explore_hundred "$lc" consume
 }
 
-# ---- explore_abastack: ABA on a lock-free stack (no event in its window
-# before access breakpoints: the recording and its order pass)
+# ---- explore_abastack: ABA on a lock-free stack.  With access
+# breakpoints its window holds events (the load of top->next, the CAS on
+# top), so exploration finds the bug (seed 1: run 35 of SURW).
 
 t_explore_abastack() {
 	f=$SRC/explore_abastack.c
-	marker_line "$f" "/* CHECK LINE */" >/dev/null || exit
+	lc=$(marker_line "$f" "/* CHECK LINE */") || exit
 	natively explore_abastack
 	record out explore_abastack
 	expect_recorded out 0
 	expect_match "$(cat out.stdout)" '^victim=[0-9] thief=[0-9] stack=[0-9]$' "target's stdout"
-	expect_eq "$(thread_events out T1 | cut -d' ' -f1,2 | tr '\n' ' ')" \
-		"start - read top write top exit - " "the victim's events (top is watched)"
+	ev=$(thread_events out T1 | cut -d' ' -f1,2 | tr '\n' ' ')
+	expect_match "$ev" 'read nodes\[0\]\.next .*rmw top ' "the victim's window (top->next read, then the CAS)"
 	expect_passes out --schedule 0
+	avt_timed 150 explore -q -d out -n 200 --stop >x.out 2>&1
+	expect_eq "$?" 1 "explore status on explore_abastack"
+	expect_match "$(cat x.out)" "BUG reproduced: SIGABRT in T0 at explore_abastack\.c:$lc" "explore's report"
 }
