@@ -372,6 +372,12 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		return WR_WAIT;
 	}
 	t->priv->interrupt_pending = false;
+	if (agent_busy(tr, t)) {
+		/* inside the agent's fast path: not a point to switch at; the
+		 * next tick interrupts it again */
+		resume(t);
+		return WR_WAIT;
+	}
 	char kstate = ptu_thread_state(tr->pid, t->tid);
 	(void)kstate;
 	if (t->priv->expect_block) {
@@ -394,6 +400,8 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 {
 	struct ptu_status s;
 	ptu_decode(st, &s);
+	/* what the agent did in-process happened before this stop */
+	agent_drain(tr, (s.stop == PTU_EXITED || s.stop == PTU_KILLED) && pid == tr->pid);
 	if (s.stop == PTU_EXITED || s.stop == PTU_KILLED)
 		return on_gone(tr, pid, &s, run);
 	struct tthread *t = tr_by_tid(tr, pid);

@@ -141,6 +141,8 @@ struct tracer_opts {
 	bool own_session;      /* setsid() the target: it must outlive avtrace
 	                          stopped (replay --gdb) */
 	unsigned stack_depth;  /* > 0: record each event's call stack (stack.c) */
+	const char *agent_lib; /* non-NULL: preload this in-process agent and
+	                          take its events (agent.c, docs/agent.md) */
 };
 
 /* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
@@ -217,6 +219,7 @@ struct tracer_stats {
 	unsigned preemptions;
 	unsigned kernel_waits;
 	unsigned mutexes, condvars;
+	uint64_t agent_events; /* events that came through the in-process agent */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
@@ -224,6 +227,13 @@ const struct tracer_stats *tracer_stats(const struct tracer *tr);
 size_t tracer_watch_count(const struct tracer *tr);
 const char *tracer_watch_name(const struct tracer *tr, size_t i);
 bool tracer_watch_auto(const struct tracer *tr, size_t *candidates);
+
+/* The agent library to preload: $AVTRACE_AGENT_LIB, else
+ * libavtrace-agent.so next to this executable or in ../lib/avtrace/;
+ * NULL if none is found. */
+const char *tracer_agent_lib_default(void);
+/* The environment the target gets (NULL: avtrace's own, inherited). */
+char *const *tracer_envp(const struct tracer *tr);
 
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);

@@ -182,6 +182,8 @@ struct tracer {
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
 
+	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
+
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
 	int norphans;
@@ -243,6 +245,25 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
 /* t stopped at a heap hook's entry: record it and arrange for its return. */
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
+
+/* hooks.c, for the agent's records: what the ptrace hooks do with the
+ * same call (model update + event; the libc/ld.so caller filter) */
+void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		   uint64_t obj2, uint64_t site, uint16_t flags);
+void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site);
+bool hooks_internal_caller(struct tracer *tr, uint64_t ret);
+
+/* agent.c: the in-process agent (docs/agent.md).  All no-ops without it. */
+int agent_prepare(struct tracer *tr);     /* before fork: memfd, environment */
+void agent_launched(struct tracer *tr);   /* after fork: the target has the memfd */
+void agent_free(struct tracer *tr);
+void agent_exec_reset(struct tracer *tr); /* a new image: fast path off */
+void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on */
+/* Turns the ring's committed records into events; final once the target
+ * is dead (claimed, never committed slots are skipped). */
+void agent_drain(struct tracer *tr, bool final);
+/* Is t inside a fast path (a preemption there would cut a hook in two)? */
+bool agent_busy(struct tracer *tr, const struct tthread *t);
 
 /* model.c */
 void model_init(struct model *m);
