@@ -78,6 +78,10 @@ check: all $(UNIT_BIN) $(UNIT_EXTRA)
 bench/predict_bench: bench/predict_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+# the bare ptrace stop (bench/agent); a probe, not avtrace code
+bench/int3_floor: bench/int3_floor.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
+
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 

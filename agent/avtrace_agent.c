@@ -80,9 +80,13 @@ HIDDEN int avt_agent_unlock(pthread_mutex_t *m, uint64_t site);
 		"1:	jmp " #real "@PLT\n"                    \
 		".size " #name ", .-" #name "\n")
 
-STUB(pthread_mutex_lock, avt_agent_lock, __pthread_mutex_lock);
-STUB(pthread_mutex_trylock, avt_agent_trylock, __pthread_mutex_trylock);
-STUB(pthread_mutex_unlock, avt_agent_unlock, __pthread_mutex_unlock);
+/* libc's own names for them, at the version every x86-64 glibc has */
+__asm__(".symver avt_real_lock, __pthread_mutex_lock@GLIBC_2.2.5\n"
+	".symver avt_real_trylock, __pthread_mutex_trylock@GLIBC_2.2.5\n"
+	".symver avt_real_unlock, __pthread_mutex_unlock@GLIBC_2.2.5\n");
+STUB(pthread_mutex_lock, avt_agent_lock, avt_real_lock);
+STUB(pthread_mutex_trylock, avt_agent_trylock, avt_real_trylock);
+STUB(pthread_mutex_unlock, avt_agent_unlock, avt_real_unlock);
 
 /* Enters a fast path: the ring is there, the supervisor enabled it, this
  * is not a forked child, and no hook of this thread is in progress. */
@@ -120,7 +124,7 @@ static int lock_like(pthread_mutex_t *m, uint64_t site, int is_try)
 	if (!enter())
 		return -1;
 	mutex_fn trylock = raw(AVT_RAW_MUTEX_TRYLOCK);
-	int64_t ticket = trylock ? avt_agent_claim(ring) : -1;
+	int64_t ticket = trylock ? avt_agent_claim(ring, AVT_AGENT_UNLOCK_RESERVE) : -1;
 	if (ticket < 0) {
 		if (trylock)
 			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
@@ -151,7 +155,7 @@ int avt_agent_unlock(pthread_mutex_t *m, uint64_t site)
 	if (!enter())
 		return -1;
 	mutex_fn unlock = raw(AVT_RAW_MUTEX_UNLOCK);
-	int64_t ticket = unlock ? avt_agent_claim(ring) : -1;
+	int64_t ticket = unlock ? avt_agent_claim(ring, 0) : -1;
 	if (ticket < 0) {
 		if (unlock)
 			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);

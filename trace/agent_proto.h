@@ -127,14 +127,22 @@ static inline int avt_agent_valid(const struct avt_agent_hdr *h, size_t maplen)
 	       !(h->nslots & (h->nslots - 1)) && avt_agent_region_size(h->nslots) <= maplen;
 }
 
-/* Producer: claims the next slot.  Returns its ticket, or -1 when the ring
- * is full (the caller then takes the ptrace path, whose stop drains it). */
-static inline int64_t avt_agent_claim(struct avt_agent_hdr *h)
+/* Slots a lock may not take, kept for the unlocks of locks already held:
+ * a lock refused for want of room takes the ptrace path (whose stop
+ * drains the ring), but an unlock sent there would be released in the
+ * model before glibc releases it (docs/agent.md). */
+#define AVT_AGENT_UNLOCK_RESERVE 1024u
+
+/* Producer: claims the next slot, leaving reserve slots free.  Returns its
+ * ticket, or -1 when the ring is that full (the caller then takes the
+ * ptrace path, whose stop drains it). */
+static inline int64_t avt_agent_claim(struct avt_agent_hdr *h, uint32_t reserve)
 {
 	uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	uint64_t room = reserve < h->nslots ? h->nslots - reserve : 0;
 	for (;;) {
 		uint64_t tail = atomic_load_explicit(&h->tail, memory_order_acquire);
-		if (head - tail >= h->nslots)
+		if (head - tail >= room)
 			return -1;
 		if (atomic_compare_exchange_weak_explicit(&h->head, &head, head + 1,
 							  memory_order_acq_rel,
