@@ -75,12 +75,12 @@ t_agent_lockheavy_same() {
 	lock_discipline a heavy_lock
 }
 
-# With the default 10 ms slice the threads are preempted at times, inside
-# the agent's fast path too (put off until it is out): the locks still
-# alternate correctly and every thread has all its events, in its order.
+# With a 1 ms slice the threads are preempted often, inside the agent's
+# fast path too (put off until it is out): the locks still alternate
+# correctly and every thread has all its events, in its order.
 t_agent_lockheavy_sliced() {
 	need_jq
-	REC_OPTS="--no-auto-watch --agent" record a lockheavy 50000 2
+	REC_OPTS="--no-auto-watch --agent --slice 1" record a lockheavy 50000 2
 	expect_recorded a 0
 	lock_discipline a heavy_lock
 	expect_count a acquire heavy_lock 100000
