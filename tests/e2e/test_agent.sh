@@ -4,11 +4,17 @@
 # SIGKILLed target or avtrace leaves a readable trace and no process.
 # Run with tests/e2e/run.sh agent.
 
-# project DIR: one line per event, the fields both paths must agree on.
+# project DIR: one line per event, the fields both paths must agree on:
+# symbolized, and the raw site (module + offset) when it is in the
+# executable (module 0 in both; library module ids differ, the agent
+# being one more module).
 project() {
 	events "$1" >/dev/null || exit
-	jq -c '[.seq, .thread, .tindex, .kind, .obj_name, .site, .func, .child, .flags]' "$1.json" ||
-		fail "jq cannot parse the dump of $1"
+	avt dump -d "$1" --json --raw >"$1.raw" || fail "avtrace dump --raw -d $1 failed"
+	jq -c -n --slurpfile s "$1.json" --slurpfile r "$1.raw" '[$s, $r] | transpose[]
+		| .[0] as $e | (.[1].site // "" | if startswith("0+") then . else "lib" end) as $raw
+		| [$e.seq, $e.thread, $e.tindex, $e.kind, $e.obj_name, $e.site, $e.func, $e.child, $e.flags, $raw]' ||
+		fail "jq cannot parse the dumps of $1"
 }
 
 # record_both MODE PROG ARGS...: records PROG with and without --agent
