@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ struct agent {
 
 const char *tracer_agent_lib_default(void)
 {
-	static char found[4200];
+	static char found[PATH_MAX];
 	const char *env = getenv("AVTRACE_AGENT_LIB");
 	if (env && *env)
 		return env;
@@ -59,8 +60,9 @@ const char *tracer_agent_lib_default(void)
 	/* the build tree (next to avtrace), then an installed tree */
 	static const char *const rel[] = { "/libavtrace-agent.so", "/../lib/avtrace/libavtrace-agent.so" };
 	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		snprintf(found, sizeof found, "%s%s", self, rel[i]);
-		if (access(found, R_OK) == 0)
+		char path[4200];
+		snprintf(path, sizeof path, "%s%s", self, rel[i]);
+		if (access(path, R_OK) == 0 && realpath(path, found))
 			return found;
 	}
 	return NULL;

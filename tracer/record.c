@@ -321,6 +321,11 @@ struct recorder *record_start(const struct record_opts *opts)
 		trace_writer_close(rec->w);
 		rec->w = NULL;
 		unlink(path); /* nothing half-written that dump would take for a trace */
+		if (opts->keep_stdin) { /* nor a stdin no recording goes with */
+			stdin_tee_stop(rec);
+			snprintf(path, sizeof path, "%s/stdin", opts->dir);
+			unlink(path);
+		}
 		record_free(rec);
 		return NULL;
 	}
