@@ -39,6 +39,7 @@ struct agent {
 	int fd;              /* the memfd until the target has it */
 	char **envp;         /* the target's environment */
 	unsigned deferrals;
+	uint64_t deferred, forced; /* preemptions put off; taken after MAX_DEFERRALS */
 	uint64_t foreign;    /* records of tids not in the traced process */
 };
 
@@ -164,6 +165,10 @@ void agent_free(struct tracer *tr)
 	struct agent *a = tr->agent;
 	if (!a)
 		return;
+	avt_debug("agent: %llu preemptions put off (%llu taken after %d), ring full %llu times, %llu nested calls, %llu foreign records",
+		  (unsigned long long)a->deferred, (unsigned long long)a->forced, MAX_DEFERRALS,
+		  (unsigned long long)atomic_load(&a->hdr->full), (unsigned long long)atomic_load(&a->hdr->nested),
+		  (unsigned long long)a->foreign);
 	if (a->fd >= 0)
 		close(a->fd);
 	if (a->hdr)
@@ -268,10 +273,13 @@ bool agent_busy(struct tracer *tr, const struct tthread *t)
 {
 	struct agent *a = tr->agent;
 	if (!a || atomic_load(&a->hdr->busy) != (uint32_t)t->tid || a->deferrals >= MAX_DEFERRALS) {
+		if (a && a->deferrals >= MAX_DEFERRALS)
+			a->forced++;
 		if (a)
 			a->deferrals = 0;
 		return false;
 	}
 	a->deferrals++;
+	a->deferred++;
 	return true;
 }

@@ -203,6 +203,7 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 	}
 	t->tid = tr->pid;
 	t->priv->nrets = 0;
+	tr->exiting = false; /* the others went by exec, not by an exit */
 	tr->stats.execs++;
 	char exe[4096], note[4200];
 	char path[64];
@@ -336,6 +337,9 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 		/* exit_group: the process ends here, the other threads are gone */
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
 	}
+	/* a group exit or a SIGKILL: the process is going; threads it took
+	 * down holding locks must not read as a deadlock */
+	tr->exiting = true;
 	t->priv->exit_seen = true;
 	resume(t);
 	return WR_WAIT;
@@ -634,7 +638,7 @@ enum tstep tracer_step(struct tracer *tr)
 		return TSTEP_EXITED;
 	if (tr->sink_stop || tracer_interrupted())
 		return TSTEP_STOPPED;
-	if (tr->fatal_sig)
+	if (tr->fatal_sig || tr->exiting)
 		return drain_exit(tr); /* the process is dying: nothing more happens */
 	if (tr->candcap < tr->nthr) {
 		tr->candcap = tr->nthr * 2;

@@ -168,6 +168,7 @@ struct tracer {
 	bool sink_stop;         /* the sink asked to stop the session */
 	bool interrupt_blocked; /* the pending interrupt sets a sleeper aside */
 	int fatal_sig;          /* a fatal signal was delivered (0: none) */
+	bool exiting;           /* a thread went by exit_group or SIGKILL */
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
