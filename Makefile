@@ -28,7 +28,9 @@ LIB_SRC := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := libavtrace.a
 
-all: avtrace targets
+AGENT := libavtrace-agent.so
+
+all: avtrace $(AGENT) targets
 
 $(LIB): $(LIB_OBJ)
 	$(AR) rcs $@ $^
@@ -38,6 +40,14 @@ $(LIB): $(LIB_OBJ)
 
 avtrace: cli/main.o $(wildcard cli/*.c) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$(wildcard cli/*.c)) $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
+
+# The in-process agent (agent/, docs/agent.md): preloaded into the target,
+# so never built with the sanitizers, always position-independent, and
+# linked with nothing of avtrace.
+AGENT_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -fvisibility=hidden \
+	-ftls-model=initial-exec -I.
+$(AGENT): agent/avtrace_agent.c trace/agent_proto.h trace/event.h
+	$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,now -Wl,-soname,$(AGENT) -o $@ $< -pthread
 
 # ---- test target programs (known behaviour, -O0 -g unless named otherwise)
 include tests/targets/targets.mk
@@ -58,7 +68,7 @@ tests/unit/test_%: tests/unit/test_%.c $(LIB)
 unit: $(UNIT_BIN) $(UNIT_EXTRA)
 	@fail=0; for t in $(UNIT_BIN); do CK_DEFAULT_TIMEOUT=60 ./$$t || fail=1; done; exit $$fail
 
-e2e: avtrace targets
+e2e: avtrace $(AGENT) targets
 	@tests/e2e/run.sh
 
 check: all $(UNIT_BIN) $(UNIT_EXTRA)
@@ -68,6 +78,10 @@ check: all $(UNIT_BIN) $(UNIT_EXTRA)
 
 bench/predict_bench: bench/predict_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
+
+# the bare ptrace stop (bench/agent); a probe, not avtrace code
+bench/int3_floor: bench/int3_floor.c
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
 
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
@@ -82,16 +96,17 @@ include tests/fuzz/fuzz.mk
 demo: avtrace targets
 	@examples/demo.sh
 
-install: avtrace
+install: avtrace $(AGENT)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pkgconfig \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/lib/avtrace
 	install -m 755 avtrace $(DESTDIR)$(PREFIX)/bin/avtrace
 	install -m 644 docs/avtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/avtrace.1
+	install -m 644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/avtrace/$(AGENT)
 	install -m 644 include/avtrace.h $(DESTDIR)$(PREFIX)/include/avtrace.h
 	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
 clean:
-	rm -f avtrace $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
+	rm -f avtrace $(AGENT) bench/int3_floor $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
 	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench

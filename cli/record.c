@@ -45,6 +45,10 @@ static const char record_help[] =
 	"                     walked by the modules' unwind tables)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
 	"      --no-stacks    no call stacks (the default)\n"
+	"      --agent        preload avtrace's in-process agent into PROG: mutex\n"
+	"                     lock, trylock and unlock that do not block cost no\n"
+	"                     ptrace stop; the trace is the same (docs/agent.md).\n"
+	"                     Opt-in for now; not with --stacks\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
@@ -63,13 +67,14 @@ int cmd_record(int argc, char **argv)
 		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' },
 		{ "access-budget", required_argument, 0, 'B' },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
-		{ "no-stacks", no_argument, 0, 'N' },
+		{ "no-stacks", no_argument, 0, 'N' }, { "agent", no_argument, 0, 'A' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	int c;
 	static const char *watch[5];
 	size_t nwatch = 0;
+	bool agent = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fqvh", lo, NULL)) != -1) {
 		switch (c) {
@@ -92,6 +97,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
+		case 'A': agent = true; break;
 		case 'k':
 			if (arg_uint("record", "--stack-depth", optarg, 1, 16, &o.stack_depth) < 0)
 				return EXIT_USAGE;
@@ -111,6 +117,15 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("record", "no program to record");
+	if (agent) {
+		if (o.stack_depth)
+			return usage_error("record", "--agent cannot record --stacks yet");
+		o.agent_lib = tracer_agent_lib_default();
+		if (!o.agent_lib) {
+			avt_error("cannot find libavtrace-agent.so next to avtrace or in ../lib/avtrace (set AVTRACE_AGENT_LIB)");
+			return EXIT_USAGE;
+		}
+	}
 	o.argv = argv + optind;
 	o.watch = watch;
 	o.nwatch = nwatch;
@@ -148,6 +163,9 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 		 s->threads, s->threads == 1 ? "" : "s", fmt_thousands(s->events, ev, sizeof ev),
 		 s->mutexes, s->mutexes == 1 ? "" : "es", s->condvars, s->condvars == 1 ? "" : "s",
 		 res.seconds, o.dir);
+	if (o.agent_lib)
+		avt_info("avtrace: %s events through the in-process agent",
+			 fmt_thousands(s->agent_events, ev, sizeof ev));
 	if (s->forks_untraced)
 		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
 			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");

@@ -533,8 +533,10 @@ static bool annotated(const struct tracer *tr, const struct elfmod *m)
 
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
+	/* avtrace's own agent (record --agent) is avtrace's code, not the
+	 * program's: its accesses are no events */
 	if (!tr->access_on || !m->path || system_path(m->path) || strstr(m->path, "/ld-linux") ||
-	    annotated(tr, m))
+	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m))
 		return;
 	struct access *ac = access_state(tr);
 	if (!ac)

@@ -553,3 +553,20 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		return 0;
 	}
 }
+
+/* The same steps for a call the in-process agent took (agent.c). */
+void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		   uint64_t obj2, uint64_t site, uint16_t flags)
+{
+	acquire(tr, t, obj, kind, obj2, site, flags);
+}
+
+void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
+{
+	release(tr, t, obj, site);
+}
+
+bool hooks_internal_caller(struct tracer *tr, uint64_t ret)
+{
+	return internal_caller(tr, ret);
+}

@@ -208,6 +208,7 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 	}
 	t->tid = tr->pid;
 	t->priv->nrets = 0;
+	tr->exiting = false; /* the others went by exec, not by an exit */
 	tr->stats.execs++;
 	char exe[4096], note[4200];
 	char path[64];
@@ -348,6 +349,9 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 		tr_emit(tr, t, AVT_EV_EXIT, code >> 8, 0, 0, 0, 0);
 		tr->exiting = true;
 	}
+	/* a group exit or a SIGKILL: the process is going; threads it took
+	 * down holding locks must not read as a deadlock */
+	tr->exiting = true;
 	t->priv->exit_seen = true;
 	resume(t);
 	return WR_WAIT;
@@ -384,6 +388,12 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		return WR_WAIT;
 	}
 	t->priv->interrupt_pending = false;
+	if (agent_busy(tr, t)) {
+		/* inside the agent's fast path: not a point to switch at; the
+		 * next tick interrupts it again */
+		resume(t);
+		return WR_WAIT;
+	}
 	char kstate = ptu_thread_state(tr->pid, t->tid);
 	(void)kstate;
 	if (t->priv->expect_block) {
@@ -405,6 +415,8 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 {
 	struct ptu_status s;
 	ptu_decode(st, &s);
+	/* what the agent did in-process happened before this stop */
+	agent_drain(tr, (s.stop == PTU_EXITED || s.stop == PTU_KILLED) && pid == tr->pid);
 	if (s.stop == PTU_EXITED || s.stop == PTU_KILLED)
 		return on_gone(tr, pid, &s, run);
 	struct tthread *t = tr_by_tid(tr, pid);

@@ -296,7 +296,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		/* access breakpoints replaced the automatic watchpoints */
 		.access = !opts->no_auto_watch,
 		.access_budget = opts->access_budget,
-		.stack_depth = opts->stack_depth,
+		.stack_depth = opts->stack_depth, .agent_lib = opts->agent_lib,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -410,7 +410,8 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	/* replay must pass the same environment: stack addresses move with it */
 	json_t *env = json_array();
 	extern char **environ;
-	for (char **e = environ; e && *e; e++)
+	char *const *tenv = tracer_envp(rec->tr); /* --agent: with LD_PRELOAD */
+	for (char *const *e = tenv ? tenv : environ; e && *e; e++)
 		json_array_append_new(env, json_string(*e));
 	json_object_set_new(m, "env", env);
 	json_t *watch = json_array();
@@ -426,6 +427,8 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
 	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
+	json_object_set_new(m, "agent", rec->opts.agent_lib ? json_string(rec->opts.agent_lib) : json_false());
+	json_object_set_new(m, "agent_events", json_integer((json_int_t)st->agent_events));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));

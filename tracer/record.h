@@ -31,6 +31,7 @@ struct record_opts {
 	bool keep_stdin;      /* copy what PROG reads on stdin to DIR/stdin, for
 	                         replay and explore to give it again */
 	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */
+	const char *agent_lib; /* --agent: preload this in-process agent */
 };
 
 struct record_result {

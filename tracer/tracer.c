@@ -114,6 +114,7 @@ void tracer_free(struct tracer *tr)
 	bpt_release(&tr->bpts);
 	modmap_release(&tr->mods);
 	model_release(&tr->model);
+	agent_free(tr);
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	free(tr->exe);
@@ -490,6 +491,7 @@ static void plant_dl_debug(struct tracer *tr)
 int exec_begin(struct tracer *tr)
 {
 	uint64_t entry = auxv_entry(tr->pid);
+	agent_exec_reset(tr);
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	tr->memfd = ptu_open_mem(tr->pid);
@@ -543,6 +545,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	}
 	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
+	agent_publish(tr);
 	return 0;
 }
 
@@ -597,6 +600,8 @@ int tracer_launch(struct tracer *tr)
 {
 	if (tracer_check(tr) < 0)
 		return -1;
+	if (tr->opts.agent_lib && !tr->agent && agent_prepare(tr) < 0)
+		return -1;
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -1;
@@ -610,6 +615,7 @@ int tracer_launch(struct tracer *tr)
 	if (tr->pid == 0)
 		child_exec(tr, pfd[1]);
 	close(pfd[1]);
+	agent_launched(tr);
 	tr->alive = true;
 	int st;
 	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
@@ -658,6 +664,7 @@ void tracer_kill(struct tracer *tr)
 	while ((p = ptu_wait(-1, &st, __WALL)) > 0)
 		if (WIFSTOPPED(st))
 			ptu_resume(p, 0);
+	agent_drain(tr, true); /* what the agent committed before the kill */
 	tr->alive = false;
 }
 

@@ -158,6 +158,8 @@ struct tracer_opts {
 	const struct avt_disarm_rec *disarms; /* replay: the recording's removals,
 	                          applied instead of deciding (NULL: record) */
 	size_t ndisarms;
+	const char *agent_lib; /* non-NULL: preload this in-process agent and
+	                          take its events (agent.c, docs/agent.md) */
 };
 
 /* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
@@ -241,6 +243,7 @@ struct tracer_stats {
 	unsigned preemptions;
 	unsigned kernel_waits;
 	unsigned mutexes, condvars;
+	uint64_t agent_events; /* events that came through the in-process agent */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
@@ -258,6 +261,13 @@ struct tracer_access_stats {
 };
 bool tracer_access_on(const struct tracer *tr);
 const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr);
+
+/* The agent library to preload: $AVTRACE_AGENT_LIB, else
+ * libavtrace-agent.so next to this executable or in ../lib/avtrace/;
+ * NULL if none is found. */
+const char *tracer_agent_lib_default(void);
+/* The environment the target gets (NULL: avtrace's own, inherited). */
+char *const *tracer_envp(const struct tracer *tr);
 
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);

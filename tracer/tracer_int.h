@@ -174,7 +174,7 @@ struct tracer {
 	bool sink_stop;         /* the sink asked to stop the session */
 	bool interrupt_blocked; /* the pending interrupt sets a sleeper aside */
 	int fatal_sig;          /* a fatal signal was delivered (0: none) */
-	bool exiting;           /* a thread called exit_group: nothing more happens */
+	bool exiting;           /* a thread went by exit_group, or SIGKILL: nothing more happens */
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
@@ -188,6 +188,8 @@ struct tracer {
 	size_t nwatch;
 	struct tthread **run, **last; /* tracer_step's candidate arrays */
 	size_t candcap;
+
+	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
@@ -273,6 +275,24 @@ void sched_slice_over(struct tracer *tr, struct tthread *t);
 /* Could a thread other than t run if t were set aside?  last_resorts:
  * count those that can only proceed as a last resort too. */
 bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts);
+/* hooks.c, for the agent's records: what the ptrace hooks do with the
+ * same call (model update + event; the libc/ld.so caller filter) */
+void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		   uint64_t obj2, uint64_t site, uint16_t flags);
+void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site);
+bool hooks_internal_caller(struct tracer *tr, uint64_t ret);
+
+/* agent.c: the in-process agent (docs/agent.md).  All no-ops without it. */
+int agent_prepare(struct tracer *tr);     /* before fork: memfd, environment */
+void agent_launched(struct tracer *tr);   /* after fork: the target has the memfd */
+void agent_free(struct tracer *tr);
+void agent_exec_reset(struct tracer *tr); /* a new image: fast path off */
+void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on */
+/* Turns the ring's committed records into events; final once the target
+ * is dead (claimed, never committed slots are skipped). */
+void agent_drain(struct tracer *tr, bool final);
+/* Is t inside a fast path (a preemption there would cut a hook in two)? */
+bool agent_busy(struct tracer *tr, const struct tthread *t);
 
 /* model.c */
 void model_init(struct model *m);

@@ -1,0 +1,196 @@
+/*
+ * The in-process agent's shared-memory protocol (docs/agent.md).
+ *
+ * The supervisor (avtrace, under ptrace) creates a memfd, lays out this
+ * region in it and passes the descriptor to the target, where the agent
+ * library (agent/avtrace_agent.c, LD_PRELOAD) maps it.  The region is:
+ *
+ *   struct avt_agent_hdr   magic, version, sizes, the switches the
+ *                          supervisor sets (enabled, the unhooked entry
+ *                          points), the one-runner word (busy), the ring's
+ *                          head (producers) and tail (the supervisor)
+ *   struct avt_agent_slot  x nslots: a commit word and one struct avt_event
+ *
+ * A producer claims ticket h (head: compare-and-swap, so producers never
+ * share a slot), fills slot h % nslots and then stores commit = h + 1 with
+ * release order.  The consumer takes slot tail % nslots only when its
+ * commit word equals tail + 1, then advances tail, which frees the slot.
+ * Whatever was committed stays readable in the memfd when the target dies
+ * (SIGKILL included): nothing committed is lost.  A claimed slot that was
+ * never committed (the producer died between claim and commit) stops the
+ * ordinary drain; the final drain, after the target is gone, skips it.
+ *
+ * The event in a slot has the trace's layout (struct avt_event) with the
+ * producer's view of it: seq 0 (the supervisor numbers events), thread =
+ * the kernel tid, site_mod = AVT_MOD_NONE and site_off = the absolute
+ * return address, kind/obj/flags as the ptrace hooks would see them.
+ * kind AVT_EV_NONE marks a claimed slot whose operation did not happen
+ * (skipped).
+ *
+ * Everything here is header-only and libc-free so the agent (which links
+ * nothing of avtrace) and the supervisor share one definition.
+ */
+#ifndef AVT_TRACE_AGENT_PROTO_H
+#define AVT_TRACE_AGENT_PROTO_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define AVT_AGENT_MAGIC "AVTAGNT"
+#define AVT_AGENT_VERSION 1u
+/* Environment of the target: the memfd's descriptor number. */
+#define AVT_AGENT_ENV_FD "AVTRACE_AGENT_FD"
+/* The name the memfd is created with (the agent checks /proc/self/fd/N). */
+#define AVT_AGENT_MEMFD_NAME "avtrace-agent"
+/* Where the agent maps the region (MAP_FIXED_NOREPLACE; elsewhere if
+ * taken): far below the mmap area, so the target's own mappings (thread
+ * stacks, arenas) land where they land without the agent. */
+#define AVT_AGENT_MAP_ADDR 0x6f0000000000ull
+#define AVT_AGENT_DEFAULT_SLOTS 65536u
+
+/* Unhooked entry points the supervisor publishes (hdr.raw[]): the
+ * out-of-line copy of each hooked function, callable without a ptrace
+ * stop.  0: not available, take the ptrace path. */
+enum avt_agent_raw {
+	AVT_RAW_MUTEX_TRYLOCK,
+	AVT_RAW_MUTEX_UNLOCK,
+	AVT_RAW_COUNT = 8,
+};
+
+struct avt_agent_hdr {
+	char magic[8];             /* AVT_AGENT_MAGIC */
+	uint32_t version;          /* AVT_AGENT_VERSION */
+	uint32_t hdr_size;         /* sizeof(struct avt_agent_hdr) */
+	uint32_t nslots;           /* a power of two */
+	uint32_t slot_size;        /* sizeof(struct avt_agent_slot) */
+	_Atomic uint32_t enabled;  /* supervisor: 1 from the entry stop of an
+	                              image whose raw[] are published */
+	_Atomic int32_t pid;       /* agent: the process that attached */
+	_Atomic uint32_t busy;     /* agent: tid of the thread inside a hook's
+	                              fast path (claim .. commit), else 0 */
+	uint32_t pad0;
+	_Atomic uint64_t raw[AVT_RAW_COUNT]; /* supervisor: unhooked entries */
+	_Atomic uint64_t attached; /* agent: processes that mapped the region */
+	_Atomic uint64_t full;     /* agent: fast paths refused, ring full */
+	_Atomic uint64_t nested;   /* agent: calls made inside a hook (signal
+	                              handlers): sent down the ptrace path */
+	_Atomic uint64_t head;     /* producers: next ticket */
+	uint8_t pad2[56];
+	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
+	uint8_t pad3[56];
+};
+
+struct avt_agent_slot {
+	_Atomic uint64_t commit;   /* ticket + 1 once the event is complete */
+	uint64_t pad;
+	struct avt_event ev;
+};
+
+_Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
+_Static_assert(offsetof(struct avt_agent_hdr, head) % 64 == 0, "head on its own line");
+_Static_assert(offsetof(struct avt_agent_hdr, tail) % 64 == 0, "tail on its own line");
+_Static_assert(sizeof(struct avt_agent_hdr) % 64 == 0, "slots cache-line aligned");
+
+static inline size_t avt_agent_region_size(uint32_t nslots)
+{
+	return sizeof(struct avt_agent_hdr) + (size_t)nslots * sizeof(struct avt_agent_slot);
+}
+
+static inline struct avt_agent_slot *avt_agent_slots(struct avt_agent_hdr *h)
+{
+	return (struct avt_agent_slot *)(void *)((char *)h + sizeof *h);
+}
+
+/* Lays out a fresh region of avt_agent_region_size(nslots) zeroed bytes.
+ * nslots must be a power of two. */
+static inline void avt_agent_init(struct avt_agent_hdr *h, uint32_t nslots)
+{
+	for (int i = 0; i < 8; i++)
+		h->magic[i] = AVT_AGENT_MAGIC[i];
+	h->version = AVT_AGENT_VERSION;
+	h->hdr_size = (uint32_t)sizeof *h;
+	h->nslots = nslots;
+	h->slot_size = (uint32_t)sizeof(struct avt_agent_slot);
+}
+
+/* Is this a region this code can use (magic, version, sizes)? */
+static inline int avt_agent_valid(const struct avt_agent_hdr *h, size_t maplen)
+{
+	for (int i = 0; i < 8; i++)
+		if (h->magic[i] != AVT_AGENT_MAGIC[i])
+			return 0;
+	return h->version == AVT_AGENT_VERSION && h->hdr_size == sizeof *h &&
+	       h->slot_size == sizeof(struct avt_agent_slot) && h->nslots &&
+	       !(h->nslots & (h->nslots - 1)) && avt_agent_region_size(h->nslots) <= maplen;
+}
+
+/* Slots a lock may not take, kept for the unlocks of locks already held:
+ * a lock refused for want of room takes the ptrace path (whose stop
+ * drains the ring), but an unlock sent there would be released in the
+ * model before glibc releases it (docs/agent.md). */
+#define AVT_AGENT_UNLOCK_RESERVE 1024u
+
+/* Producer: claims the next slot, leaving reserve slots free.  Returns its
+ * ticket, or -1 when the ring is that full (the caller then takes the
+ * ptrace path, whose stop drains it). */
+static inline int64_t avt_agent_claim(struct avt_agent_hdr *h, uint32_t reserve)
+{
+	uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+	uint64_t room = reserve < h->nslots ? h->nslots - reserve : 0;
+	for (;;) {
+		uint64_t tail = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (head - tail >= room)
+			return -1;
+		if (atomic_compare_exchange_weak_explicit(&h->head, &head, head + 1,
+							  memory_order_acq_rel,
+							  memory_order_relaxed))
+			return (int64_t)head;
+	}
+}
+
+/* Producer: fills the claimed slot and commits it (release: the consumer
+ * that sees the commit word sees the event). */
+static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
+				    uint64_t obj, uint64_t site, uint32_t tid)
+{
+	struct avt_agent_slot *s = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
+	s->ev.seq = 0;
+	s->ev.obj = obj;
+	s->ev.obj2 = 0;
+	s->ev.site_off = site;
+	s->ev.thread = tid;
+	s->ev.tindex = 0;
+	s->ev.kind = kind;
+	s->ev.flags = 0;
+	s->ev.site_mod = AVT_MOD_NONE;
+	s->ev.size = 0;
+	atomic_store_explicit(&s->commit, ticket + 1, memory_order_release);
+}
+
+/* Consumer: the next committed event in ticket order, copied to *ev;
+ * 1 if one was taken, 0 if the next slot is not committed (or the ring is
+ * empty).  With final set (the producers are all dead), claimed slots that
+ * were never committed are skipped instead of waited for. */
+static inline int avt_agent_take(struct avt_agent_hdr *h, struct avt_event *ev, int final)
+{
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	for (;;) {
+		uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
+		if (tail == head)
+			return 0;
+		struct avt_agent_slot *s = &avt_agent_slots(h)[tail & (h->nslots - 1)];
+		if (atomic_load_explicit(&s->commit, memory_order_acquire) == tail + 1) {
+			*ev = s->ev;
+			atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
+			return 1;
+		}
+		if (!final)
+			return 0;
+		atomic_store_explicit(&h->tail, ++tail, memory_order_release);
+	}
+}
+
+#endif

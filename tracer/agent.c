@@ -1,0 +1,285 @@
+/*
+ * The supervisor's side of the in-process agent (docs/agent.md,
+ * trace/agent_proto.h, agent/avtrace_agent.c).
+ *
+ * With tracer_opts.agent_lib set, the tracer creates the shared region
+ * (a memfd the target inherits), starts the target with the agent in
+ * LD_PRELOAD and the descriptor in AVTRACE_AGENT_FD, publishes the
+ * unhooked entry points at each image's entry stop, and drains the ring
+ * at every ptrace stop: each record becomes the event the ptrace hook
+ * would have emitted at that point (hooks_acquire / hooks_release, the
+ * same caller filter), so sequence numbers, per-thread indexes, sites and
+ * the lock model are exactly those of the ptrace path.  Threads are still
+ * serialized by ptrace: one runs at a time, so the ring's order is the
+ * order the operations took effect.
+ *
+ * Ownership: struct agent belongs to struct tracer (tr->agent) and owns
+ * its mapping and the environment it built.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tracer_int.h"
+#include "trace/agent_proto.h"
+
+/* Preemptions put off because the thread was inside a fast path, in a
+ * row, before one is taken anyway (a signal handler that longjmp()ed out
+ * of a hook would otherwise leave the thread unpreemptible). */
+#define MAX_DEFERRALS 200
+
+struct agent {
+	struct avt_agent_hdr *hdr;
+	size_t len;
+	int fd;              /* the memfd until the target has it */
+	char **envp;         /* the target's environment */
+	unsigned deferrals;
+	uint64_t deferred, forced; /* preemptions put off; taken after MAX_DEFERRALS */
+	uint64_t foreign;    /* records of tids not in the traced process */
+};
+
+const char *tracer_agent_lib_default(void)
+{
+	static char found[PATH_MAX];
+	const char *env = getenv("AVTRACE_AGENT_LIB");
+	if (env && *env)
+		return env;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	/* the build tree (next to avtrace), then an installed tree */
+	static const char *const rel[] = { "/libavtrace-agent.so", "/../lib/avtrace/libavtrace-agent.so" };
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s%s", self, rel[i]);
+		if (access(path, R_OK) == 0 && realpath(path, found))
+			return found;
+	}
+	return NULL;
+}
+
+static char *envstr(const char *name, const char *a, const char *sep, const char *b)
+{
+	size_t len = strlen(name) + 1 + strlen(a) + strlen(sep) + strlen(b) + 1;
+	char *s = malloc(len);
+	BUG_ON(!s);
+	snprintf(s, len, "%s=%s%s%s", name, a, sep, b);
+	return s;
+}
+
+/* The target's environment: the one it would get, with the agent first in
+ * LD_PRELOAD and the memfd's number in AVTRACE_AGENT_FD. */
+static char **build_env(char *const *base, const char *lib, int fd)
+{
+	size_t n = 0;
+	while (base && base[n])
+		n++;
+	char **env = calloc(n + 3, sizeof *env);
+	BUG_ON(!env);
+	size_t k = 0;
+	bool preload = false;
+	char num[16];
+	snprintf(num, sizeof num, "%d", fd);
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(base[i], "LD_PRELOAD=", 11)) {
+			const char *old = base[i] + 11;
+			env[k++] = envstr("LD_PRELOAD", lib, *old ? ":" : "", old);
+			preload = true;
+		} else if (!strncmp(base[i], AVT_AGENT_ENV_FD "=", sizeof AVT_AGENT_ENV_FD)) {
+			continue;
+		} else {
+			env[k++] = strdup(base[i]);
+			BUG_ON(!env[k - 1]);
+		}
+	}
+	if (!preload)
+		env[k++] = envstr("LD_PRELOAD", lib, "", "");
+	env[k++] = envstr(AVT_AGENT_ENV_FD, num, "", "");
+	env[k] = NULL;
+	return env;
+}
+
+int agent_prepare(struct tracer *tr)
+{
+	const char *lib = tr->opts.agent_lib;
+	if (access(lib, R_OK) < 0) {
+		avt_error("cannot use the agent library '%s': %s", lib, strerror(errno));
+		return -1;
+	}
+	if (strchr(lib, ':') || strchr(lib, ' ')) {
+		avt_error("cannot preload the agent library '%s': LD_PRELOAD cannot hold ':' or ' '", lib);
+		return -1;
+	}
+	struct agent *a = calloc(1, sizeof *a);
+	BUG_ON(!a);
+	a->fd = -1;
+	uint32_t nslots = AVT_AGENT_DEFAULT_SLOTS;
+	a->len = avt_agent_region_size(nslots);
+	/* no MFD_CLOEXEC: the target inherits it, across its own execs too */
+	a->fd = memfd_create(AVT_AGENT_MEMFD_NAME, 0);
+	if (a->fd < 0 || ftruncate(a->fd, (off_t)a->len) < 0) {
+		avt_error("cannot create the agent's shared memory: %s", strerror(errno));
+		goto fail;
+	}
+	void *p = mmap(NULL, a->len, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	if (p == MAP_FAILED) {
+		avt_error("cannot map the agent's shared memory: %s", strerror(errno));
+		goto fail;
+	}
+	a->hdr = p;
+	avt_agent_init(a->hdr, nslots);
+	extern char **environ;
+	a->envp = build_env(tr->opts.envp ? tr->opts.envp : environ, lib, a->fd);
+	tr->opts.envp = a->envp;
+	tr->agent = a;
+	return 0;
+fail:
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a);
+	return -1;
+}
+
+void agent_launched(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (a && a->fd >= 0) {
+		close(a->fd); /* the target has its copy; the mapping stays */
+		a->fd = -1;
+	}
+}
+
+void agent_free(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	avt_debug("agent: %llu preemptions put off (%llu taken after %d), ring full %llu times, %llu nested calls, %llu foreign records",
+		  (unsigned long long)a->deferred, (unsigned long long)a->forced, MAX_DEFERRALS,
+		  (unsigned long long)atomic_load(&a->hdr->full), (unsigned long long)atomic_load(&a->hdr->nested),
+		  (unsigned long long)a->foreign);
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->hdr)
+		munmap(a->hdr, a->len);
+	for (char **e = a->envp; e && *e; e++)
+		free(*e);
+	free(a->envp);
+	free(a);
+	tr->agent = NULL;
+}
+
+char *const *tracer_envp(const struct tracer *tr)
+{
+	return tr->opts.envp;
+}
+
+/* A new image is starting: its agent must not use the old one's entry
+ * points, and has nothing until this image's hooks are planted. */
+void agent_exec_reset(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	atomic_store(&a->hdr->enabled, 0);
+	for (int i = 0; i < AVT_RAW_COUNT; i++)
+		atomic_store(&a->hdr->raw[i], 0);
+}
+
+static uint64_t raw_entry(struct tracer *tr, const char *name)
+{
+	for (size_t i = 0; i < n_hook_defs; i++) {
+		if (strcmp(hook_defs[i].name, name) || !tr->hook_addr[i])
+			continue;
+		struct bpt *b = bpt_find(&tr->bpts, tr->hook_addr[i]);
+		/* the out-of-line copy of its first instruction, then a jump
+		 * back into it: the function without the int3 */
+		return b && b->kind == BK_HOOK && b->slot ? b->slot : 0;
+	}
+	return 0;
+}
+
+/* At the entry stop, hooks planted: the fast path may start. */
+void agent_publish(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	uint64_t trylock = raw_entry(tr, "pthread_mutex_trylock");
+	uint64_t unlock = raw_entry(tr, "pthread_mutex_unlock");
+	if (!trylock || !unlock || tr->opts.stack_depth) {
+		avt_debug("agent: no fast path in this image (trylock 0x%llx, unlock 0x%llx)",
+			  (unsigned long long)trylock, (unsigned long long)unlock);
+		return;
+	}
+	atomic_store(&a->hdr->raw[AVT_RAW_MUTEX_TRYLOCK], trylock);
+	atomic_store(&a->hdr->raw[AVT_RAW_MUTEX_UNLOCK], unlock);
+	atomic_store(&a->hdr->enabled, 1);
+}
+
+/* One record: the event the ptrace hook would have emitted. */
+static void apply(struct tracer *tr, const struct avt_event *ev)
+{
+	struct agent *a = tr->agent;
+	if (ev->kind == AVT_EV_NONE)
+		return;
+	struct tthread *t = tr_by_tid(tr, (pid_t)ev->thread);
+	if (!t) {
+		a->foreign++;
+		return;
+	}
+	if (hooks_internal_caller(tr, ev->site_off))
+		return;
+	uint64_t before = tr->seq;
+	switch (ev->kind) {
+	case AVT_EV_ACQUIRE:
+		hooks_acquire(tr, t, ev->obj, AVT_EV_ACQUIRE, 0, ev->site_off, 0);
+		break;
+	case AVT_EV_RELEASE:
+		hooks_release(tr, t, ev->obj, ev->site_off);
+		break;
+	case AVT_EV_TRYLOCK_FAIL:
+		tr_emit(tr, t, AVT_EV_TRYLOCK_FAIL, ev->obj, 0, ev->site_off, 0, 0);
+		break;
+	default:
+		a->foreign++;
+		return;
+	}
+	tr->stats.agent_events += tr->seq - before;
+}
+
+void agent_drain(struct tracer *tr, bool final)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	struct avt_event ev;
+	while (avt_agent_take(a->hdr, &ev, final))
+		apply(tr, &ev);
+}
+
+bool agent_busy(struct tracer *tr, const struct tthread *t)
+{
+	struct agent *a = tr->agent;
+	if (!a || atomic_load(&a->hdr->busy) != (uint32_t)t->tid || a->deferrals >= MAX_DEFERRALS) {
+		if (a && a->deferrals >= MAX_DEFERRALS)
+			a->forced++;
+		if (a)
+			a->deferrals = 0;
+		return false;
+	}
+	a->deferrals++;
+	a->deferred++;
+	return true;
+}
