@@ -128,33 +128,34 @@ int ptu_write(int memfd, uint64_t addr, const void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
-uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid)
+/* Reads /proc/PID/task/TID/NAME into buf (NUL-terminated); its length,
+ * or -1. */
+static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t len)
 {
-	char path[64], buf[128];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
+	return n;
+}
+
+uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid)
+{
+	char buf[128];
+	return read_task_file(pid, tid, "schedstat", buf, sizeof buf) < 0 ? 0 : strtoull(buf, NULL, 10);
 }
 
 char ptu_thread_state(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[512];
+	if (read_task_file(pid, tid, "stat", buf, sizeof buf) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* comm may contain spaces and parentheses: the state follows the last ')' */
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
