@@ -10,6 +10,7 @@
 #include "trace/log.h"
 
 static void index_heap(struct names *n);
+static void index_frames(struct names *n);
 
 static void add_mod(struct sym *s, const struct avt_module *m)
 {
@@ -48,6 +49,7 @@ int names_open(struct names *n, const struct trace *t)
 	}
 	n->seq = UINT64_MAX - 1;
 	index_heap(n);
+	index_frames(n);
 	return 0;
 }
 
@@ -127,6 +129,89 @@ static const char *heap_name(struct names *n, uint64_t addr, char *buf, size_t l
 	return NULL;
 }
 
+static int by_frame(const void *a, const void *b)
+{
+	const struct names_frame *x = a, *y = b;
+	if (x->ea != y->ea)
+		return x->ea < y->ea ? -1 : 1;
+	if (x->site_mod != y->site_mod)
+		return x->site_mod < y->site_mod ? -1 : 1;
+	if (x->site_off != y->site_off)
+		return x->site_off < y->site_off ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Accesses a thread made to its own stack at an exact site, one per
+ * (address, site) and the first of them: the frames that name stack
+ * objects. */
+static void index_frames(struct names *n)
+{
+	const struct trace *t = n->t;
+	const uint16_t want = AVT_F_OWN_STACK | AVT_F_ACCESS_BPT | AVT_F_SITE_EXACT;
+	size_t k = 0;
+	for (size_t i = 0; i < t->nev; i++)
+		k += (t->ev[i].flags & want) == want;
+	if (!k || !(n->frames = calloc(k, sizeof *n->frames)))
+		return;
+	for (size_t i = 0; i < t->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		if ((e->flags & want) == want)
+			n->frames[n->nframes++] = (struct names_frame){ e->obj, e->site_off, e->seq,
+									e->site_mod };
+	}
+	qsort(n->frames, n->nframes, sizeof *n->frames, by_frame);
+	size_t u = 0;
+	for (size_t i = 0; i < n->nframes; i++)
+		if (!u || n->frames[u - 1].ea != n->frames[i].ea ||
+		    n->frames[u - 1].site_mod != n->frames[i].site_mod ||
+		    n->frames[u - 1].site_off != n->frames[i].site_off)
+			n->frames[u++] = n->frames[i];
+	n->nframes = u;
+}
+
+/* How far from an access to its frame a variable of that frame may lie. */
+#define FRAME_REACH (64u * 1024)
+#define FRAME_TRIES 32
+
+/* "main's stack: e.pendingIo": by the frame of the access nearest in
+ * time (at or before the current event first) whose function has a
+ * variable at addr. */
+static const char *stack_name(struct names *n, uint64_t addr, char *buf, size_t len)
+{
+	size_t lo = 0, hi = n->nframes;
+	while (lo < hi) { /* first access at or above addr - reach */
+		size_t mid = (lo + hi) / 2;
+		if (n->frames[mid].ea + FRAME_REACH < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t cand[FRAME_TRIES], nc = 0;
+	for (size_t i = lo; i < n->nframes && n->frames[i].ea <= addr + FRAME_REACH; i++) {
+		/* keep the FRAME_TRIES nearest in time to the current event */
+		const struct names_frame *f = &n->frames[i];
+		uint64_t d = f->seq <= n->seq ? n->seq - f->seq : (f->seq - n->seq) + (UINT64_MAX >> 1);
+		size_t at = nc < FRAME_TRIES ? nc++ : FRAME_TRIES;
+		while (at > 0) {
+			const struct names_frame *g = &n->frames[cand[at - 1]];
+			uint64_t dg = g->seq <= n->seq ? n->seq - g->seq : (g->seq - n->seq) + (UINT64_MAX >> 1);
+			if (dg <= d)
+				break;
+			if (at < FRAME_TRIES)
+				cand[at] = cand[at - 1];
+			at--;
+		}
+		if (at < FRAME_TRIES)
+			cand[at] = i;
+	}
+	for (size_t c = 0; c < nc; c++) {
+		const struct names_frame *f = &n->frames[cand[c]];
+		if (sym_stack_name(n->sym, f->site_mod, f->site_off, f->ea, addr, buf, len))
+			return buf;
+	}
+	return NULL;
+}
+
 void names_at(struct names *n, uint64_t seq)
 {
 	n->seq = seq;
@@ -145,6 +230,7 @@ void names_close(struct names *n)
 	free(n->gen_start);
 	free(n->heap);
 	free(n->heap_end);
+	free(n->frames);
 	sym_free(n->sym);
 	memset(n, 0, sizeof *n);
 }
@@ -175,7 +261,11 @@ const char *names_obj(struct names *n, uint64_t addr, char *buf, size_t len)
 {
 	struct sym *s = n->gen && n->gen[n->cur] ? n->gen[n->cur] : n->sym;
 	const char *name = sym_var_name(s, addr, buf, len);
-	return name ? name : n->nheap ? heap_name(n, addr, buf, len) : NULL;
+	if (!name && n->nheap)
+		name = heap_name(n, addr, buf, len);
+	if (!name && n->nframes)
+		name = stack_name(n, addr, buf, len);
+	return name;
 }
 
 const char *names_obj_or_addr(struct names *n, uint64_t addr, char *buf, size_t len)

@@ -12,6 +12,12 @@
 #include "trace/trace.h"
 
 struct sym;
+/* An access a function made to its own frame: its frame names addresses
+ * near ea ("main's stack: e.pendingIo"). */
+struct names_frame {
+	uint64_t ea, site_off, seq;
+	uint16_t site_mod;
+};
 
 struct names {
 	struct sym *sym;        /* every module: sites (module ids are unique) */
@@ -22,6 +28,8 @@ struct names {
 	size_t *heap;           /* indexes of allocations, sorted by address */
 	size_t nheap;
 	uint64_t *heap_end;     /* after_seq of each allocation's free, or UINT64_MAX */
+	struct names_frame *frames; /* own-stack accesses through the frame, by ea */
+	size_t nframes;
 	const struct trace *t;
 };
 

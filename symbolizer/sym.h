@@ -125,6 +125,15 @@ const char *sym_site_str(struct sym *s, unsigned mod, uint64_t off, int is_retur
  */
 const char *sym_var_name(struct sym *s, uint64_t addr, char *buf, size_t len);
 
+/*
+ * Name of stack address addr by the frame of the function at site mod+off,
+ * which accessed address ea itself through its stack or frame pointer:
+ * "main's stack: e.pendingIo" (sym_stack.c).  Returns buf, or NULL when
+ * the frame or no variable of it at the site holds addr.
+ */
+const char *sym_stack_name(struct sym *s, unsigned mod, uint64_t off, uint64_t ea,
+			   uint64_t addr, char *buf, size_t len);
+
 /* A scalar global (integer, enum or pointer of 1, 2, 4 or 8 bytes, not
  * const, not a synchronization object), or a scalar member of a global
  * struct, of one module: candidates to watch in an unannotated program. */

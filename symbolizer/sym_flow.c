@@ -463,8 +463,8 @@ static bool returns_value(struct sym_mod *m, uint64_t pc)
 }
 
 /* The function around runtime address pc, its code. */
-static bool function_code(struct sym_mod *m, uint64_t pc, uint64_t *lo, uint64_t *hi,
-			  const uint8_t **code)
+bool sym_function_code(struct sym_mod *m, uint64_t pc, uint64_t *lo, uint64_t *hi,
+		       const uint8_t **code)
 {
 	GElf_Sym sym;
 	GElf_Off off;
@@ -545,7 +545,7 @@ int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int 
 	uint64_t pc = m->base + off, load;
 	cs_insn *in = NULL;
 	f->out = out;
-	if (!function_code(m, pc, &f->lo, &f->hi, &f->code) ||
+	if (!sym_function_code(m, pc, &f->lo, &f->hi, &f->code) ||
 	    cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
 		free(f);
 		return -1;

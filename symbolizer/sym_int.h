@@ -104,6 +104,12 @@ void sym_type_describe(Dwarf_Die *type, uint64_t off, struct sym_strbuf *b);
 const char *sym_type_walk(Dwarf_Die *type, const char *path, uint64_t *off,
 			  uint64_t *size);
 
+/* sym_flow.c */
+/* The function around runtime address pc: its range and code bytes (the
+ * module's own file, never the process). */
+bool sym_function_code(struct sym_mod *m, uint64_t pc, uint64_t *lo, uint64_t *hi,
+		       const uint8_t **code);
+
 /* sym_unwind.c */
 void sym_unwind_release(struct sym *s);
 

@@ -82,11 +82,12 @@ struct owner_slot {
 };
 
 /* The out-of-line slots of one module: slot i runs the instruction at
- * addr[i]. */
+ * addr[i], from offset copy[i] (1 in the jump form, after its int3). */
 struct slots {
 	uint64_t base;
 	size_t n;
 	uint64_t *addr;
+	uint8_t *copy;
 };
 
 struct access {
@@ -497,8 +498,10 @@ void access_release(struct tracer *tr)
 	if (!ac)
 		return;
 	dec_free(ac->dec);
-	for (size_t i = 0; i < ac->nslots; i++)
+	for (size_t i = 0; i < ac->nslots; i++) {
 		free(ac->slots[i].addr);
+		free(ac->slots[i].copy);
+	}
 	free(ac->slots);
 	free(ac->site);
 	free(ac->own);
@@ -561,14 +564,18 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	}
 	struct slots *nsl = realloc(ac->slots, (ac->nslots + 1) * sizeof *nsl);
 	uint64_t *addrs = calloc(sc.n, sizeof *addrs);
+	uint8_t *copy = calloc(sc.n, 1);
+	struct slots *sl = NULL;
 	if (nsl)
 		ac->slots = nsl;
-	if (nsl && addrs) {
+	if (nsl && addrs && copy) {
 		for (size_t i = 0; i < sc.n; i++)
 			addrs[i] = sc.c[i].addr;
-		ac->slots[ac->nslots++] = (struct slots){ slots, sc.n, addrs };
+		sl = &ac->slots[ac->nslots++];
+		*sl = (struct slots){ slots, sc.n, addrs, copy };
 	} else {
 		free(addrs);
+		free(copy);
 	}
 	if (ac->nsite + sc.n > ac->capsite) {
 		size_t ncap = ac->nsite + sc.n;
@@ -583,13 +590,16 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	for (size_t i = 0; i < sc.n; i++) {
 		const struct cand *c = &sc.c[i];
 		uint64_t slot = slots + i * BPT_SLOT_SIZE;
-		if (bpt_insert_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
+		if (bpt_insert_jump_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
 			if (!skipped++)
 				snprintf(first, sizeof first, "%s at %s+0x%llx", why,
 					 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
 					 (unsigned long long)(c->addr - m->bias));
 			continue;
 		}
+		const struct bpt *b = bpt_find(&tr->bpts, c->addr);
+		if (sl && b && b->jump)
+			sl->copy[i] = 1;
 		struct asite *s = &ac->site[ac->nsite++];
 		memset(s, 0, sizeof *s);
 		s->addr = c->addr;
@@ -735,10 +745,11 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 	for (size_t i = 0; ac && i < ac->nslots; i++) {
 		const struct slots *s = &ac->slots[i];
 		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
-			const uint64_t *a = &s->addr[(pc - s->base) / BPT_SLOT_SIZE];
-			/* inside the copy: the instruction itself; in the jump back:
-			 * the instruction after it */
-			return (pc - s->base) % BPT_SLOT_SIZE < 15 ? *a : pc;
+			size_t k = (pc - s->base) / BPT_SLOT_SIZE;
+			/* before the copy ran (its int3, its first byte): the
+			 * instruction itself; in the jump back: where it is, a
+			 * jump to the instruction after it */
+			return (pc - s->base) % BPT_SLOT_SIZE <= s->copy[k] ? s->addr[k] : pc;
 		}
 	}
 	return pc;

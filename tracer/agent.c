@@ -205,7 +205,9 @@ static uint64_t raw_entry(struct tracer *tr, const char *name)
 		struct bpt *b = bpt_find(&tr->bpts, tr->hook_addr[i]);
 		/* the out-of-line copy of its first instruction, then a jump
 		 * back into it: the function without the int3 */
-		return b && b->kind == BK_HOOK && b->slot ? b->slot : 0;
+		if (!b || b->kind != BK_HOOK || !b->slot)
+			return 0;
+		return b->jump ? b->slot + 1 : b->slot; /* past the jump form's int3 */
 	}
 	return 0;
 }

@@ -22,6 +22,9 @@ void bpt_release(struct bpt_table *bt)
 	free(bt->slots);
 	bt->slots = NULL;
 	bt->cap = bt->n = 0;
+	free(bt->traps);
+	bt->traps = NULL;
+	bt->tcap = bt->tn = 0;
 }
 
 static size_t hash_addr(uint64_t a)
@@ -51,6 +54,55 @@ static struct bpt *lookup(struct bpt_table *bt, uint64_t addr, bool for_insert)
 struct bpt *bpt_find(struct bpt_table *bt, uint64_t addr)
 {
 	return lookup(bt, addr, false);
+}
+
+/* ---- the jump form's traps: slot -> addr (open addressing, no removal:
+ * a removed breakpoint leaves no int3 behind, so its entry is never hit) */
+
+static struct bpt_trap *trap_slot(struct bpt_table *bt, uint64_t trap)
+{
+	size_t mask = bt->tcap - 1;
+	for (size_t i = hash_addr(trap) & mask;; i = (i + 1) & mask)
+		if (!bt->traps[i].trap || bt->traps[i].trap == trap)
+			return &bt->traps[i];
+}
+
+static int trap_add(struct bpt_table *bt, uint64_t trap, uint64_t addr)
+{
+	if ((bt->tn + 1) * 2 > bt->tcap) {
+		size_t ncap = bt->tcap ? bt->tcap * 2 : 64;
+		struct bpt_trap *old = bt->traps;
+		size_t ocap = bt->tcap;
+		bt->traps = calloc(ncap, sizeof *bt->traps);
+		if (!bt->traps) {
+			bt->traps = old;
+			return -1;
+		}
+		bt->tcap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].trap)
+				*trap_slot(bt, old[i].trap) = old[i];
+		free(old);
+	}
+	struct bpt_trap *t = trap_slot(bt, trap);
+	if (!t->trap)
+		bt->tn++;
+	*t = (struct bpt_trap){ trap, addr };
+	return 0;
+}
+
+struct bpt *bpt_at_trap(struct bpt_table *bt, uint64_t trap)
+{
+	struct bpt *b = bpt_find(bt, trap);
+	if (b && !b->jump)
+		return b;
+	if (!bt->tcap)
+		return NULL;
+	struct bpt_trap *t = trap_slot(bt, trap);
+	if (!t->trap)
+		return NULL;
+	b = bpt_find(bt, t->addr);
+	return b && b->jump && b->slot == trap ? b : NULL;
 }
 
 static int grow(struct bpt_table *bt)
@@ -171,6 +223,19 @@ int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
 	return 0;
 }
 
+int bpt_insert_jump(struct bpt_table *bt, uint64_t addr, int kind, int data,
+		    char *why, size_t whylen)
+{
+	if (bt->scratch_used + BPT_SLOT_SIZE > BPT_SCRATCH_SIZE || !bt->scratch) {
+		snprintf(why, whylen, "no room for an out-of-line slot");
+		return -1;
+	}
+	if (bpt_insert_jump_at(bt, addr, kind, data, bt->scratch + bt->scratch_used, why, whylen) < 0)
+		return -1;
+	bt->scratch_used += BPT_SLOT_SIZE;
+	return 0;
+}
+
 int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t saddr,
 		  char *why, size_t whylen)
 {
@@ -191,6 +256,67 @@ int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint6
 	}
 	b->len = (uint8_t)ilen;
 	b->slot = saddr;
+	b->trap = addr;
+	return 0;
+}
+
+/* Leading prefixes of an instruction include lock (0xf0)?  Code may jump
+ * past a lock prefix (`je 1f; lock; 1: cmpxchg`), into what the jump form
+ * overwrites. */
+static bool has_lock_prefix(const uint8_t *c, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		switch (c[i]) {
+		case 0xf0:
+			return true;
+		case 0xf2: case 0xf3: case 0x2e: case 0x36: case 0x3e: case 0x26:
+		case 0x64: case 0x65: case 0x66: case 0x67:
+			continue;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+int bpt_insert_jump_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t saddr,
+		       char *why, size_t whylen)
+{
+	int64_t rel = (int64_t)saddr - (int64_t)(addr + BPT_JMP_LEN);
+	uint8_t code[16];
+	if (rel != (int32_t)rel || ptu_read(bt->pid, addr, code, sizeof code) < 0 ||
+	    has_lock_prefix(code, sizeof code) || bpt_find(bt, addr))
+		return bpt_insert_at(bt, addr, kind, data, saddr, why, whylen);
+	/* slot: int3; the copy (relocated to run at slot + 1); jmp back */
+	uint8_t slot[BPT_SLOT_SIZE];
+	size_t slen;
+	slot[0] = 0xcc;
+	int ilen = bpt_relocate(code, sizeof code, addr, saddr + 1, slot + 1, &slen, why, whylen);
+	if (ilen < BPT_JMP_LEN)
+		return bpt_insert_at(bt, addr, kind, data, saddr, why, whylen);
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b || trap_add(bt, saddr, addr) < 0) {
+		if (b) {
+			b->used = false;
+			bt->n--;
+		}
+		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	uint8_t jmp[BPT_JMP_LEN] = { 0xe9 };
+	int32_t r32 = (int32_t)rel;
+	memcpy(jmp + 1, &r32, 4);
+	if (ptu_write(bt->memfd, saddr, slot, slen + 1) < 0 ||
+	    ptu_write(bt->memfd, addr, jmp, sizeof jmp) < 0) {
+		snprintf(why, whylen, "cannot write to the target");
+		b->used = false;
+		bt->n--;
+		return -1;
+	}
+	b->len = (uint8_t)ilen;
+	b->slot = saddr;
+	b->trap = saddr;
+	b->jump = true;
 	return 0;
 }
 
@@ -205,6 +331,7 @@ int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data)
 		return -1;
 	}
 	b->len = 1;
+	b->trap = addr;
 	return 0;
 }
 
@@ -214,6 +341,7 @@ int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data)
 	if (!b || plant(bt, b) < 0)
 		return -1;
 	b->len = 1;
+	b->trap = addr;
 	return 0;
 }
 
@@ -222,7 +350,14 @@ int bpt_remove(struct bpt_table *bt, uint64_t addr)
 	struct bpt *b = bpt_find(bt, addr);
 	if (!b)
 		return -1;
-	int rc = ptu_write(bt->memfd, addr, b->orig, 1);
+	int rc = ptu_write(bt->memfd, addr, b->orig, b->jump ? BPT_JMP_LEN : 1);
+	if (b->jump) {
+		/* a thread may stand before the slot's int3 (interrupted right
+		 * after the jmp): let it run the copy with no stop */
+		static const uint8_t nop = 0x90;
+		if (ptu_write(bt->memfd, b->slot, &nop, 1) < 0)
+			rc = -1;
+	}
 	b->used = false; /* the addr stays as a tombstone for probing */
 	bt->n--;
 	return rc;
@@ -234,8 +369,12 @@ int bpt_read_orig(struct bpt_table *bt, uint64_t addr, void *buf, size_t len)
 		return -1;
 	for (size_t i = 0; i < bt->cap; i++) {
 		struct bpt *b = &bt->slots[i];
-		if (b->used && b->addr >= addr && b->addr < addr + len)
-			((uint8_t *)buf)[b->addr - addr] = b->orig[0];
+		if (!b->used)
+			continue;
+		size_t n = b->jump ? BPT_JMP_LEN : 1;
+		for (size_t k = 0; k < n; k++)
+			if (b->addr + k >= addr && b->addr + k < addr + len)
+				((uint8_t *)buf)[b->addr + k - addr] = b->orig[k];
 	}
 	return 0;
 }
@@ -245,7 +384,7 @@ int bpt_restore_all(struct bpt_table *bt, int child_memfd)
 	int rc = 0;
 	for (size_t i = 0; i < bt->cap; i++) {
 		struct bpt *b = &bt->slots[i];
-		if (b->used && ptu_write(child_memfd, b->addr, b->orig, 1) < 0)
+		if (b->used && ptu_write(child_memfd, b->addr, b->orig, b->jump ? BPT_JMP_LEN : 1) < 0)
 			rc = -1;
 	}
 	return rc;

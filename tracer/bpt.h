@@ -9,6 +9,13 @@
  * breakpoint costs exactly one ptrace stop and no single-step.  Probe sites
  * that are a one-byte nop need no slot: the pc is simply advanced.
  *
+ * Jump form (bpt_insert_jump_at): an instruction of 5 bytes or more is
+ * replaced by a `jmp rel32` to its slot, and the slot begins with the int3:
+ * `int3; copy; jmp back`.  The thread stops inside the slot with its pc
+ * already on the copy, so resuming it needs no change of registers: one
+ * ptrace call (SETREGS) fewer per stop.  Its int3 is at the slot, not at
+ * addr: find it with bpt_at_trap().
+ *
  * The displaced instruction is decoded (capstone) and refused when it
  * cannot run elsewhere unchanged: relative branches, calls, returns,
  * rip-relative operands too far from the scratch page to relocate.
@@ -26,12 +33,15 @@
 
 #define BPT_SLOT_SIZE 32
 #define BPT_SCRATCH_SIZE 16384
+#define BPT_JMP_LEN 5   /* jmp rel32 */
 
 struct bpt {
 	uint64_t addr;
 	uint64_t slot;      /* where to resume after the stop; 0 = addr + 1 (nop) */
 	uint8_t orig[16];   /* original bytes at addr (first len valid) */
+	uint64_t trap;      /* where its int3 is: addr, or slot (jump form) */
 	uint8_t len;        /* length of the displaced instruction */
+	bool jump;          /* jump form: addr holds a jmp to slot */
 	int kind;           /* owner's tag (hook entry, probe, trampoline) */
 	int data;           /* owner's tag (hook index, probe index) */
 	bool used;
@@ -44,6 +54,8 @@ struct bpt_table {
 	int memfd;
 	uint64_t scratch;   /* scratch page in the target (0 until mapped) */
 	size_t scratch_used;
+	struct bpt_trap { uint64_t trap, addr; } *traps; /* jump form: slot -> addr */
+	size_t tcap, tn;
 };
 
 void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch);
@@ -57,6 +69,14 @@ int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
  * within reach of addr's rip-relative operands) chosen by the caller. */
 int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t slot,
 		  char *why, size_t whylen);
+/* Like bpt_insert_at, in the jump form when the instruction allows it (5
+ * bytes or more, no lock prefix, slot within reach of a rel32 jump);
+ * otherwise as bpt_insert_at. */
+int bpt_insert_jump_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint64_t slot,
+		       char *why, size_t whylen);
+/* bpt_insert in the jump form when the instruction allows it. */
+int bpt_insert_jump(struct bpt_table *bt, uint64_t addr, int kind, int data,
+		    char *why, size_t whylen);
 /* Plants an int3 at a one-byte nop (resume = addr + 1). */
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
 /* Plants a bare int3 that is never resumed through (trampolines and the
@@ -65,10 +85,12 @@ int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data);
 int bpt_remove(struct bpt_table *bt, uint64_t addr);
 
 struct bpt *bpt_find(struct bpt_table *bt, uint64_t addr);
-/* Where a thread stopped at b must resume. */
+/* The breakpoint whose int3 is at trap (a stopped thread's pc - 1). */
+struct bpt *bpt_at_trap(struct bpt_table *bt, uint64_t trap);
+/* Where a thread stopped at b must resume (jump form: where it already is). */
 static inline uint64_t bpt_resume_pc(const struct bpt *b)
 {
-	return b->slot ? b->slot : b->addr + 1;
+	return b->jump ? b->slot + 1 : b->slot ? b->slot : b->addr + 1;
 }
 
 /* Copies target memory [addr, addr+len) into buf with planted int3s

@@ -45,6 +45,15 @@ static void set_regs(struct tthread *t, struct user_regs_struct *r)
 		avt_debug("setregs T%u: %s", t->lid, strerror(errno));
 }
 
+/* Sets r unless the thread has it already (a stop in the jump form resumes
+ * where it stands: no ptrace call). */
+static void set_regs_if_changed(struct tthread *t, struct user_regs_struct *r,
+				const struct user_regs_struct *now)
+{
+	if (memcmp(r, now, sizeof *r))
+		set_regs(t, r);
+}
+
 static void resume(struct tthread *t)
 {
 	int sig = t->priv->pending_sig;
@@ -232,7 +241,8 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 	struct user_regs_struct r;
 	if (ptu_getregs(t->tid, &r) < 0)
 		return WR_WAIT;
-	struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+	struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
+	const struct user_regs_struct now = r;
 	if (!b && watch_trap(tr, t, &r)) {
 		t->state = TS_READY; /* after the access: a scheduling point */
 		return t == run ? WR_POINT : WR_WAIT;
@@ -298,13 +308,14 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->priv->stop_pc = b->addr;
 		t->priv->regs = r;
 		t->priv->regs_valid = true;
+		t->priv->stop_rip = now.rip;
 		t->state = TS_REQ;
 		return t == run ? WR_POINT : WR_WAIT;
 	case BK_HOOK:
 		if (hop_is_heap(hook_defs[b->data].op)) {
 			hooks_heap_entry(tr, t, b->data, &r);
 			r.rip = bpt_resume_pc(b);
-			set_regs(t, &r);
+			set_regs_if_changed(t, &r, &now);
 			resume(t);
 			return WR_WAIT;
 		}
@@ -313,11 +324,12 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 			t->priv->stop_pc = b->addr;
 			t->priv->regs = r;
 			t->priv->regs_valid = true;
+			t->priv->stop_rip = now.rip;
 			t->state = TS_REQ;
 			return t == run ? WR_POINT : WR_WAIT;
 		}
 		r.rip = bpt_resume_pc(b);
-		set_regs(t, &r);
+		set_regs_if_changed(t, &r, &now);
 		resume(t);
 		return WR_WAIT;
 	default:
@@ -651,15 +663,20 @@ static void commit(struct tracer *tr, struct tthread *t)
 			AVT_F_ANNOTATED | AVT_F_SITE_EXACT, t->req.size);
 	else if (t->req.hook == HK_ACCESS)
 		access_commit(tr, t);
-	if (t->priv->regs_valid)
-		r = t->priv->regs;
-	else if (ptu_getregs(t->tid, &r) < 0)
+	struct user_regs_struct now;
+	if (t->priv->regs_valid) {
+		r = now = t->priv->regs;
+		now.rip = t->priv->stop_rip; /* where it really stands */
+	} else if (ptu_getregs(t->tid, &r) < 0) {
 		return;
+	} else {
+		now = r;
+	}
 	t->priv->regs_valid = false;
 	if (t->req.hook >= 0 && hooks_commit(tr, t, &r) < 0)
 		avt_warn("T%u: cannot intercept the return of %s", t->lid, hook_defs[t->req.hook].name);
 	r.rip = t->priv->resume_pc;
-	set_regs(t, &r);
+	set_regs_if_changed(t, &r, &now);
 }
 
 enum tstep tracer_step(struct tracer *tr)

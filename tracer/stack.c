@@ -143,7 +143,7 @@ static int start_regs(struct tracer *tr, struct tthread *t, uint64_t site, bool 
 	} else {
 		if (ptu_getregs(t->tid, &r) < 0)
 			return -1;
-		struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
 		if (b)
 			r.rip = b->kind == BK_TRAMP ? site : b->addr;
 	}

@@ -565,7 +565,7 @@ static int run_to_entry(struct tracer *tr, struct tthread *t)
 		}
 		if (WSTOPSIG(st) != SIGTRAP || (st >> 16) || ptu_getregs(tr->pid, &r) < 0)
 			continue;
-		struct bpt *b = bpt_find(&tr->bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
 		if (!b || b->kind != BK_ENTRY)
 			continue;
 		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->pid, &r) < 0)

@@ -110,6 +110,7 @@ struct tracer_priv_thread {
 	bool sync_sleep;       /* in a pure sleep left to run to its end */
 	int pending_sig;       /* signal to deliver on next resume */
 	uint64_t resume_pc;    /* nonzero: set pc before resuming */
+	uint64_t stop_rip;     /* its pc at the request stop (past the int3) */
 	uint64_t create_site;  /* site of the pthread_create in progress */
 	struct user_regs_struct regs; /* registers at the request stop */
 	bool regs_valid;

@@ -85,10 +85,13 @@ t_access_silent_store() {
 
 # Shape 3: a struct on main's stack, shared through &e.  main's accesses
 # are frame-relative (rbp at -O0, rsp at -O2) and still events, because
-# main takes e's address.
+# main takes e's address.  The stopper's accesses through its pointer are
+# named by main's frame: "main's stack: e.stoppingFlag".
 t_access_stack_object() {
-	bug_found acc_stackobj "read 0x[0-9a-f]+" "/* USE LINE */"
-	bug_found acc_stackobj_O2 "read 0x[0-9a-f]+" "/* USE LINE */"
+	bug_found acc_stackobj "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
+	bug_found acc_stackobj_O2 "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
+	expect_match "$(cat out/reports/*.txt)" "write main's stack: e[.]stoppingFlag +acc_stackobj[.]c:$(marker_line "$SRC/acc_stackobj.c" "/* STOP LINE */")" \
+		"the stopper's store through its pointer, named by main's frame"
 }
 
 # Shape 4: heap deque, the thief's lock cmpxchg between the owner's load

@@ -169,6 +169,81 @@ START_TEST(table_grows)
 }
 END_TEST
 
+START_TEST(table_jump_form)
+{
+	struct bpt_table bt;
+	int fd = self_mem();
+	/* mov 0x100(%rip),%r8 (7 bytes); lock cmpxchg %ecx,(%rdx) (4: too
+	 * short anyway); lock-prefixed 5-byte add; mov 0x10(%rdi),%eax (3) */
+	static const uint8_t mov7[] = { 0x4c, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00 };
+	static const uint8_t lockadd[] = { 0xf0, 0x48, 0x83, 0x07, 0x01 };
+	static const uint8_t mov3[] = { 0x8b, 0x47, 0x10 };
+	memset(code, 0x90, sizeof code);
+	memset(scratch, 0, sizeof scratch);
+	memcpy(code, mov7, sizeof mov7);
+	memcpy(code + 64, lockadd, sizeof lockadd);
+	memcpy(code + 128, mov3, sizeof mov3);
+	bpt_init(&bt, getpid(), fd, (uint64_t)(uintptr_t)scratch);
+	char why[128];
+	uint64_t a = (uint64_t)(uintptr_t)code;
+	uint64_t s0 = (uint64_t)(uintptr_t)scratch + 64;
+	ck_assert_int_eq(bpt_insert_jump_at(&bt, a, 1, 7, s0, why, sizeof why), 0);
+	/* the site is a jmp rel32 to the slot, the rest of it untouched */
+	ck_assert_uint_eq(code[0], 0xe9);
+	int32_t rel;
+	memcpy(&rel, code + 1, 4);
+	ck_assert_uint_eq(a + 5 + (uint64_t)(int64_t)rel, s0);
+	ck_assert_mem_eq(code + 5, mov7 + 5, 2);
+	/* the slot: int3, the copy re-aimed to run at slot + 1, jmp back */
+	ck_assert_uint_eq(scratch[64], 0xcc);
+	int32_t disp;
+	memcpy(&disp, scratch + 64 + 1 + 3, 4);
+	ck_assert_int_eq((int64_t)s0 + 1 + 7 + disp, (int64_t)a + 7 + 0x100);
+	ck_assert_uint_eq(scratch[64 + 8], 0xff);
+	uint64_t back;
+	memcpy(&back, scratch + 64 + 8 + 6, 8);
+	ck_assert_uint_eq(back, a + 7);
+	struct bpt *b = bpt_find(&bt, a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert(b->jump);
+	ck_assert_uint_eq(b->len, 7);
+	/* the stop is at the slot: found by its trap, resumed in place */
+	ck_assert_ptr_eq(bpt_at_trap(&bt, s0), b);
+	ck_assert_ptr_null(bpt_at_trap(&bt, a));
+	ck_assert_uint_eq(bpt_resume_pc(b), s0 + 1);
+	uint8_t orig[8];
+	ck_assert_int_eq(bpt_read_orig(&bt, a, orig, 7), 0);
+	ck_assert_mem_eq(orig, mov7, 7);
+	ck_assert_int_eq(bpt_read_orig(&bt, a + 2, orig, 3), 0);
+	ck_assert_mem_eq(orig, mov7 + 2, 3);
+	/* lock prefix (code may jump past it) and short: the int3 form */
+	ck_assert_int_eq(bpt_insert_jump_at(&bt, a + 64, 1, 8, s0 + 32, why, sizeof why), 0);
+	ck_assert_uint_eq(code[64], 0xcc);
+	ck_assert(!bpt_find(&bt, a + 64)->jump);
+	ck_assert_ptr_eq(bpt_at_trap(&bt, a + 64), bpt_find(&bt, a + 64));
+	ck_assert_uint_eq(bpt_resume_pc(bpt_find(&bt, a + 64)), s0 + 32);
+	ck_assert_int_eq(bpt_insert_jump_at(&bt, a + 128, 1, 9, s0 + 64, why, sizeof why), 0);
+	ck_assert_uint_eq(code[128], 0xcc);
+	ck_assert(!bpt_find(&bt, a + 128)->jump);
+	/* a forked child gets every byte back */
+	int fd2 = self_mem();
+	ck_assert_int_eq(bpt_restore_all(&bt, fd2), 0);
+	ck_assert_mem_eq(code, mov7, sizeof mov7);
+	ck_assert_mem_eq(code + 64, lockadd, sizeof lockadd);
+	close(fd2);
+	/* replant, then remove: the code is back and the slot's int3 is a
+	 * nop, for a thread that stands before it */
+	memcpy(code, (uint8_t[]){ 0xe9 }, 1);
+	memcpy(code + 1, &rel, 4);
+	ck_assert_int_eq(bpt_remove(&bt, a), 0);
+	ck_assert_mem_eq(code, mov7, sizeof mov7);
+	ck_assert_uint_eq(scratch[64], 0x90);
+	ck_assert_ptr_null(bpt_at_trap(&bt, s0));
+	bpt_release(&bt);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bpt");
@@ -178,6 +253,7 @@ int main(void)
 	tcase_add_test(tc, relocate_refuses_branches);
 	tcase_add_test(tc, table_insert_find_remove);
 	tcase_add_test(tc, table_grows);
+	tcase_add_test(tc, table_jump_form);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
