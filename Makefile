@@ -90,6 +90,11 @@ bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 real: avtrace targets
 	@E2E_TIMEOUT=$${E2E_TIMEOUT:-400} tests/e2e/run.sh tests/real/test_real.sh
 
+# "10 times out of 10" for every bug shape of issues 13 and 14 (minutes;
+# not part of check; REPEAT=N to change the count)
+repeat: avtrace $(AGENT) targets
+	@E2E_TIMEOUT=$${E2E_TIMEOUT:-1800} tests/e2e/run.sh tests/repeat/test_repeat.sh
+
 # ---- fuzz harnesses (`make fuzz`; not part of check)
 include tests/fuzz/fuzz.mk
 
@@ -111,5 +116,5 @@ clean:
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
-.PHONY: all check unit e2e real install clean targets demo
+.PHONY: repeat all check unit e2e real install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d
