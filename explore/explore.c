@@ -203,21 +203,29 @@ static int write_run_meta(const char *dir, const char *rundir, const struct repl
 
 /* ---- one run (in the child) */
 
-/* A run's picker state: the priorities, and per thread its last read and
- * how many times in a row it repeated it. */
+/* A thread that spins reads a few variables over and over and writes
+ * nothing: one flag (`while (!ready)`), or a sequence and the data it
+ * guards (a seqlock reader's retry loop).  A run of reads by one thread
+ * with no other event of its own, all at no more than SPIN_READS_AT
+ * (site, variable) pairs, is a spin after SPIN_REPEATS reads: the thread
+ * is dropped as if it had spun through its slices (xp_run_yield), or a
+ * spinner above the thread it waits for would keep the run busy until its
+ * timeout.  Told by events, never by the clock: the same run for the same
+ * seed. */
+#define SPIN_REPEATS 32u
+#define SPIN_READS_AT 4
+
+/* A run's picker state: the priorities, and per thread its run of reads. */
 struct picker {
 	struct xp_policy *xr;
 	unsigned yield_limit;
-	struct spin { uint64_t site, obj; uint32_t repeats; } *spin;
+	struct spin {
+		uint64_t site[SPIN_READS_AT], obj[SPIN_READS_AT];
+		unsigned nat;
+		uint32_t repeats;
+	} *spin;
 	size_t nspin;
 };
-
-/* A thread that reads the same variable at the same site this many times
- * in a row, with no other event of its own in between, is spinning on it
- * (a busy-wait whose reads are annotated or watched): it is dropped as if
- * it had spun through its slices (xp_run_yield), or a spinner above the
- * thread it waits for would keep the run busy until its timeout. */
-#define SPIN_REPEATS 32u
 
 static void pk_event(void *ctx, const struct avt_event *ev)
 {
@@ -236,10 +244,23 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	uint64_t site = (uint64_t)ev->site_mod << 48 ^ ev->site_off;
 	if (ev->flags & AVT_F_OWN_STACK)
 		return; /* a spill or temporary of the spin loop (-O0), not what it spins on */
-	if (ev->kind != AVT_EV_READ || sp->site != site || sp->obj != ev->obj) {
-		sp->site = ev->kind == AVT_EV_READ ? site : 0;
-		sp->obj = ev->kind == AVT_EV_READ ? ev->obj : 0;
+	if (ev->kind != AVT_EV_READ) {
+		sp->nat = 0;
 		sp->repeats = 0;
+		return;
+	}
+	unsigned k = 0;
+	while (k < sp->nat && (sp->site[k] != site || sp->obj[k] != ev->obj))
+		k++;
+	if (k == sp->nat) {
+		if (sp->nat == SPIN_READS_AT) { /* reading around: a new run */
+			sp->nat = 0;
+			sp->repeats = 0;
+			k = 0;
+		}
+		sp->site[k] = site;
+		sp->obj[k] = ev->obj;
+		sp->nat++;
 		return;
 	}
 	if (++sp->repeats % SPIN_REPEATS)

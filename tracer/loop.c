@@ -487,15 +487,20 @@ struct run_clock {
 	uint64_t cpu0, wall0;
 };
 
+/* Before its first tick a run counts its wall time, at most this much: a
+ * run that waited for a CPU longer was on it for less. */
+#define PRE_TICK_NS 1000000ull
+
 static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t started,
 			    const struct run_clock *rc)
 {
-	uint64_t now = now_ns();
+	uint64_t pre = (rc->cpu0 ? rc->wall0 : now_ns()) - started;
+	if (pre > PRE_TICK_NS)
+		pre = PRE_TICK_NS;
 	if (!rc->cpu0)
-		return now - started;
+		return pre;
 	uint64_t cpu = ptu_thread_cpu_ns(tr->pid, t->tid);
-	uint64_t ran = cpu > rc->cpu0 ? cpu - rc->cpu0 : 0;
-	return rc->wall0 - started + ran;
+	return pre + (cpu > rc->cpu0 ? cpu - rc->cpu0 : 0);
 }
 
 /* Called on every tick while t runs: preempt a spinner, set aside a
@@ -511,7 +516,10 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	}
 	char ks = ptu_thread_state(tr->pid, t->tid);
 	*sleeping_ticks = (ks == 'S' || ks == 'D') ? *sleeping_ticks + 1 : 0;
-	uint64_t ran = now_ns() - started;
+	/* the slice is time on a CPU, not on the clock: on a busy machine a
+	 * computing thread waits for a CPU, and its slices must end where
+	 * they end on an idle one (the same run for the same seed) */
+	uint64_t ran = tr->current_busy + run_busy_ns(tr, t, started, rc);
 	bool asleep = *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
 	bool slice_over = ran >= (uint64_t)tr->opts.slice_ms * 1000000ull;
 	if (!asleep && !slice_over)
@@ -556,6 +564,7 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 {
 	uint64_t started = now_ns();
 	int sleeping = 0;
+	tr->step_busy = 0;
 	struct run_clock rc = { 0, 0 };
 	for (;;) {
 		int st;
@@ -573,7 +582,8 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		}
 		enum wr w = dispatch(tr, p, st, t);
 		if (w != WR_WAIT) {
-			t->idle_ns += run_busy_ns(tr, t, started, &rc);
+			tr->step_busy = run_busy_ns(tr, t, started, &rc);
+			t->idle_ns += tr->step_busy;
 			return w;
 		}
 		/* the leader called pthread_exit while others live: it stays a
@@ -712,7 +722,7 @@ enum tstep tracer_step(struct tracer *tr)
 	 * steps: a thread spinning on watched or annotated reads has an event
 	 * every iteration and must still yield */
 	if (tr->current != t->lid)
-		tr->current_since = now_ns();
+		tr->current_busy = 0;
 	tr->current = t->lid;
 	t->state = TS_RUNNING;
 	if (t->wait != TW_NONE && !t->priv->expect_block) {
@@ -726,9 +736,10 @@ enum tstep tracer_step(struct tracer *tr)
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
 		t->state = TS_READY;
-	if (now_ns() - tr->current_since >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
+	tr->current_busy += tr->step_busy;
+	if (tr->current_busy >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
 		t->preempted = true;
-		tr->current_since = now_ns();
+		tr->current_busy = 0;
 	}
 	if (w == WR_EXITED)
 		return TSTEP_EXITED;

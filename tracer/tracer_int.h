@@ -155,7 +155,8 @@ struct tracer {
 	struct tthread **thr; /* by logical id */
 	size_t nthr, capthr;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
-	uint64_t current_since; /* when it became the current thread (ns) */
+	uint64_t current_busy;  /* its time on a CPU since it became the current thread (ns) */
+	uint64_t step_busy;     /* the last step's (run_until_stop) */
 
 	struct bpt_table bpts;
 	struct modmap mods;

@@ -134,8 +134,8 @@ t_access_correct_lock_free() {
 }
 
 t_access_correct_spinning() {
-	no_report acc_seqlock --explore 5
-	no_report acc_handoff --explore 5
+	no_report acc_seqlock
+	no_report acc_handoff
 }
 
 # Cost: a private hot loop's sites are removed after their budget, the

@@ -80,7 +80,9 @@ spin_barrier_found() {
 # Correct programs of the same shapes: a sleeper beside a compute-bound
 # main, timed waits, exiting with a lock held.
 sched_clean() {
-	avt_timed 90 test -q -f -o out -- "$(target "$1")" >test.out 2>&1
+	# 100 exploration runs of a program that computes for 0.1 s: minutes
+	# on a loaded machine
+	avt_timed 600 test -q -f -o out -- "$(target "$1")" >test.out 2>&1
 	expect_eq "$?" 0 "exit status of avtrace test on $1"
 	expect_no_match "$(cat test.out)" 'BUG|DEADLOCK' "avtrace test on $1"
 }
