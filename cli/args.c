@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "trace/meta.h"
 
 /* Digits in base (10 or 16) only: strtoull alone accepts blanks, a sign
  * (and negates: "-1" is ULLONG_MAX) and saturates silently. */
@@ -86,5 +87,20 @@ int arg_cpu(const char *cmd, const char *opt, const char *arg, int *out)
 		return -1;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+int arg_scope(const char *cmd, const char *opt, const char *arg)
+{
+	size_t len = strlen(arg);
+	bool ok = len > 0 && len <= AVT_META_MAX_SCOPE && !strchr(arg, '/') &&
+		  arg[0] != ',' && arg[len - 1] != ',' && !strstr(arg, ",,");
+	for (const char *c = arg; ok && *c; c++)
+		ok = isgraph((unsigned char)*c);
+	if (!ok) {
+		usage_error(cmd, "bad %s '%s' (module file names separated by commas, such as libfoo,libstdc++, or all)",
+			    opt, arg);
+		return -1;
+	}
 	return 0;
 }

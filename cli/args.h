@@ -26,5 +26,8 @@ int arg_u64(const char *cmd, const char *opt, const char *arg, uint64_t *out);
 int arg_seconds(const char *cmd, const char *opt, const char *arg, double *out);
 /* A CPU number, or -1 for "do not pin". */
 int arg_cpu(const char *cmd, const char *opt, const char *arg, int *out);
+/* --access-scope: module file names separated by commas ("libfoo,libbar"),
+ * or "all"; at most AVT_META_MAX_SCOPE characters. */
+int arg_scope(const char *cmd, const char *opt, const char *arg);
 
 #endif

@@ -65,7 +65,7 @@ static const char explore_help[] =
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
 	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
-	"      --watch V[,V]  as for record; --no-access, --no-heap too\n"
+	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap too\n"
 	"  -q, --quiet        no progress\n";
 
 static void show_progress(void *ctx, const struct explore_progress *p)
@@ -341,7 +341,7 @@ int cmd_explore(int argc, char **argv)
 		{ "stop", no_argument, 0, 's' }, { "jobs", required_argument, 0, 'j' },
 		{ "timeout", required_argument, 0, 't' }, { "oracle", required_argument, 0, 'O' },
 		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
-		{ "no-access", no_argument, 0, 'W' },
+		{ "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
@@ -397,6 +397,11 @@ int cmd_explore(int argc, char **argv)
 			}
 			break;
 		case 'W': ro.no_auto_watch = true; break;
+		case 0x101:
+			if (arg_scope("explore", "--access-scope", optarg) < 0)
+				return EXIT_USAGE;
+			ro.access_scope = optarg;
+			break;
 		case 'H': ro.no_heap = true; break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(explore_help, stdout); return 0;

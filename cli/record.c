@@ -40,6 +40,9 @@ static const char record_help[] =
 	"                     after a budget (see docs/memory-access.md).\n"
 	"                     --no-auto-watch is the same switch\n"
 	"      --access-budget N  private hits before a site is removed (default 256)\n"
+	"      --access-scope M[,M]  access breakpoints in these modules too, even\n"
+	"                     in the system directories (by file name: libfoo\n"
+	"                     matches libfoo.so.1; all: every module but ld.so)\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
 	"                     walked by the modules' unwind tables)\n"
@@ -65,7 +68,7 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' }, { "verbose", no_argument, 0, 'v' },
 		{ "no-heap", no_argument, 0, 'H' }, { "watch", required_argument, 0, 'w' },
 		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' },
-		{ "access-budget", required_argument, 0, 'B' },
+		{ "access-budget", required_argument, 0, 'B' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "agent", no_argument, 0, 'A' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
@@ -94,6 +97,11 @@ int cmd_record(int argc, char **argv)
 		case 'B':
 			if (arg_uint("record", "--access-budget", optarg, 1, 1000000000, &o.access_budget) < 0)
 				return EXIT_USAGE;
+			break;
+		case 0x101:
+			if (arg_scope("record", "--access-scope", optarg) < 0)
+				return EXIT_USAGE;
+			o.access_scope = optarg;
 			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;

@@ -55,7 +55,7 @@ static const char test_help[] =
 	"      --max N        replay at most N predictions (default 100)\n"
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
 	"                     0.001..1e6)\n"
-	"      --watch V[,V]  as for record; --no-access, --no-heap too\n"
+	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
@@ -296,7 +296,7 @@ int cmd_test(int argc, char **argv)
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
 		{ "jobs", required_argument, 0, 'j' }, { "max", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' }, { "watch", required_argument, 0, 'w' },
-		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' },
+		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
@@ -348,6 +348,11 @@ int cmd_test(int argc, char **argv)
 			}
 			break;
 		case 'W': ro.no_auto_watch = true; break;
+		case 0x101:
+			if (arg_scope("test", "--access-scope", optarg) < 0)
+				return EXIT_USAGE;
+			ro.access_scope = optarg;
+			break;
 		case 'K': break;
 		case 'N': ro.stack_depth = 0; break;
 		case 'k':

@@ -71,6 +71,8 @@ static int load_meta(struct replay *rp)
 	 * removed them (the trace's disarm records), nowhere else */
 	rp->access = m->access;
 	rp->access_budget = m->access_budget;
+	rp->access_scope = m->access_scope;
+	m->access_scope = NULL;
 	int rc = 0;
 	if (bid && *bid) {
 		uint8_t id[20];
@@ -252,6 +254,7 @@ int replay_launch(struct replay *rp)
 		.own_session = rp->opts.gdb,
 		.sync_sleeps = true,
 		.access = rp->access, .access_budget = rp->access_budget,
+		.access_scope = rp->access_scope,
 	};
 	/* never NULL in a replay: "no removals" is a decision too */
 	static const struct avt_disarm_rec none;
@@ -450,6 +453,7 @@ void replay_free(struct replay *rp)
 	free_strv(rp->argv);
 	free_strv(rp->envp);
 	free_strv(rp->watch);
+	free(rp->access_scope);
 	free(rp->cwd);
 	free(rp->exe);
 	for (size_t k = 0; rp->texp && k < rp->nthreads; k++)

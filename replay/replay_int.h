@@ -16,6 +16,7 @@ struct replay {
 	bool no_heap;
 	bool access;                  /* the recording had access breakpoints */
 	unsigned access_budget;
+	char *access_scope;     /* the recording's --access-scope (owned) */
 	char *cwd, *exe;
 	struct tracer *tr;
 

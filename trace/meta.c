@@ -144,6 +144,13 @@ static int fields(struct mreader *r, struct avt_meta *m)
 		   json_integer_value(ab) > 1000000000))
 		return mfail(r, "\"access_budget\" is not a number of hits (0..1000000000)");
 	m->access_budget = ab ? (unsigned)json_integer_value(ab) : 0;
+	json_t *sc = json_object_get(o, "access_scope");
+	if (sc && (!json_is_string(sc) || json_string_length(sc) > AVT_META_MAX_SCOPE ||
+		   strlen(json_string_value(sc)) != json_string_length(sc)))
+		return mfail(r, "\"access_scope\" is not a list of module names (at most %d characters)",
+			     AVT_META_MAX_SCOPE);
+	if (sc && !(m->access_scope = strdup(json_string_value(sc))))
+		return mfail(r, "out of memory");
 	return 0;
 }
 
@@ -206,6 +213,7 @@ void meta_free(struct avt_meta *m)
 	free(m->executable);
 	free(m->cwd);
 	free(m->build_id);
+	free(m->access_scope);
 	json_decref(m->json);
 	free(m);
 }

@@ -18,6 +18,7 @@
 
 #define AVT_META_MAX_BYTES (16u << 20) /* argv and env of any real program */
 #define AVT_META_MAX_WATCH 4u          /* the debug registers */
+#define AVT_META_MAX_SCOPE 1024        /* characters of access_scope */
 
 struct avt_meta {
 	char **argv;        /* NULL-terminated, argc >= 1 */
@@ -34,6 +35,7 @@ struct avt_meta {
 	                       (recordings before access breakpoints) */
 	bool access;        /* access breakpoints were on (default false) */
 	unsigned access_budget; /* their budget (0: the default) */
+	char *access_scope;     /* --access-scope, or NULL */
 	json_t *json;       /* the whole object */
 };
 

@@ -277,6 +277,7 @@ struct scan {
 	struct cand *c;
 	size_t n, cap;
 	unsigned undecodable;
+	unsigned untrusted;   /* functions left alone: their decoding is not sure */
 	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
 	                         .got (read-only after relocation), ... */
 	size_t nro;
@@ -299,27 +300,50 @@ static bool frame_base(const struct dec_mem *m, bool fp)
 	return m->base == DEC_RSP || (fp && m->base == DEC_RBP);
 }
 
-/* One function (or a run of code with no symbol): its candidate sites. */
+/* An EVEX-encoded (AVX-512) instruction at code: 0x62 after the legacy
+ * prefixes.  capstone 4 gets the length of some wrong. */
+static bool evex(const uint8_t *code, size_t len)
+{
+	size_t p = 0;
+	while (p < len && (code[p] == 0x66 || code[p] == 0x67 || code[p] == 0xf0 || code[p] == 0xf2 ||
+			   code[p] == 0xf3 || code[p] == 0x2e || code[p] == 0x36 || code[p] == 0x3e ||
+			   code[p] == 0x26 || code[p] == 0x64 || code[p] == 0x65))
+		p++;
+	return p < len && code[p] == 0x62;
+}
+
+/* One function (or a run of code with no symbol): its candidate sites.
+ * A function whose decoding is not sure - bytes that decode to nothing
+ * (data in the text, or an instruction the decoder does not know) or an
+ * AVX-512 instruction - is left alone: decoding on past such a byte may
+ * land inside an instruction, and an int3 planted there corrupts it. */
 static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, size_t len,
 		      uint64_t rt)
 {
 	struct dec_insn *ins = malloc((len + 1) * sizeof *ins);
 	size_t n = 0;
-	bool fp = false, escapes = false;
+	bool fp = false, escapes = false, unsure = false;
 	if (!ins)
 		return;
 	for (size_t off = 0; off < len;) {
 		int l = dec_insn(ac->dec, code + off, len - off, rt + off, &ins[n]);
-		if (l <= 0) {
-			/* padding or data in the text: not an instruction we plant on */
-			sc->undecodable += code[off] != 0x00 && code[off] != 0xcc;
-			off++;
+		if (l <= 0 || evex(code + off, len - off)) {
+			/* padding, or code we cannot follow */
+			bool pad = l <= 0 && (code[off] == 0x00 || code[off] == 0xcc);
+			sc->undecodable += !pad;
+			unsure |= !pad;
+			off += l > 0 ? (size_t)l : 1;
 			continue;
 		}
 		if (ins[n].flags & DEC_F_FPSETUP && n < 4)
 			fp = true;
 		off += (size_t)l;
 		n++;
+	}
+	if (unsure) {
+		sc->untrusted++;
+		free(ins);
+		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (ins[i].flags & DEC_F_FRAMEADDR &&
@@ -534,12 +558,30 @@ static bool annotated(const struct tracer *tr, const struct elfmod *m)
 	return false;
 }
 
+/* Does --access-scope name module path?  NAME matches a file name that
+ * is NAME or starts with NAME and '.' or '-' (libc: libc.so.6, not
+ * libcrypto.so.3); "all" matches every module. */
+static bool in_scope(const char *scope, const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	while (scope && *scope) {
+		size_t n = strcspn(scope, ",");
+		if ((n == 3 && !strncmp(scope, "all", 3)) ||
+		    (n && !strncmp(base, scope, n) &&
+		     (base[n] == 0 || base[n] == '.' || base[n] == '-')))
+			return true;
+		scope += n + (scope[n] == ',');
+	}
+	return false;
+}
+
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
 	/* avtrace's own agent (record --agent) is avtrace's code, not the
 	 * program's: its accesses are no events */
-	if (!tr->access_on || !m->path || system_path(m->path) || strstr(m->path, "/ld-linux") ||
-	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m))
+	if (!tr->access_on || !m->path || strstr(m->path, "/ld-linux") ||
+	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m) ||
+	    (system_path(m->path) && !in_scope(tr->opts.access_scope, m->path)))
 		return;
 	struct access *ac = access_state(tr);
 	if (!ac)
@@ -547,6 +589,12 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	struct scan sc = { 0 };
 	scan_module(ac, m, &sc);
 	ac->st.undecodable += sc.undecodable;
+	if (sc.untrusted) {
+		char text[600];
+		snprintf(text, sizeof text, "access breakpoints: %u functions of '%s' are not instrumented: code the decoder cannot follow (data in the text, AVX-512)",
+			 sc.untrusted, m->path);
+		note(tr, text);
+	}
 	if (!sc.n) {
 		free(sc.c);
 		return;

@@ -155,6 +155,18 @@ int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_a
 {
 	csh cs;
 	cs_insn *insn;
+	/* EVEX (AVX-512: 0x62 after the legacy prefixes, in 64-bit mode):
+	 * capstone 4 decodes some of them to the wrong length, and a copy cut
+	 * short is an illegal instruction (glibc's *_evex string functions) */
+	size_t p = 0;
+	while (p < len && (code[p] == 0x66 || code[p] == 0x67 || code[p] == 0xf0 || code[p] == 0xf2 ||
+			   code[p] == 0xf3 || code[p] == 0x2e || code[p] == 0x36 || code[p] == 0x3e ||
+			   code[p] == 0x26 || code[p] == 0x64 || code[p] == 0x65))
+		p++;
+	if (p < len && code[p] == 0x62) {
+		snprintf(why, whylen, "an AVX-512 (EVEX) instruction is not relocated");
+		return -1;
+	}
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		snprintf(why, whylen, "cannot start the disassembler");
 		return -1;
@@ -241,7 +253,11 @@ int bpt_insert_at(struct bpt_table *bt, uint64_t addr, int kind, int data, uint6
 {
 	struct bpt *b = add(bt, addr, kind, data);
 	if (!b) {
-		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
+		if (bpt_find(bt, addr))
+			snprintf(why, whylen, "a breakpoint is there already (a sync hook) at 0x%llx",
+				 (unsigned long long)addr);
+		else
+			snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
 		return -1;
 	}
 	uint8_t slot[BPT_SLOT_SIZE];

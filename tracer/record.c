@@ -296,6 +296,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		/* access breakpoints replaced the automatic watchpoints */
 		.access = !opts->no_auto_watch,
 		.access_budget = opts->access_budget,
+		.access_scope = opts->access_scope,
 		.stack_depth = opts->stack_depth, .agent_lib = opts->agent_lib,
 	};
 	struct tracer_sink sink = {
@@ -421,6 +422,8 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
 	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
 	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
+	if (rec->opts.access_scope && *rec->opts.access_scope)
+		json_object_set_new(m, "access_scope", json_string(rec->opts.access_scope));
 	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
 	json_object_set_new(m, "access_sites", json_integer(as->sites));
 	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));

@@ -28,6 +28,7 @@ struct record_opts {
 	bool no_auto_watch;   /* no access breakpoints (--no-access; the old
 	                         --no-auto-watch is the same switch) */
 	unsigned access_budget; /* private hits before a site is removed (0: 256) */
+	const char *access_scope; /* --access-scope: system modules instrumented too */
 	bool keep_stdin;      /* copy what PROG reads on stdin to DIR/stdin, for
 	                         replay and explore to give it again */
 	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */

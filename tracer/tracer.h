@@ -155,6 +155,8 @@ struct tracer_opts {
 	bool access;           /* access breakpoints on the program's own code
 	                          (access.c), unless it is annotated or --watch */
 	unsigned access_budget; /* private hits before a site is removed (256) */
+	const char *access_scope; /* also these modules ("libfoo,libbar" by file
+	                          name, or "all"), in the system directories too */
 	const struct avt_disarm_rec *disarms; /* replay: the recording's removals,
 	                          applied instead of deciding (NULL: record) */
 	size_t ndisarms;

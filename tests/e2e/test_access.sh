@@ -173,3 +173,22 @@ t_access_watch_silent_store() {
 	expect_count rec write b 5
 	expect_count rec read a 2
 }
+
+# --access-scope: a system library's code has access events too (libc
+# here: its own globals, by its debug symbols' names when installed), the
+# program still runs right, the scope is in meta.json for replay, and a
+# path is refused.  Code the decoder cannot follow (libc's AVX-512 string
+# functions) is left alone: planting in it was an illegal instruction.
+t_access_scope() {
+	need_jq
+	avt_timed 120 record -q -o rec --access-scope libc -- "$(target mutex_counter)" >rec.stdout 2>rec.stderr
+	expect_eq "$?" 0 "exit status of avtrace record --access-scope libc"
+	expect_eq "$(cat rec.stdout)" "counter=200" "the program's output"
+	expect_eq "$(jq -r .access_scope rec/meta.json)" libc "access_scope in meta.json"
+	local n
+	n=$(avt dump -d rec --json | jq -s '[.[] | select(.kind == "read" or .kind == "write" or .kind == "rmw") | select((.site // "") | test("mutex_counter") | not)] | length')
+	[ "$n" -gt 0 ] || fail "no access event outside the program's own code"
+	avt_timed 120 record -q -o rec2 --access-scope /usr/lib/libc -- "$(target mutex_counter)" >rec2.stdout 2>rec2.stderr
+	expect_eq "$?" 2 "exit status of avtrace record with a path as the scope"
+	expect_match "$(cat rec2.stderr)" "bad --access-scope" "the error"
+}
