@@ -177,6 +177,16 @@ t_deadlock_report_names_cond_wait() {
 	expect_match "$(cat out.replay)" "^  T1 waits for cond ready_cond at cond_never.c:$(marker_line "$SRC/cond_never.c" 'WAIT LINE')$" "deadlock report"
 }
 
+# The same for a barrier that never fills: each waiter's line.
+t_deadlock_report_names_barrier_wait() {
+	record out barrier_never
+	expect_eq "$REC_STATUS" 1 "exit status of avtrace record (deadlock)"
+	replay out --schedule 0
+	expect_eq "$RP_STATUS" 1 "exit status of the replay"
+	expect_match "$(cat out.replay)" "^  T0 waits for barrier gate at barrier_never.c:$(marker_line "$SRC/barrier_never.c" 'MAIN WAIT LINE')$" "deadlock report (main)"
+	expect_match "$(cat out.replay)" "^  T1 waits for barrier gate at barrier_never.c:$(marker_line "$SRC/barrier_never.c" 'WORKER WAIT LINE')$" "deadlock report (worker)"
+}
+
 # A program whose recorded run fails (exit(3) in a worker): said once, up
 # front; runs that fail the same way are no finding of exploration.
 t_recorded_run_fails_said_once() {
