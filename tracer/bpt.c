@@ -336,6 +336,124 @@ int bpt_insert_jump_at(struct bpt_table *bt, uint64_t addr, int kind, int data, 
 	return 0;
 }
 
+/* The jump form over the first instructions of a function whose first one
+ * is shorter than the jmp (push %r15, mov 0x10(%rdi),%eax): they are
+ * copied together, which is right only if nothing jumps to the second or
+ * third.  So the whole function [addr, addr + fsize) is decoded first, and
+ * the copy is refused when any byte does not decode, when a direct branch
+ * or call targets inside the covered bytes, or when the function has an
+ * indirect jump (a jump table may target anything).  Returns the covered
+ * length, or 0. */
+#define ENTRY_MAX_FUNC 16384
+static size_t entry_cover(const uint8_t *code, size_t fsize, uint64_t addr)
+{
+	csh cs;
+	cs_insn *in;
+	size_t cover = 0, ncover = 0, at = 0;
+	bool ok = true;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return 0;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(cs);
+	const uint8_t *p = code;
+	size_t left = fsize;
+	uint64_t pc = addr;
+	while (ok && in && left > 0) {
+		if (!cs_disasm_iter(cs, &p, &left, &pc, in)) {
+			ok = false;
+			break;
+		}
+		const cs_detail *d = in->detail;
+		bool branch = false;
+		for (int g = 0; g < d->groups_count; g++)
+			branch |= d->groups[g] == CS_GRP_JUMP || d->groups[g] == CS_GRP_CALL ||
+				  d->groups[g] == CS_GRP_RET || d->groups[g] == CS_GRP_INT ||
+				  d->groups[g] == CS_GRP_IRET || d->groups[g] == CS_GRP_BRANCH_RELATIVE;
+		if (cover < BPT_JMP_LEN) {
+			if (branch || ncover == 3) {
+				ok = false;
+				break;
+			}
+			cover += in->size;
+			ncover++;
+		}
+		if (branch) { /* after the covered instructions: cover is final */
+			const cs_x86 *x = &d->x86;
+			if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+				uint64_t t = (uint64_t)x->operands[0].imm;
+				if (t > addr && t < addr + cover)
+					ok = false; /* into the covered bytes */
+			} else if (in->id == X86_INS_JMP) {
+				ok = false; /* indirect: a jump table may target anything */
+			}
+		}
+		at += in->size;
+	}
+	if (in)
+		cs_free(in, 1);
+	cs_close(&cs);
+	return ok && at == fsize && cover >= BPT_JMP_LEN ? cover : 0;
+}
+
+int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int kind, int data,
+		     char *why, size_t whylen)
+{
+	uint8_t first[16];
+	uint8_t *code = NULL;
+	size_t cover = 0;
+	if (bt->scratch_used + BPT_SLOT_SIZE > BPT_SCRATCH_SIZE || !bt->scratch) {
+		snprintf(why, whylen, "no room for an out-of-line slot");
+		return -1;
+	}
+	uint64_t saddr = bt->scratch + bt->scratch_used;
+	int64_t rel = (int64_t)saddr - (int64_t)(addr + BPT_JMP_LEN);
+	if (rel == (int32_t)rel && fsize > BPT_JMP_LEN && fsize <= ENTRY_MAX_FUNC &&
+	    ptu_read(bt->pid, addr, first, sizeof first) == 0 && !has_lock_prefix(first, sizeof first) &&
+	    !bpt_find(bt, addr) && (code = malloc(fsize)) && ptu_read(bt->pid, addr, code, fsize) == 0)
+		cover = entry_cover(code, fsize, addr);
+	free(code);
+	if (cover < BPT_JMP_LEN || cover > BPT_SLOT_SIZE - 1 - 14)
+		return bpt_insert_jump(bt, addr, kind, data, why, whylen);
+	/* slot: int3; each covered instruction relocated in turn (each one's
+	 * jmp back overwritten by the next); the last one's jmp back */
+	uint8_t slot[BPT_SLOT_SIZE * 2];
+	size_t off = 1, slen = 0;
+	slot[0] = 0xcc;
+	for (size_t done = 0; done < cover;) {
+		int n = bpt_relocate(first + done, sizeof first - done, addr + done, saddr + off,
+				     slot + off, &slen, why, whylen);
+		if (n <= 0)
+			return bpt_insert_jump(bt, addr, kind, data, why, whylen);
+		done += (size_t)n;
+		off += (size_t)n;
+	}
+	size_t end = off + 14; /* the last relocation's jmp back is at off */
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b || trap_add(bt, saddr, addr) < 0) {
+		if (b) {
+			b->used = false;
+			bt->n--;
+		}
+		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	uint8_t jmp[BPT_JMP_LEN] = { 0xe9 };
+	int32_t r32 = (int32_t)rel;
+	memcpy(jmp + 1, &r32, 4);
+	if (ptu_write(bt->memfd, saddr, slot, end) < 0 || ptu_write(bt->memfd, addr, jmp, sizeof jmp) < 0) {
+		snprintf(why, whylen, "cannot write to the target");
+		b->used = false;
+		bt->n--;
+		return -1;
+	}
+	bt->scratch_used += BPT_SLOT_SIZE;
+	b->len = (uint8_t)cover;
+	b->slot = saddr;
+	b->trap = saddr;
+	b->jump = true;
+	return 0;
+}
+
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data)
 {
 	struct bpt *b = add(bt, addr, kind, data);

@@ -77,6 +77,11 @@ int bpt_insert_jump_at(struct bpt_table *bt, uint64_t addr, int kind, int data, 
 /* bpt_insert in the jump form when the instruction allows it. */
 int bpt_insert_jump(struct bpt_table *bt, uint64_t addr, int kind, int data,
 		    char *why, size_t whylen);
+/* A function's entry (fsize bytes long): the jump form over its first
+ * instructions when the first is too short, if the decoded function shows
+ * nothing jumps into them; else as bpt_insert_jump. */
+int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int kind, int data,
+		     char *why, size_t whylen);
 /* Plants an int3 at a one-byte nop (resume = addr + 1). */
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
 /* Plants a bare int3 that is never resumed through (trampolines and the

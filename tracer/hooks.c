@@ -144,7 +144,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		if (bpt_find(&tr->bpts, addr))
 			continue; /* an alias of a hooked function */
 		char w[160];
-		if (bpt_insert_jump(&tr->bpts, addr, BK_HOOK, (int)i, w, sizeof w) < 0) {
+		if (bpt_insert_entry(&tr->bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
 			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
 			return -1;
 		}

@@ -158,13 +158,26 @@ t_sigkill_record_keeps_trace() {
 }
 
 # SIGINT and SIGTERM end the target and keep a complete recording.
+# wait_for_events TRACE: until TRACE holds more than its header (or 60 s).
+wait_for_events() {
+	local i
+	for i in $(seq 600); do
+		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 8192 ] && return 0
+		sleep 0.1
+	done
+	fail "no event written to $1 within 60 s"
+}
+
 t_sigint_record_keeps_trace() {
 	need_jq
 	local prog sig st marker=3000019
 	prog=$(target lockheavy) || exit
 	for sig in INT TERM; do
 		"$AVTRACE" record -q -o "$sig" -- "$prog" "$marker" 2 >"$sig.out" 2>"$sig.err" &
-		sleep 0.5
+		# the signal comes once events are on disk (the trace is flushed
+		# every 100 ms), not after a fixed time: a busy machine may take
+		# longer than that to start the program
+		wait_for_events "$sig/trace.avt"
 		kill -"$sig" $!
 		wait $!
 		st=$?
@@ -192,9 +205,10 @@ t_killed_explore_leaves_nothing() {
 		sleep 2.5
 		kill -"$sig" $!
 		wait $! 2>/dev/null
-		# a worker dies with its explorer, its target with it: at once
-		no_process_left "slow_steps $marker" 4
-		no_process_left "explore -o x$sig " 4
+		# a worker dies with its explorer, its target with it (within
+		# 5 s: a busy machine takes its time to reap them)
+		no_process_left "slow_steps $marker" 50
+		no_process_left "explore -o x$sig " 50
 	done
 }
 

@@ -244,6 +244,57 @@ START_TEST(table_jump_form)
 }
 END_TEST
 
+START_TEST(table_entry_jump_form)
+{
+	struct bpt_table bt;
+	int fd = self_mem();
+	/* push %r15; push %r14; mov $2,%r14d; pop %r14; pop %r15; ret */
+	static const uint8_t fn[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0xbe, 0x02, 0x00, 0x00, 0x00,
+				      0x41, 0x5e, 0x41, 0x5f, 0xc3 };
+	/* the same with a loop back to its second instruction: jne -> +2 */
+	static const uint8_t loop[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0xbe, 0x02, 0x00, 0x00, 0x00,
+					0x75, 0xf6, 0x41, 0x5e, 0x41, 0x5f, 0xc3 };
+	/* ... and with an indirect jump (a jump table) */
+	static const uint8_t table[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0xbe, 0x02, 0x00, 0x00, 0x00,
+					 0xff, 0xe0, 0x41, 0x5f, 0xc3 };
+	memset(code, 0x90, sizeof code);
+	memset(scratch, 0, sizeof scratch);
+	memcpy(code, fn, sizeof fn);
+	memcpy(code + 256, loop, sizeof loop);
+	memcpy(code + 512, table, sizeof table);
+	bpt_init(&bt, getpid(), fd, (uint64_t)(uintptr_t)scratch);
+	char why[128];
+	uint64_t a = (uint64_t)(uintptr_t)code;
+	uint64_t s0 = (uint64_t)(uintptr_t)scratch + 16; /* the first slot */
+	ck_assert_int_eq(bpt_insert_entry(&bt, a, sizeof fn, 1, 7, why, sizeof why), 0);
+	struct bpt *b = bpt_find(&bt, a);
+	ck_assert(b->jump);
+	ck_assert_uint_eq(b->len, 10); /* three instructions: 2 + 2 + 6 */
+	ck_assert_uint_eq(code[0], 0xe9);
+	ck_assert_uint_eq(scratch[16], 0xcc);
+	ck_assert_mem_eq(scratch + 17, fn, 10);
+	ck_assert_uint_eq(scratch[27], 0xff); /* jmp *0(%rip) ... */
+	uint64_t back;
+	memcpy(&back, scratch + 27 + 6, 8);
+	ck_assert_uint_eq(back, a + 10);
+	ck_assert_ptr_eq(bpt_at_trap(&bt, s0), b);
+	/* something jumps to the second instruction: the plain int3 */
+	ck_assert_int_eq(bpt_insert_entry(&bt, a + 256, sizeof loop, 1, 8, why, sizeof why), 0);
+	ck_assert(!bpt_find(&bt, a + 256)->jump);
+	ck_assert_uint_eq(code[256], 0xcc);
+	ck_assert_mem_eq(code + 257, loop + 1, sizeof loop - 1);
+	/* a jump table could: the plain int3 */
+	ck_assert_int_eq(bpt_insert_entry(&bt, a + 512, sizeof table, 1, 9, why, sizeof why), 0);
+	ck_assert(!bpt_find(&bt, a + 512)->jump);
+	ck_assert_uint_eq(code[512], 0xcc);
+	/* removal puts the five bytes back */
+	ck_assert_int_eq(bpt_remove(&bt, a), 0);
+	ck_assert_mem_eq(code, fn, sizeof fn);
+	bpt_release(&bt);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bpt");
@@ -254,6 +305,7 @@ int main(void)
 	tcase_add_test(tc, table_insert_find_remove);
 	tcase_add_test(tc, table_grows);
 	tcase_add_test(tc, table_jump_form);
+	tcase_add_test(tc, table_entry_jump_form);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
