@@ -205,6 +205,11 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 		struct tthread *o = tr->thr[i];
 		if (o && o->state != TS_DEAD && o->tid != (pid_t)former && o != t)
 			o->state = TS_DEAD;
+		/* the old image's pthread_t values mean nothing in the new one,
+		 * which hands the same addresses to its own threads (ASLR off):
+		 * a join there must not find a thread of the old image */
+		if (o && o != t)
+			o->fs_base = 0;
 	}
 	t->tid = tr->pid;
 	t->priv->nrets = 0;
