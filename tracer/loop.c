@@ -380,6 +380,14 @@ static enum wr on_gone(struct tracer *tr, pid_t pid, struct ptu_status *s, struc
 	return t == run ? WR_POINT : WR_WAIT;
 }
 
+/* Is t still where the commit of its request left it, at the first
+ * instruction of the hooked call (its out-of-line copy)? */
+static bool request_not_begun(struct tthread *t)
+{
+	struct user_regs_struct r;
+	return t->priv->resume_pc && ptu_getregs(t->tid, &r) == 0 && r.rip == t->priv->resume_pc;
+}
+
 static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
 {
 	if (t->state == TS_NEW) {
@@ -388,7 +396,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 	}
 	if (t != run || !t->priv->interrupt_pending) {
 		/* a group-stop or a late interrupt: not a decision point */
-		if (t == run)
+		if (t == run || t->state == TS_RUNNING)
 			resume(t);
 		return WR_WAIT;
 	}
@@ -409,6 +417,14 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		t->wait = TW_UNKNOWN;
 		t->state = TS_KWAIT;
 		tr->stats.kernel_waits++;
+	} else if (request_not_begun(t)) {
+		/* the slice ended before the thread ran its committed request
+		 * (a loaded machine gave it no CPU): the model already counts
+		 * it done (an unlock: the lock free), so switching here would
+		 * let another thread block on a lock still held.  The next
+		 * tick interrupts it again. */
+		resume(t);
+		return WR_WAIT;
 	} else {
 		t->state = TS_READY;
 		sched_slice_over(tr, t);
@@ -431,6 +447,12 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 			tr->orphans[tr->norphans++] = pid;
 		return WR_WAIT;
 	}
+	/* Any other stop ends a pending interrupt: the kernel drops the STOP
+	 * trap it had queued, or (interrupted in that stop) reports it after
+	 * the next resume, a late one.  A flag left set would keep the tick
+	 * from ever interrupting the thread again. */
+	if (s.stop != PTU_EV_STOP)
+		t->priv->interrupt_pending = false;
 	switch (s.stop) {
 	case PTU_SIGNAL:
 		if (s.sig == SIGTRAP)
@@ -519,11 +541,16 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 }
 
 /* In a commit into a wait the thread is polled closely (a condition wait
- * should cost microseconds, not a tick). */
-static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
+ * should cost microseconds, not a tick), once per run (*polled): after
+ * that it is a thread like any other, watched on every tick.  (The wait
+ * after the polls used to retry on the tick's EINTR: a thread that ran
+ * on for 20 ms and then fell asleep on something a stopped thread had to
+ * release slept for ever.) */
+static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st, bool *polled)
 {
-	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep)
+	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep || *polled)
 		return waitpid(-1, st, __WALL);
+	*polled = true;
 	for (int spins = 0;; spins++) {
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
 		if (p != 0)
@@ -541,7 +568,7 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 		struct timespec ts = { 0, spins < 10 ? 10000 : 200000 };
 		nanosleep(&ts, NULL);
 		if (spins > 100)
-			return ptu_wait(-1, st, __WALL);
+			return waitpid(-1, st, __WALL); /* EINTR: watch_running */
 	}
 }
 
@@ -549,10 +576,11 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 {
 	uint64_t started = now_ns();
 	int sleeping = 0;
+	bool polled = false;
 	struct run_clock rc = { 0, 0 };
 	for (;;) {
 		int st;
-		pid_t p = wait_any(tr, t, &st);
+		pid_t p = wait_any(tr, t, &st, &polled);
 		if (p < 0) {
 			if (errno == EINTR) {
 				watch_running(tr, t, started, &sleeping, &rc);
@@ -714,6 +742,12 @@ enum tstep tracer_step(struct tracer *tr)
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
 		t->state = TS_READY;
+	if (t->wait == TW_UNKNOWN && (t->state == TS_READY || t->state == TS_REQ)) {
+		/* it got out of its unmodelled wait: no waiter any more, or
+		 * every later run of it would be watched as one */
+		t->wait = TW_NONE;
+		t->priv->expect_block = false;
+	}
 	if (now_ns() - tr->current_since >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
 		t->preempted = true;
 		tr->current_since = now_ns();
