@@ -3,8 +3,9 @@
  *
  * Serialized execution hangs if it resumes a thread that will block in the
  * kernel on something only a stopped thread can release.  So the tracer
- * never commits an acquire of a lock another thread holds, nor a join of a
- * live thread; cond/barrier/semaphore waiters are let run into the kernel,
+ * never commits an acquire of a lock another thread holds (a robust mutex
+ * whose owner died is free: the next locker gets EOWNERDEAD), nor a join
+ * of a live thread; cond/barrier/semaphore waiters are let run into the kernel,
  * then held stopped until an event on the same object may have released
  * them.  Everything here is updated at commit time, in event order.
  */
