@@ -287,12 +287,22 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		resume(t);
 		return WR_WAIT;
 	}
-	case BK_UNWIND:
+	case BK_UNWIND: {
+		bool cancelled_wait = hooks_cancel_wait(tr, t);
 		stack_unwinding(tr, t);
+		if (cancelled_wait) { /* the mutex comes back first: a request */
+			t->priv->resume_pc = bpt_resume_pc(b);
+			t->priv->stop_pc = b->addr;
+			t->priv->regs = r;
+			t->priv->regs_valid = true;
+			t->state = TS_REQ;
+			return t == run ? WR_POINT : WR_WAIT;
+		}
 		r.rip = bpt_resume_pc(b);
 		set_regs(t, &r);
 		resume(t);
 		return WR_WAIT;
+	}
 	case BK_ACCESS:
 	case BK_PROBE:
 		if (b->kind == BK_ACCESS)

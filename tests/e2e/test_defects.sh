@@ -31,10 +31,22 @@ clean_test() {
 }
 
 # pthread_cancel of a thread in pthread_cond_wait (with a cleanup handler
-# that unlocks) and of one in sleep(100): both act on the cancel at once.
+# that unlocks) and of one in sleep(100): both act on the cancel at once,
+# and the trace shows the mutex the cancelled wait takes back.
 t_cancel_blocked_threads() {
+	need_jq
 	same_as_native cancel_wait 30
 	expect_match "$(cat recorded.out)" '^waiter canceled, sleeper canceled$' "output"
+	# the cancelled wait takes cw_lock back (glibc's cleanup) before the
+	# handler's unlock: wait, acquire at the wait's line, release in
+	# unlock_it, by the same thread and in that order
+	local w evs
+	w=$(events out | jq -r 'select(.kind == "wait" and .obj_name == "cw_never") | .thread')
+	[ -n "$w" ] || fail "no wait on cw_never in the trace"
+	evs=$(jq -r --arg w "$w" 'select(.thread == $w and (.obj_name == "cw_lock" or .kind == "wait"))
+		| "\(.kind) \(.func)"' out.json | tr '\n' ',')
+	expect_eq "$evs" "acquire waiter,wait waiter,acquire waiter,release unlock_it," \
+		"the waiter's events on cw_lock"
 	clean_test cancel_wait
 }
 
