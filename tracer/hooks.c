@@ -554,6 +554,38 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	}
 }
 
+/* t entered the unwinder (pthread_cancel's or pthread_exit's forced
+ * unwind) inside a condition wait: glibc's cleanup of the wait takes the
+ * mutex back before any handler of the program runs (a cancelled
+ * pthread_cond_wait returns, so to speak, with the mutex held).  That
+ * acquire becomes t's request, at the wait's call site, so the model
+ * commits it only when the mutex is free and the handler's unlock is the
+ * release of a lock t holds.  Returns false when t is in no such wait. */
+bool hooks_cancel_wait(struct tracer *tr, struct tthread *t)
+{
+	struct tracer_priv_thread *p = t->priv;
+	int lock = -1;
+	for (size_t i = 0; i < n_hook_defs && lock < 0; i++)
+		if (!strcmp(hook_defs[i].name, "pthread_mutex_lock"))
+			lock = (int)i;
+	for (int k = p->nrets; k-- > 0;) {
+		const struct retframe *f = &p->rets[k];
+		if (f->hook < 0 || hop_is_heap(hook_defs[f->hook].op))
+			continue;
+		enum hop op = hook_defs[f->hook].op;
+		if ((op != OP_CONDWAIT && op != OP_CONDTIMEDWAIT) || lock < 0 || !f->obj2)
+			return false;
+		struct treq *q = &t->req;
+		memset(q, 0, sizeof *q);
+		q->hook = lock;
+		q->kind = AVT_EV_ACQUIRE;
+		q->obj = f->obj2;
+		q->site = f->site;
+		return true;
+	}
+	return false;
+}
+
 /* The same steps for a call the in-process agent took (agent.c). */
 void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		   uint64_t obj2, uint64_t site, uint16_t flags)

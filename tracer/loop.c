@@ -214,6 +214,11 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 		struct tthread *o = tr->thr[i];
 		if (o && o->state != TS_DEAD && o->tid != (pid_t)former && o != t)
 			o->state = TS_DEAD;
+		/* the old image's pthread_t values mean nothing in the new one,
+		 * which hands the same addresses to its own threads (ASLR off):
+		 * a join there must not find a thread of the old image */
+		if (o && o != t)
+			o->fs_base = 0;
 	}
 	t->tid = tr->pid;
 	t->priv->nrets = 0;
@@ -292,12 +297,22 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		resume(t);
 		return WR_WAIT;
 	}
-	case BK_UNWIND:
+	case BK_UNWIND: {
+		bool cancelled_wait = hooks_cancel_wait(tr, t);
 		stack_unwinding(tr, t);
+		if (cancelled_wait) { /* the mutex comes back first: a request */
+			t->priv->resume_pc = bpt_resume_pc(b);
+			t->priv->stop_pc = b->addr;
+			t->priv->regs = r;
+			t->priv->regs_valid = true;
+			t->state = TS_REQ;
+			return t == run ? WR_POINT : WR_WAIT;
+		}
 		r.rip = bpt_resume_pc(b);
 		set_regs(t, &r);
 		resume(t);
 		return WR_WAIT;
+	}
 	case BK_ACCESS:
 	case BK_PROBE:
 		if (b->kind == BK_ACCESS)
@@ -387,6 +402,14 @@ static enum wr on_gone(struct tracer *tr, pid_t pid, struct ptu_status *s, struc
 	return t == run ? WR_POINT : WR_WAIT;
 }
 
+/* Is t still where the commit of its request left it, at the first
+ * instruction of the hooked call (its out-of-line copy)? */
+static bool request_not_begun(struct tthread *t)
+{
+	struct user_regs_struct r;
+	return t->priv->resume_pc && ptu_getregs(t->tid, &r) == 0 && r.rip == t->priv->resume_pc;
+}
+
 static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
 {
 	if (t->state == TS_NEW) {
@@ -395,7 +418,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 	}
 	if (t != run || !t->priv->interrupt_pending) {
 		/* a group-stop or a late interrupt: not a decision point */
-		if (t == run)
+		if (t == run || t->state == TS_RUNNING)
 			resume(t);
 		return WR_WAIT;
 	}
@@ -416,6 +439,14 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		t->wait = TW_UNKNOWN;
 		t->state = TS_KWAIT;
 		tr->stats.kernel_waits++;
+	} else if (request_not_begun(t)) {
+		/* the slice ended before the thread ran its committed request
+		 * (a loaded machine gave it no CPU): the model already counts
+		 * it done (an unlock: the lock free), so switching here would
+		 * let another thread block on a lock still held.  The next
+		 * tick interrupts it again. */
+		resume(t);
+		return WR_WAIT;
 	} else {
 		t->state = TS_READY;
 		sched_slice_over(tr, t);
@@ -438,6 +469,12 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 			tr->orphans[tr->norphans++] = pid;
 		return WR_WAIT;
 	}
+	/* Any other stop ends a pending interrupt: the kernel drops the STOP
+	 * trap it had queued, or (interrupted in that stop) reports it after
+	 * the next resume, a late one.  A flag left set would keep the tick
+	 * from ever interrupting the thread again. */
+	if (s.stop != PTU_EV_STOP)
+		t->priv->interrupt_pending = false;
 	switch (s.stop) {
 	case PTU_SIGNAL:
 		if (s.sig == SIGTRAP)
@@ -521,7 +558,11 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	 * they end on an idle one (the same run for the same seed) */
 	uint64_t ran = tr->current_busy + run_busy_ns(tr, t, started, rc);
 	bool asleep = *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
-	bool slice_over = ran >= (uint64_t)tr->opts.slice_ms * 1000000ull;
+	/* ... but a thread asleep in the kernel spends no CPU time: its turn
+	 * ends by the clock, or one asleep on what a stopped thread must
+	 * write (with nobody else runnable) would sleep for ever */
+	uint64_t slice = (uint64_t)tr->opts.slice_ms * 1000000ull;
+	bool slice_over = ran >= slice || (asleep && now_ns() - started >= slice);
 	if (!asleep && !slice_over)
 		return;
 	if (asleep && !t->priv->expect_block && !sched_others_could_run(tr, t, false) && !slice_over)
@@ -534,11 +575,16 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 }
 
 /* In a commit into a wait the thread is polled closely (a condition wait
- * should cost microseconds, not a tick). */
-static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
+ * should cost microseconds, not a tick), once per run (*polled): after
+ * that it is a thread like any other, watched on every tick.  (The wait
+ * after the polls used to retry on the tick's EINTR: a thread that ran
+ * on for 20 ms and then fell asleep on something a stopped thread had to
+ * release slept for ever.) */
+static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st, bool *polled)
 {
-	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep)
+	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep || *polled)
 		return waitpid(-1, st, __WALL);
+	*polled = true;
 	for (int spins = 0;; spins++) {
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
 		if (p != 0)
@@ -556,7 +602,7 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st)
 		struct timespec ts = { 0, spins < 10 ? 10000 : 200000 };
 		nanosleep(&ts, NULL);
 		if (spins > 100)
-			return ptu_wait(-1, st, __WALL);
+			return waitpid(-1, st, __WALL); /* EINTR: watch_running */
 	}
 }
 
@@ -565,10 +611,11 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 	uint64_t started = now_ns();
 	int sleeping = 0;
 	tr->step_busy = 0;
+	bool polled = false;
 	struct run_clock rc = { 0, 0 };
 	for (;;) {
 		int st;
-		pid_t p = wait_any(tr, t, &st);
+		pid_t p = wait_any(tr, t, &st, &polled);
 		if (p < 0) {
 			if (errno == EINTR) {
 				watch_running(tr, t, started, &sleeping, &rc);
@@ -736,6 +783,12 @@ enum tstep tracer_step(struct tracer *tr)
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
 		t->state = TS_READY;
+	if (t->wait == TW_UNKNOWN && (t->state == TS_READY || t->state == TS_REQ)) {
+		/* it got out of its unmodelled wait: no waiter any more, or
+		 * every later run of it would be watched as one */
+		t->wait = TW_NONE;
+		t->priv->expect_block = false;
+	}
 	tr->current_busy += tr->step_busy;
 	if (tr->current_busy >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
 		t->preempted = true;

@@ -3,14 +3,16 @@
  *
  * Serialized execution hangs if it resumes a thread that will block in the
  * kernel on something only a stopped thread can release.  So the tracer
- * never commits an acquire of a lock another thread holds, nor a join of a
- * live thread; cond/barrier/semaphore waiters are let run into the kernel,
+ * never commits an acquire of a lock another thread holds (a robust mutex
+ * whose owner died is free: the next locker gets EOWNERDEAD), nor a join
+ * of a live thread; cond/barrier/semaphore waiters are let run into the kernel,
  * then held stopped until an event on the same object may have released
  * them.  Everything here is updated at commit time, in event order.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace_util.h"
 #include "tracer_int.h"
 
 void model_init(struct model *m)
@@ -79,12 +81,29 @@ struct mlock *model_lock(struct model *m, uint64_t addr)
 	return l;
 }
 
-static bool lock_free_for(struct model *m, uint64_t addr, uint32_t lid, bool write)
+/* glibc's pthread_mutex_t: __data.__kind at offset 16; bit 16 is
+ * PTHREAD_MUTEX_ROBUST_NORMAL_NP. */
+#define MUTEX_KIND_ROBUST 16
+
+/* The owner of a robust mutex died holding it: the kernel marked the lock
+ * FUTEX_OWNER_DIED, and the next locker gets it (with EOWNERDEAD) instead
+ * of blocking.  A plain mutex stays locked for ever: that is a deadlock. */
+static bool owner_died_robust(struct tracer *tr, const struct mlock *l)
 {
-	struct mlock *l = model_find(m, addr);
+	if (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state != TS_DEAD)
+		return false;
+	int32_t kind = 0;
+	if (ptu_read(tr->pid, l->addr + 16, &kind, sizeof kind) < 0)
+		return false;
+	return kind & MUTEX_KIND_ROBUST;
+}
+
+static bool lock_free_for(struct tracer *tr, uint64_t addr, uint32_t lid, bool write)
+{
+	struct mlock *l = model_find(&tr->model, addr);
 	if (!l)
 		return true;
-	if (l->owner != NO_THREAD && l->owner != lid)
+	if (l->owner != NO_THREAD && l->owner != lid && !owner_died_robust(tr, l))
 		return false;
 	if (write && l->readers)
 		return false;
@@ -112,7 +131,7 @@ int model_can_commit(struct tracer *tr, const struct tthread *t)
 	case OP_LOCK:
 	case OP_SPINLOCK:
 	case OP_WRLOCK:
-		return lock_free_for(&tr->model, q->obj, t->lid, true);
+		return lock_free_for(tr, q->obj, t->lid, true);
 	case OP_RDLOCK: {
 		struct mlock *l = model_find(&tr->model, q->obj);
 		return !l || l->owner == NO_THREAD || l->owner == t->lid;
@@ -120,7 +139,7 @@ int model_can_commit(struct tracer *tr, const struct tthread *t)
 	case OP_TIMEDLOCK:
 	case OP_TIMEDWRLOCK:
 		/* held: it can only time out, so run it when nothing else can */
-		return lock_free_for(&tr->model, q->obj, t->lid, true) ? 1 : 2;
+		return lock_free_for(tr, q->obj, t->lid, true) ? 1 : 2;
 	case OP_TIMEDRDLOCK: {
 		struct mlock *l = model_find(&tr->model, q->obj);
 		return !l || l->owner == NO_THREAD || l->owner == t->lid ? 1 : 2;
@@ -144,7 +163,7 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 		/* a condition waiter re-acquires its mutex before returning */
 		if (p->nrets)
 			mutex = p->rets[p->nrets - 1].obj2;
-		bool free_mutex = !mutex || lock_free_for(&tr->model, mutex, t->lid, true);
+		bool free_mutex = !mutex || lock_free_for(tr, mutex, t->lid, true);
 		if (t->woken && free_mutex)
 			return 1;
 		if (t->wait == TW_TIMED && free_mutex)

@@ -223,4 +223,8 @@ void stack_unwinding(struct tracer *tr, struct tthread *t)
 {
 	stack_unswap(tr, t);
 	t->priv->nrets = 0;
+	/* a call it was waiting in is left for good (cancelled) */
+	t->wait = TW_NONE;
+	t->priv->expect_block = false;
+	t->priv->sync_sleep = false;
 }

@@ -283,6 +283,9 @@ void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_
 		   uint64_t obj2, uint64_t site, uint16_t flags);
 void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site);
 bool hooks_internal_caller(struct tracer *tr, uint64_t ret);
+/* t entered a forced unwind in a condition wait: its request is now the
+ * mutex's re-acquisition (false: no such wait). */
+bool hooks_cancel_wait(struct tracer *tr, struct tthread *t);
 
 /* agent.c: the in-process agent (docs/agent.md).  All no-ops without it. */
 int agent_prepare(struct tracer *tr);     /* before fork: memfd, environment */
