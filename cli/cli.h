@@ -42,6 +42,10 @@ struct explore_opts;
 struct run_tally {
 	unsigned ran, diverged, unfinished;
 };
+struct explore_start;
+/* Starting points of exploration from DIR's predictions (cli/explore.c). */
+size_t prediction_starts(const char *dir, size_t max, bool every, struct explore_start **out);
+void explore_starts_free(struct explore_start *s, size_t n);
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
 		       struct run_tally *tally);
 

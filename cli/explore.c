@@ -163,61 +163,80 @@ static bool as_recorded(const struct explore_bug *b)
 	return b->signal ? baseline_status == 128 + b->signal : baseline_status == b->exit_status;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* The threads of prediction id's pattern (predictions.json), into
+ * st->pattern; nothing when it does not say. */
+static void pattern_threads(json_t *preds, unsigned id, struct explore_start *st)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	json_t *arr = json_object_get(preds, "predictions"), *p;
+	size_t i;
+	json_array_foreach(arr, i, p) {
+		if (json_integer_value(json_object_get(p, "id")) != (json_int_t)id)
+			continue;
+		json_t *th = json_object_get(p, "threads"), *v;
+		size_t n = json_array_size(th), k;
+		st->pattern = n ? calloc(n, sizeof *st->pattern) : NULL;
+		json_array_foreach(th, k, v) {
+			if (st->pattern && json_is_integer(v) && json_integer_value(v) >= 0 &&
+			    json_integer_value(v) < (json_int_t)UINT32_MAX)
+				st->pattern[st->npattern++] = (uint32_t)json_integer_value(v);
+		}
+		if (st->pattern && !st->npattern) {
+			free(st->pattern);
+			st->pattern = NULL;
+		}
+		return;
+	}
 }
 
-/* The schedules of the predictions replayed in dir that neither failed
- * nor erred (INFEASIBLE: the order could not be followed to its end;
- * PASS: it could, and nothing failed), in prediction order, at most max:
- * exploration starts from them (explore_opts.starts).  The caller frees
- * each path and the array. */
-static size_t prediction_starts(const char *dir, size_t max, char ***out)
+void explore_starts_free(struct explore_start *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++) {
+		free(s[i].sched);
+		free(s[i].pattern);
+	}
+	free(s);
+}
+
+/* Starting points from the predictions of dir, in prediction order, at
+ * most max: with every false, the schedules of those replayed that
+ * neither failed nor erred (INFEASIBLE: the order could not be followed
+ * to its end; PASS: it could, and nothing failed); with every, each
+ * prediction's schedule, replayed or not.  Each keeps its pattern's
+ * threads: only their order is followed, the others are placed at
+ * random.  The caller frees with explore_starts_free(). */
+size_t prediction_starts(const char *dir, size_t max, bool every, struct explore_start **out)
 {
 	char path[4300];
-	snprintf(path, sizeof path, "%s/replays", dir);
-	DIR *d = opendir(path);
-	char **names = NULL, **paths = NULL;
-	size_t n = 0, k = 0;
-	struct dirent *e;
-	*out = NULL;
-	while (d && (e = readdir(d))) {
-		unsigned id;
-		char tail[8];
-		if (sscanf(e->d_name, "%u.jso%7s", &id, tail) != 2 || strcmp(tail, "n"))
-			continue;
-		char **nn = realloc(names, (n + 1) * sizeof *nn);
-		if (!nn || !(nn[n] = strdup(e->d_name))) {
-			names = nn ? nn : names;
+	json_error_t je;
+	snprintf(path, sizeof path, "%s/predictions.json", dir);
+	json_t *preds = json_load_file(path, 0, &je);
+	json_t *arr = json_object_get(preds, "predictions"), *p;
+	size_t n = json_array_size(arr), k = 0, i;
+	struct explore_start *st = calloc(n ? n : 1, sizeof *st);
+	*out = st;
+	json_array_foreach(arr, i, p) {
+		if (!st || k >= max)
 			break;
+		json_int_t id = json_integer_value(json_object_get(p, "id"));
+		if (id <= 0 || id > 9999)
+			continue;
+		if (!every) {
+			snprintf(path, sizeof path, "%s/replays/%04u.json", dir, (unsigned)id);
+			json_t *j = json_load_file(path, 0, &je);
+			const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+			bool start = oc && (!strcmp(oc, "INFEASIBLE") || !strcmp(oc, "PASS"));
+			json_decref(j);
+			if (!start)
+				continue;
 		}
-		names = nn;
-		n++;
+		snprintf(path, sizeof path, "%s/schedules/%04u.sched", dir, (unsigned)id);
+		if (access(path, R_OK) != 0 || !(st[k].sched = strdup(path)))
+			continue;
+		pattern_threads(preds, (unsigned)id, &st[k]);
+		k++;
 	}
-	if (d)
-		closedir(d);
-	if (n)
-		qsort(names, n, sizeof *names, cmp_str);
-	paths = calloc(n ? n : 1, sizeof *paths);
-	for (size_t i = 0; paths && i < n && k < max; i++) {
-		json_error_t je;
-		unsigned id = (unsigned)strtoul(names[i], NULL, 10);
-		snprintf(path, sizeof path, "%s/replays/%s", dir, names[i]);
-		json_t *j = json_load_file(path, 0, &je);
-		const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
-		if (oc && (!strcmp(oc, "INFEASIBLE") || !strcmp(oc, "PASS"))) {
-			snprintf(path, sizeof path, "%s/schedules/%04u.sched", dir, id);
-			if (access(path, R_OK) == 0)
-				paths[k++] = strdup(path);
-		}
-		json_decref(j);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	*out = paths;
-	return paths ? k : 0;
+	json_decref(preds);
+	return k;
 }
 
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
@@ -225,11 +244,11 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 {
 	struct explore_result r;
 	char cfg[128];
-	char **starts = NULL;
+	struct explore_start *starts = NULL;
 	size_t nstarts = 0;
 	if (!eo->starts) { /* predictions replayed before: the first runs start there */
-		nstarts = prediction_starts(eo->dir, eo->runs / 2, &starts);
-		eo->starts = (const char *const *)starts;
+		nstarts = prediction_starts(eo->dir, eo->runs / 2, false, &starts);
+		eo->starts = starts;
 		eo->nstarts = nstarts;
 	}
 	if (!eo->progress)
@@ -244,9 +263,7 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	cli_parent_phase(true); /* its runs are workers that die with it */
 	int xrc = explore_run(eo, &r);
 	cli_parent_phase(false);
-	for (size_t i = 0; i < nstarts; i++)
-		free(starts[i]);
-	free(starts);
+	explore_starts_free(starts, nstarts);
 	if (starts) {
 		eo->starts = NULL;
 		eo->nstarts = 0;

@@ -596,9 +596,10 @@ static int prepare_guide(const struct explore_opts *o, const struct trace *t, st
 	long rc = xp_guide_add_rf(fb->guide, keys, n);
 	free(keys);
 	for (size_t i = 0; rc >= 0 && i < o->nstarts; i++) {
-		uint32_t *th = sched_threads(o->starts[i], &n);
+		uint32_t *th = sched_threads(o->starts[i].sched, &n);
 		if (th)
-			rc = xp_guide_add_start(fb->guide, th, n, true);
+			rc = xp_guide_add_prediction(fb->guide, th, n, true, o->starts[i].pattern,
+						     o->starts[i].npattern);
 		free(th);
 	}
 	return rc < 0 ? -1 : 0;

@@ -66,13 +66,22 @@ struct explore_opts {
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
-	/* schedule files whose run steps are starting points (predictions
-	 * that replayed INFEASIBLE or PASS): run i follows the i-th as far as
-	 * it can, then its policy decides (explore/policy.h) */
-	const char *const *starts;
+	/* starting points (predictions that replayed INFEASIBLE or PASS, or
+	 * every prediction): run i follows the i-th as far as it can, then
+	 * its policy decides (explore/policy.h) */
+	const struct explore_start *starts;
 	size_t nstarts;
 	void (*progress)(void *ctx, const struct explore_progress *p);
 	void *progress_ctx;
+};
+
+/* A starting point: a schedule file's run steps; with the threads of the
+ * prediction's pattern, only their order is kept and the other threads
+ * are placed at random (xp_guide_add_prediction). */
+struct explore_start {
+	char *sched;
+	uint32_t *pattern; /* NULL: follow the schedule as it is */
+	size_t npattern;
 };
 
 struct explore_bug {

@@ -199,6 +199,8 @@ struct gev {
 struct gstart {
 	uint32_t *threads;
 	size_t n;
+	uint32_t *pattern;        /* a prediction's pattern threads, or NULL */
+	size_t npattern;
 };
 
 struct xp_guide {
@@ -270,8 +272,10 @@ oom:
 
 static void starts_free(struct gstart *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(s[i].threads);
+		free(s[i].pattern);
+	}
 	free(s);
 }
 
@@ -342,6 +346,12 @@ long xp_guide_add_rf(struct xp_guide *g, const uint64_t *keys, size_t n)
 
 int xp_guide_add_start(struct xp_guide *g, const uint32_t *threads, size_t n, bool from_prediction)
 {
+	return xp_guide_add_prediction(g, threads, n, from_prediction, NULL, 0);
+}
+
+int xp_guide_add_prediction(struct xp_guide *g, const uint32_t *threads, size_t n, bool from_prediction,
+			    const uint32_t *pattern, size_t npattern)
+{
 	struct gstart **arr = from_prediction ? &g->pred : &g->corpus;
 	size_t *cnt = from_prediction ? &g->npred : &g->ncorpus;
 
@@ -355,7 +365,16 @@ int xp_guide_add_start(struct xp_guide *g, const uint32_t *threads, size_t n, bo
 	if (!copy)
 		goto oom;
 	memcpy(copy, threads, n * sizeof *copy);
-	na[(*cnt)++] = (struct gstart){ copy, n };
+	uint32_t *pat = NULL;
+	if (npattern) {
+		pat = malloc(npattern * sizeof *pat);
+		if (!pat) {
+			free(copy);
+			goto oom;
+		}
+		memcpy(pat, pattern, npattern * sizeof *pat);
+	}
+	na[(*cnt)++] = (struct gstart){ copy, n, pat, pat ? npattern : 0 };
 	return 0;
 oom:
 	avt_error("explore: out of memory");
@@ -376,6 +395,12 @@ const uint32_t *xp_guide_predicted(const struct xp_guide *g, size_t i, size_t *n
 {
 	*n = g->pred[i].n;
 	return g->pred[i].threads;
+}
+
+const uint32_t *xp_guide_pattern(const struct xp_guide *g, size_t i, size_t *n)
+{
+	*n = g->pred[i].npattern;
+	return g->pred[i].pattern;
 }
 
 /* ---- a guided run */

@@ -336,7 +336,95 @@ struct xp_policy {
 	size_t nprefix, ppos;     /* its length, events of it followed */
 	bool off;                 /* left it (or at its end) */
 	long start;               /* which one, -1 none */
+	/* with the prediction's pattern threads known: prefix is the pattern
+	 * threads' part of the schedule (owned), the others are bystanders */
+	const uint32_t *pattern;
+	size_t npattern;
+	uint32_t *proj;
+	const struct xp_rec *rec;
+	uint32_t *made;           /* events per thread in this run */
+	size_t nmade;
+	struct xp_rng rng;        /* the bystanders' draws: their own stream */
 };
+
+static bool in_pattern(const struct xp_policy *p, uint32_t lid)
+{
+	for (size_t i = 0; i < p->npattern; i++)
+		if (p->pattern[i] == lid)
+			return true;
+	return false;
+}
+
+/* The prefix restricted to the pattern's threads; bystanders are placed
+ * by follow_pick.  -1 after avt_error(). */
+static int project_prefix(struct xp_policy *p, const struct xp_config *cfg, uint64_t seed,
+			  uint64_t run_index)
+{
+	p->proj = malloc((p->nprefix ? p->nprefix : 1) * sizeof *p->proj);
+	if (!p->proj) {
+		avt_error("explore: out of memory");
+		return -1;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < p->nprefix; i++)
+		if (in_pattern(p, p->prefix[i]))
+			p->proj[k++] = p->prefix[i];
+	p->prefix = p->proj;
+	p->nprefix = k;
+	p->rec = cfg->rec;
+	xp_rng_seed_run(&p->rng, seed ^ 0x62797374616e6465ull, run_index); /* "bystande" */
+	return 0;
+}
+
+static uint64_t remaining(const struct xp_policy *p, uint32_t lid)
+{
+	size_t rec = p->rec ? xp_rec_count(p->rec, lid) : 0;
+	uint32_t made = lid < p->nmade ? p->made[lid] : 0;
+	return rec > made ? rec - made : 1; /* runnable: one at least */
+}
+
+/* While a pattern prefix is followed: the thread it names next, or a
+ * bystander, drawn with probability proportional to what each has left
+ * (the rest of the pattern's sequence for the one it names, a
+ * bystander's remaining recorded events), so that every interleaving of
+ * the bystanders with the pattern is equally likely.  A pattern thread
+ * out of its turn waits.  n when no thread qualifies: the prefix ends. */
+static size_t follow_pick(struct xp_policy *p, const uint32_t *lids, size_t n)
+{
+	uint32_t want = p->prefix[p->ppos];
+	uint64_t total = 0, r;
+	for (size_t i = 0; i < n; i++)
+		total += lids[i] == want ? p->nprefix - p->ppos : in_pattern(p, lids[i]) ? 0 : remaining(p, lids[i]);
+	if (!total)
+		return n;
+	r = xp_rng_below(&p->rng, total);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = lids[i] == want ? p->nprefix - p->ppos : in_pattern(p, lids[i]) ? 0 : remaining(p, lids[i]);
+		if (r < w)
+			return i;
+		r -= w;
+	}
+	return n;
+}
+
+static int count_made(struct xp_policy *p, uint32_t lid)
+{
+	if (lid >= p->nmade) {
+		size_t ncap = p->nmade ? p->nmade : 16;
+		while (ncap <= lid)
+			ncap *= 2;
+		uint32_t *nm = realloc(p->made, ncap * sizeof *nm);
+		if (!nm) {
+			avt_error("explore: out of memory");
+			return -1;
+		}
+		memset(nm + p->nmade, 0, (ncap - p->nmade) * sizeof *nm);
+		p->made = nm;
+		p->nmade = ncap;
+	}
+	p->made[lid]++;
+	return 0;
+}
 
 static const char *const algo_names[] = {
 	[XP_PCT] = "pct", [XP_PCTVB] = "pctvb", [XP_TB] = "tb",
@@ -371,6 +459,11 @@ struct xp_policy *xp_policy_new(const struct xp_config *cfg, uint64_t seed, uint
 	if (run_index >= 1 && run_index <= xp_guide_npredicted(cfg->guide)) {
 		p->start = (long)run_index - 1;
 		p->prefix = xp_guide_predicted(cfg->guide, (size_t)p->start, &p->nprefix);
+		p->pattern = xp_guide_pattern(cfg->guide, (size_t)p->start, &p->npattern);
+		if (p->pattern && project_prefix(p, cfg, seed, run_index) < 0) {
+			free(p);
+			return NULL;
+		}
 	}
 	switch (cfg->algo) {
 	case XP_PCT:
@@ -411,15 +504,19 @@ void xp_policy_free(struct xp_policy *p)
 	xp_pos_free(p->pos);
 	xp_surw_free(p->surw);
 	xp_guided_free(p->guided);
+	free(p->proj);
+	free(p->made);
 	free(p);
 }
 
 int xp_policy_event(struct xp_policy *p, const struct avt_event *ev)
 {
+	if (p->pattern && count_made(p, ev->thread) < 0)
+		return -1;
 	if (!p->off && p->ppos < p->nprefix) {
 		if (p->prefix[p->ppos] == ev->thread)
 			p->ppos++;
-		else
+		else if (!p->pattern || in_pattern(p, ev->thread))
 			p->off = true; /* off the prefix: it is over */
 	}
 	if (p->pct)
@@ -433,7 +530,12 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev)
 
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n)
 {
-	if (!p->off && p->ppos < p->nprefix) {
+	if (!p->off && p->ppos < p->nprefix && p->pattern) {
+		size_t i = follow_pick(p, lids, n);
+		if (i < n)
+			return i;
+		p->off = true; /* neither its thread nor a bystander can run */
+	} else if (!p->off && p->ppos < p->nprefix) {
 		for (size_t i = 0; i < n; i++)
 			if (lids[i] == p->prefix[p->ppos])
 				return i;
@@ -471,7 +573,10 @@ void xp_policy_describe(const struct xp_policy *p, char *buf, size_t len)
 
 	if (len > 0)
 		buf[0] = '\0';
-	if (p->start >= 0)
+	if (p->start >= 0 && p->pattern)
+		xp_put(buf, len, &used, "from prediction start %ld (%zu/%zu pattern events, bystanders at random), then ",
+		       p->start + 1, p->ppos, p->nprefix);
+	else if (p->start >= 0)
 		xp_put(buf, len, &used, "from prediction start %ld (%zu/%zu events), then ",
 		       p->start + 1, p->ppos, p->nprefix);
 	if (used >= len)

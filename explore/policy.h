@@ -124,6 +124,14 @@ size_t xp_guide_nseen(const struct xp_guide *g);
  * feedback of every earlier round and none of its own (explore.c). */
 #define XP_GUIDE_ROUND 4u
 int xp_guide_add_start(struct xp_guide *g, const uint32_t *threads, size_t n, bool from_prediction);
+/* The same, for a prediction whose pattern names the threads pattern[0..
+ * npattern): a run that starts there keeps the order of those threads'
+ * events in the prefix and places every other thread (a bystander) at
+ * random among them, a uniform interleaving of the pattern's sequence
+ * with each bystander's remaining recorded events, instead of where the
+ * recording had it (policy.c, follow_pick). */
+int xp_guide_add_prediction(struct xp_guide *g, const uint32_t *threads, size_t n, bool from_prediction,
+			    const uint32_t *pattern, size_t npattern);
 size_t xp_guide_npredicted(const struct xp_guide *g);
 size_t xp_guide_ncorpus(const struct xp_guide *g);
 

@@ -80,6 +80,9 @@ uint64_t xp_guided_target(const struct xp_guided *g);
 
 /* The threads of the i-th starting point from predictions. */
 const uint32_t *xp_guide_predicted(const struct xp_guide *g, size_t i, size_t *n);
+/* Its pattern threads (NULL, 0: not known; the prefix is then followed
+ * as it is). */
+const uint32_t *xp_guide_pattern(const struct xp_guide *g, size_t i, size_t *n);
 
 /* Appends printf output to buf[0..len) at *used; on overflow the line
  * ends in "..." and later calls add nothing. */

@@ -60,7 +60,7 @@ t_explore_updaters_before_checker() {
 	# its predictions replayed without failing: the first runs start there
 	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
 		"runs starting where predictions left off"
-	expect_match "$(head -n 2 out/explore/runs/0001.sched)" '# explore run 1 \(seed 1, from prediction start 1 \([0-9]+/[0-9]+ events\), then surw ' \
+	expect_match "$(head -n 2 out/explore/runs/0001.sched)" '# explore run 1 \(seed 1, from prediction start 1 \([0-9]+/[0-9]+ pattern events, bystanders at random\), then surw ' \
 		"run 1's choices"
 }
 

@@ -456,6 +456,66 @@ START_TEST(test_prediction_start_is_followed)
 }
 END_TEST
 
+/* A prediction whose pattern names T0 and T1: their order in the
+ * prefix holds in every run, and the bystander T2 is placed uniformly
+ * among them (a uniform interleaving of the pattern's 4 events with T2's
+ * 2: 15 placements, 14 degrees of freedom, 36.12 the chi-square quantile
+ * for p = 0.001). */
+START_TEST(test_prediction_bystanders_at_random)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, X, 2 },
+		{ 1, AVT_EV_WRITE, X, 3 }, { 1, AVT_EV_WRITE, X, 4 },
+		{ 2, AVT_EV_WRITE, X, 5 }, { 2, AVT_EV_WRITE, X, 6 },
+	};
+	/* the schedule has the bystander last, as the recording did */
+	static const uint32_t start[] = { 1, 0, 1, 0, 2, 2 };
+	static const uint32_t pattern[] = { 0, 1 };
+	struct avt_event *ev = events(s, 6);
+	struct xp_rec *rec = xp_rec_new(ev, 6);
+	struct xp_guide *g = xp_guide_new(rec);
+	unsigned counts[64] = { 0 }, rank[64], nmask = 0, runs = 6000;
+	char line[256];
+
+	ck_assert_int_eq(xp_guide_add_prediction(g, start, 6, true, pattern, 2), 0);
+	for (unsigned mask = 0; mask < 64; mask++)
+		if (popcount(mask) == 2)
+			rank[mask] = nmask++;
+	ck_assert_uint_eq(nmask, 15);
+	for (unsigned r = 0; r < runs; r++) {
+		struct xp_config c = config(XP_SURW, rec, 1);
+		uint32_t seq[6], pat[4];
+		unsigned mask = 0, np = 0;
+		c.guide = g;
+		struct xp_policy *p = xp_policy_new(&c, 1000 + r, 1);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(simulate(p, rec, seq, NULL), 6);
+		for (unsigned k = 0; k < 6; k++) {
+			if (seq[k] == 2)
+				mask |= 1u << k;
+			else
+				pat[np++] = seq[k];
+		}
+		ck_assert_uint_eq(np, 4);
+		ck_assert_mem_eq(pat, start, sizeof pat); /* the pattern's order */
+		counts[rank[mask]]++;
+		if (r == 0) {
+			xp_policy_describe(p, line, sizeof line);
+			ck_assert_msg(strstr(line, "from prediction start 1 (4/4 pattern events, bystanders at random)"),
+				      "%s", line);
+		}
+		xp_policy_free(p);
+	}
+	double chi = chi_square(counts, 15, runs / 15.0);
+	ck_assert_msg(chi < 36.12, "chi-square %.2f: the bystander is not placed uniformly", chi);
+	/* and not where the recording had it every time */
+	ck_assert_uint_lt(counts[rank[0x30]], runs / 10);
+	xp_guide_free(g);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
 /* ---- the recording view */
 
 START_TEST(test_look_resyncs_after_divergence)
@@ -547,6 +607,7 @@ static Suite *explore_policy_suite(void)
 	tcase_add_test(rf, test_rf_keys);
 	tcase_add_test(rf, test_guided_reaches_new_pair);
 	tcase_add_test(rf, test_prediction_start_is_followed);
+	tcase_add_test(rf, test_prediction_bystanders_at_random);
 	suite_add_tcase(s, rf);
 	tcase_add_test(misc, test_look_resyncs_after_divergence);
 	tcase_add_test(misc, test_shared_objects_and_names);
