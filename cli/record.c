@@ -7,6 +7,8 @@
 
 #include "args.h"
 #include "cli.h"
+#include "names.h"
+#include "trace/trace.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
@@ -140,6 +142,34 @@ int cmd_record(int argc, char **argv)
 	return record_run(&o, NULL);
 }
 
+/* What each blocked thread waits for, its objects by name where the
+ * recording's debug information names them ("barrier start_line"); the
+ * tracer's own words (addresses) when the trace cannot be read. */
+static void deadlock_names(const struct record_result *res, const char *dir, char *buf, size_t len)
+{
+	struct trace *t = res->nblocked ? load_trace(dir) : NULL;
+	struct names n;
+	if (!t || names_open(&n, t) < 0) {
+		snprintf(buf, len, "%s", res->deadlock_desc);
+		trace_free(t);
+		return;
+	}
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < res->nblocked && off < len; i++) {
+		const struct record_blocked *b = &res->blocked[i];
+		char obj[256], holder[32] = "";
+		if (b->holder != UINT32_MAX)
+			snprintf(holder, sizeof holder, " held by T%u", b->holder);
+		int k = snprintf(buf + off, len - off, "%sT%u waits for %s %s%s", off ? "; " : "", b->lid,
+				 b->what, names_obj_or_addr(&n, b->obj, obj, sizeof obj), holder);
+		if (k > 0)
+			off += (size_t)k;
+	}
+	names_close(&n);
+	trace_free(t);
+}
+
 /* Records o->argv; prints the summary; returns record's exit status (the
  * target's, 1 if it deadlocked, 2 on error).  *stats gets the counts. */
 int record_run(const struct record_opts *opts, struct tracer_stats *stats)
@@ -188,7 +218,9 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	if (s->execs)
 		avt_info("avtrace: followed %u exec%s", s->execs, s->execs == 1 ? "" : "s");
 	if (res.deadlock) {
-		avt_error("'%s' deadlocked: %s; killed it", o.argv[0], res.deadlock_desc);
+		char desc[2048];
+		deadlock_names(&res, o.dir, desc, sizeof desc);
+		avt_error("'%s' deadlocked: %s; killed it", o.argv[0], desc);
 		return 1;
 	}
 	return res.exit_status;

@@ -361,10 +361,12 @@ static double elapsed(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void describe_deadlock(struct tracer *tr, char *buf, size_t len)
+static void describe_deadlock(struct tracer *tr, struct record_result *res)
 {
-	size_t off = 0;
+	char *buf = res->deadlock_desc;
+	size_t off = 0, len = sizeof res->deadlock_desc;
 	buf[0] = 0;
+	res->nblocked = 0;
 	for (size_t i = 0; i < tracer_nthreads(tr) && off < len; i++) {
 		struct tthread *t = tracer_thread(tr, (uint32_t)i);
 		uint64_t obj;
@@ -372,6 +374,13 @@ static void describe_deadlock(struct tracer *tr, char *buf, size_t len)
 		const char *what = t && t->state != TS_DEAD ? tracer_blocked_on(tr, t, &obj, &holder) : NULL;
 		if (!what)
 			continue;
+		if (res->nblocked < sizeof res->blocked / sizeof *res->blocked) {
+			struct record_blocked *b = &res->blocked[res->nblocked++];
+			b->lid = t->lid;
+			b->holder = holder;
+			b->obj = obj;
+			snprintf(b->what, sizeof b->what, "%s", what);
+		}
 		int n;
 		if (holder != UINT32_MAX)
 			n = snprintf(buf + off, len - off, "%sT%u waits for %s 0x%llx held by T%u",
@@ -490,7 +499,7 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	memset(res, 0, sizeof *res);
 	if (last == TSTEP_DEADLOCK) {
 		res->deadlock = true;
-		describe_deadlock(rec->tr, res->deadlock_desc, sizeof res->deadlock_desc);
+		describe_deadlock(rec->tr, res);
 		trace_write_note(rec->w, "deadlock");
 	}
 	if (tracer_interrupted()) {

@@ -38,7 +38,14 @@ struct record_opts {
 struct record_result {
 	int exit_status;      /* shell style: code or 128+signal; -1 on deadlock */
 	bool deadlock;
-	char deadlock_desc[512];
+	char deadlock_desc[512]; /* "T0 waits for mutex 0x... held by T1; ..." */
+	/* the same, one entry per blocked thread (at most 16) */
+	struct record_blocked {
+		uint32_t lid, holder; /* holder UINT32_MAX: none known */
+		uint64_t obj;
+		char what[24];        /* "mutex", "barrier", ... */
+	} blocked[16];
+	size_t nblocked;
 	double seconds;
 	struct tracer_stats stats;
 	bool access_on;

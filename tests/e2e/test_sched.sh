@@ -181,6 +181,9 @@ t_deadlock_report_names_cond_wait() {
 t_deadlock_report_names_barrier_wait() {
 	record out barrier_never
 	expect_eq "$REC_STATUS" 1 "exit status of avtrace record (deadlock)"
+	# record's own line names the object too, not its address
+	expect_match "$(cat out.stderr)" "deadlocked: T0 waits for barrier gate; T1 waits for barrier gate; killed it" \
+		"avtrace record's deadlock line"
 	replay out --schedule 0
 	expect_eq "$RP_STATUS" 1 "exit status of the replay"
 	expect_match "$(cat out.replay)" "^  T0 waits for barrier gate at barrier_never.c:$(marker_line "$SRC/barrier_never.c" 'MAIN WAIT LINE')$" "deadlock report (main)"
