@@ -873,6 +873,7 @@ int pr_pecan_plan(const struct pr_model *m, const struct pr_cand *c, int variant
 			return -1;
 		p->edge[p->nedge++] = (struct pr_edge){ c->ev[k - 1], to };
 	}
+	pr_plan_vars(m, c, p);
 	return add_drops(m, p);
 }
 

@@ -1067,6 +1067,7 @@ static int plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2,
 		p->edge[p->nedge++] = (struct pr_edge){ f, m->tev[a->thread][cut + 1] };
 	p->p0 = s1 < sf ? s1 : sf;
 	p->final = -1;
+	pr_plan_vars(m, c, p);
 	return add_drops(m, ix, p, 0, 1) < 0 || add_drops(m, ix, p, 1, 0) < 0 ? -1 : 0;
 }
 

@@ -112,6 +112,83 @@ static bool raise_edges(struct syn *y)
 	return changed;
 }
 
+static bool is_access(unsigned kind)
+{
+	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
+}
+
+void pr_plan_vars(const struct pr_model *m, const struct pr_cand *c, struct pr_plan *p)
+{
+	p->nvar = 0;
+	for (uint32_t k = 0; k < c->nev; k++) {
+		const struct avt_event *e = pr_ev(m, c->ev[k]);
+		bool dup = false;
+		if (!is_access(e->kind))
+			continue;
+		for (uint32_t i = 0; i < p->nvar; i++)
+			dup |= p->var[i] == e->obj;
+		if (!dup && p->nvar < sizeof p->var / sizeof *p->var)
+			p->var[p->nvar++] = e->obj;
+	}
+}
+
+static bool in_plan(const struct pr_plan *p, uint32_t u)
+{
+	for (uint32_t i = 0; i < p->nthr; i++)
+		if (p->thr[i] == u)
+			return true;
+	return false;
+}
+
+static bool plan_var(const struct pr_plan *p, uint64_t obj)
+{
+	for (uint32_t i = 0; i < p->nvar; i++)
+		if (p->var[i] == obj)
+			return true;
+	return false;
+}
+
+/* Whether an event of another thread than u, in region I (recorded before
+ * p0) and after event x, reads obj: it saw what u wrote at x (or later),
+ * and would see something else without it. */
+static bool read_later(const struct syn *y, uint32_t u, uint32_t x, uint64_t obj)
+{
+	const struct pr_model *m = y->m;
+	for (uint32_t e = x + 1; e < y->p->p0 && e < m->nev; e++) {
+		const struct avt_event *ev = pr_ev(m, e);
+		if (ev->thread != u && ev->obj == obj && (ev->kind == AVT_EV_READ || ev->kind == AVT_EV_RMW))
+			return true;
+	}
+	return false;
+}
+
+/* A thread outside the pattern (a bystander) runs its region I only up to
+ * its first write of a pattern variable: a write the pattern's reads would
+ * see in place of the pattern's own (N setters of a and b, one checker:
+ * the pattern "T5 writes a, the checker reads a and b, T5 writes b" shows
+ * nothing if T1..T4 wrote b before it).  The closure puts the write back
+ * when a needed event depends on it; it stays too when a later event of
+ * region I read the variable, which would then see another value. */
+static void spare_bystanders(struct syn *y)
+{
+	const struct pr_model *m = y->m;
+	if (!y->p->nvar)
+		return;
+	for (uint32_t u = 0; u < m->nthreads; u++) {
+		if (in_plan(y->p, u))
+			continue;
+		for (uint32_t k = 0; k < y->tgt[u]; k++) {
+			uint32_t x = m->tev[u][k];
+			const struct avt_event *e = pr_ev(m, x);
+			if ((e->kind != AVT_EV_WRITE && e->kind != AVT_EV_RMW) || !plan_var(y->p, e->obj))
+				continue;
+			if (!read_later(y, u, x, e->obj))
+				y->tgt[u] = pr_stretch_start(m, u, k);
+			break;
+		}
+	}
+}
+
 /* The closure; false if it makes a thread run past its limit. */
 static bool closure(struct syn *y)
 {
@@ -120,6 +197,7 @@ static bool closure(struct syn *y)
 	bool changed = true;
 	for (uint32_t u = 0; u < m->nthreads; u++)
 		y->tgt[u] = region1(m, u, p->p0);
+	spare_bystanders(y);
 	for (uint32_t i = 0; i < p->nthr; i++)
 		if (p->stop[i] != PR_NONE && y->tgt[p->thr[i]] <= p->stop[i])
 			y->tgt[p->thr[i]] = p->stop[i] + 1;

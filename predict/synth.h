@@ -51,7 +51,16 @@ struct pr_plan {
 	struct pr_edge edge[4];
 	uint32_t p0;         /* region I is the recorded order before event p0 */
 	int final;           /* index in thr whose next event ends the schedule, or -1 */
+	/* the variables of an access pattern: a thread outside thr whose region
+	 * I writes one of them stops before that write unless the pattern
+	 * needs it (synth.c, spare_bystanders) */
+	uint32_t nvar;
+	uint64_t var[4];
 };
+
+struct pr_cand;
+/* Fills p->var with the variables of c's access events. */
+void pr_plan_vars(const struct pr_model *m, const struct pr_cand *c, struct pr_plan *p);
 
 /* The plan for a candidate.  0, or -1 if the candidate cannot be scheduled
  * (a critical section that never ends). */

@@ -30,8 +30,8 @@ t_repeat_wrong_lock() {
 
 # Shapes 2 and 6: N setters (silent stores), one checker.
 t_repeat_setters() {
-	each bug_found acc_setters "write a" "/* SET A LINE */"
-	each bug_found acc_setters_O2 "write a" "/* SET A LINE */"
+	each bug_found acc_setters "write b" "/* SET B LINE */"
+	each bug_found acc_setters_O2 "write b" "/* SET B LINE */"
 }
 
 # Shape 3: a struct on main's stack, named by main's frame.
