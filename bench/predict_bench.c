@@ -26,6 +26,7 @@
 
 #include "predict/model.h"
 #include "predict/pattern.h"
+#include "predict/order.h"
 #include "predict/pecan.h"
 #include "predict/penelope.h"
 #include "predict/predict.h"
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
 	if (!t)
 		return 2;
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
-				  .pecan = true };
+				  .pecan = true, .order = true };
 	struct prediction_set set;
 	double t0 = now();
 	if (predict_run(t, &o, &set) < 0)
@@ -150,16 +151,17 @@ int main(int argc, char **argv)
 		struct pr_cands cs;
 		if (!m)
 			return 2;
-		for (int d = 0; d < 2; d++) {
+		static const char *const names[] = { "penelope", "pecan", "order" };
+		for (int d = 0; d < 3; d++) {
 			pr_cands_init(&cs, m);
 			t0 = now();
-			if ((d == 0 ? pr_penelope(m, &cs, NULL) : pr_pecan(m, &cs, &b, 1)) < 0)
+			int rc = d == 0 ? pr_penelope(m, &cs, NULL) : d == 1 ? pr_pecan(m, &cs, &b, 1) : pr_order(m, &cs);
+			if (rc < 0)
 				return 2;
 			t1 = now();
 			char what[64];
-			snprintf(what, sizeof what, "%s search (%zu candidates)",
-				 d == 0 ? "penelope" : "pecan", cs.n);
-			verdict(what, t1 - t0, d == 0 ? 1 : 2, "s");
+			snprintf(what, sizeof what, "%s search (%zu candidates)", names[d], cs.n);
+			verdict(what, t1 - t0, d == 1 ? 2 : 1, "s");
 			pr_cands_release(&cs);
 		}
 		pr_model_free(m);

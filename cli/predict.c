@@ -14,7 +14,7 @@
 
 static const char predict_help[] =
 	"usage: avtrace predict [-d DIR] [--max N] [--no-deadlocks] [--no-sidetrack] [--no-penelope]\n"
-	"                       [--no-pecan] [--pattern FILE]\n"
+	"                       [--no-pecan] [--no-order] [--pattern FILE]\n"
 	"\n"
 	"Analyses DIR/trace.avt (default ./avtrace-out) offline and writes one\n"
 	"schedule per predicted bug: DIR/predictions.json and\n"
@@ -27,6 +27,8 @@ static const char predict_help[] =
 	"  pecan      access anomalies matched against patterns: races, atomicity\n"
 	"             violations, two-variable atomic-set violations, and --pattern's\n"
 	"  deadlock   lock-order cycles across threads, even if the run survived\n"
+	"  order      a read in a critical section taking its value from another\n"
+	"             thread's later write on the same lock (ranked after the others)\n"
 	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
 	"\n"
 	"  -d, --dir DIR       recording directory\n"
@@ -35,6 +37,7 @@ static const char predict_help[] =
 	"      --no-sidetrack  skip the atomicity predictor\n"
 	"      --no-penelope   skip the access-pattern predictor\n"
 	"      --no-pecan      skip pecan's built-in patterns\n"
+	"      --no-order      skip the reads-from reorderings\n"
 	"      --pattern FILE  more patterns for pecan, one a line (docs/predict.md):\n"
 	"                      NAME [consecutive]: AT THREAD VAR REGION, ...\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
@@ -191,12 +194,13 @@ int cmd_predict(int argc, char **argv)
 		{ "atomic", required_argument, 0, 'A' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "filter", no_argument, 0, 'F' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "pattern", required_argument, 0, 'p' },
+		{ "no-order", no_argument, 0, 'O' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
 	struct pr_patterns pats = { NULL, 0, 0 };
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true,
-				  .pecan = true, .patterns = &pats };
+				  .pecan = true, .order = true, .patterns = &pats };
 	struct atomic_funcs af = { .count = 0 };
 	int c;
 	optind = 1;
@@ -212,6 +216,7 @@ int cmd_predict(int argc, char **argv)
 		case 'P': o.penelope = false; break;
 		case 'F': o.filter = true; break;
 		case 'C': o.pecan = false; break;
+		case 'O': o.order = false; break;
 		case 'p':
 			if (pr_patterns_load(&pats, optarg) < 0) {
 				pr_patterns_release(&pats);

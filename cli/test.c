@@ -64,7 +64,7 @@ static const char test_help[] =
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
-	"      --no-penelope, --no-pecan  skip that access detector\n"
+	"      --no-penelope, --no-pecan, --no-order  skip that detector\n"
 	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
 	"  -q, --quiet        no summary lines from the recording\n"
 	"      --json         print one JSON document (the table, the bugs, the exit\n"
@@ -304,6 +304,7 @@ int cmd_test(int argc, char **argv)
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
+		{ "no-order", no_argument, 0, 'O' },
 		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ 0, 0, 0, 0 },
 	};
@@ -315,7 +316,7 @@ int cmd_test(int argc, char **argv)
 	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
 				   .cfg = EXPLORE_DEFAULT_CFG };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
-				   .pecan = true, .patterns = &pats };
+				   .pecan = true, .order = true, .patterns = &pats };
 	static const char *watch[5];
 	const char *timeout = "2";
 	struct test_output out = { .sarif = NULL };
@@ -380,6 +381,7 @@ int cmd_test(int argc, char **argv)
 			}
 			break;
 		case 'C': po.pecan = false; break;
+		case 'O': po.order = false; break;
 		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
 		case 'R': out.sarif = optarg; break;

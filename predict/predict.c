@@ -17,6 +17,7 @@
 #include "deadlock.h"
 #include "model.h"
 #include "pattern.h"
+#include "order.h"
 #include "pecan.h"
 #include "penelope.h"
 #include "predict.h"
@@ -120,6 +121,17 @@ static char *summary_penelope(const struct trace *t, const struct prediction *p)
 		   p->pattern, f->seq < e1->seq ? "before" : "after");
 }
 
+/* "T1's read of 0x... at SITE can take its value from T3's write at SITE
+ * (their sections on a common lock ran the other way)". */
+static char *summary_order(const struct trace *t, const struct prediction *p)
+{
+	const struct avt_event *w = &t->ev[p->events[0]], *r = &t->ev[p->events[1]];
+	char a[128], b[128];
+	return fmt("T%u's read of 0x%" PRIx64 " at %s can take its value from T%u's write at %s "
+		   "(their critical sections ran the other way round in the recorded run)",
+		   r->thread, r->obj, ev_site(t, r, a, sizeof a), w->thread, ev_site(t, w, b, sizeof b));
+}
+
 static char *summary_pecan(const struct trace *t, const struct prediction *p)
 {
 	char *s = fmt("pattern %s:", p->pattern);
@@ -212,7 +224,7 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 	p->nobjs = c->nlock;
 	for (uint32_t i = 0; i < c->nlock; i++)
 		p->objs[i] = m->objaddr[c->lock[i]];
-	if (c->det == PR_DET_PENELOPE) {
+	if (c->det == PR_DET_PENELOPE || c->det == PR_DET_ORDER) {
 		p->nobjs = 1; /* the variable */
 		p->objs[0] = t->ev[c->ev[0]].obj;
 	}
@@ -241,6 +253,8 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		p->summary = summary_penelope(t, p);
 	} else if (c->det == PR_DET_PECAN) {
 		p->summary = summary_pecan(t, p);
+	} else if (c->det == PR_DET_ORDER) {
+		p->summary = summary_order(t, p);
 	} else {
 		p->summary = summary_deadlock(t, p);
 	}
@@ -256,6 +270,8 @@ static int plan_and_synth(const struct pr_model *m, const struct pr_cand *c, uin
 		return pr_penelope_synth(m, c, budget, plan, s, kept);
 	if (c->det == PR_DET_PECAN)
 		return pr_pecan_synth(m, c, budget, plan, s);
+	if (c->det == PR_DET_ORDER)
+		return pr_order_synth(m, c, budget, plan, s);
 	if (pr_plan_cand(m, c, plan) < 0)
 		return 0;
 	return pr_synth(m, plan, budget, s);
@@ -389,6 +405,13 @@ static void filtered_last(struct prediction_set *s, bool drop)
 static bool same_anomaly(const struct trace *t, const struct prediction *a,
 			 const struct prediction *b)
 {
+	/* order: the writers of one code path are different writes (variant),
+	 * and its schedule is its own even where another detector's anomaly
+	 * has the same write and read (explore_checker: the atomic-set
+	 * prediction with them replays PASS, the order one fails) */
+	if (!strcmp(a->detector, "order") || !strcmp(b->detector, "order"))
+		return a->nevents == b->nevents &&
+		       !memcmp(a->events, b->events, a->nevents * sizeof *a->events);
 	if (a->nevents != b->nevents)
 		return false;
 	for (unsigned i = 0; i < a->nevents; i++) {
@@ -462,6 +485,8 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 					      o->patterns };
 	if ((pats[0] || pats[1]) &&
 	    pr_pecan_atomic(m, &cs, pats, 2, o->atomic, o->atomic_ctx) < 0)
+		goto out;
+	if (o->order && pr_order(m, &cs) < 0)
 		goto out;
 	pr_cands_prerank(&cs);
 	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,

@@ -94,6 +94,8 @@ struct predict_opts {
 	bool sidetrack;
 	bool penelope;             /* read/write events: PENELOPE's five patterns */
 	bool pecan;                /* read/write events: PECAN's built-in patterns */
+	bool order;                /* reads in critical sections: from another
+	                              thread's later write (order.h) */
 	/* more patterns for pecan (borrowed; NULL: none); searched even
 	 * without .pecan */
 	const struct pr_patterns *patterns;

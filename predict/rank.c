@@ -22,6 +22,8 @@ const char *pr_detector_name(enum pr_detector d)
 		return "penelope";
 	case PR_DET_PECAN:
 		return "pecan";
+	case PR_DET_ORDER:
+		return "order";
 	default:
 		return "sidetrack";
 	}
@@ -48,6 +50,8 @@ const char *pr_pattern_name(enum pr_pattern p)
 		return "WWW";
 	case PR_PAT_PECAN:
 		return "pecan";
+	case PR_PAT_ORDER:
+		return "reads-from";
 	default:
 		return "cycle";
 	}
@@ -88,6 +92,10 @@ int pr_cands_same_bug(const struct pr_model *m, const struct pr_cand *a, const s
 				return 0;
 		return 1;
 	}
+	/* order: the k-th thread writing after the read is another write
+	 * (one code path run by a pool of threads writes different values) */
+	if (a->det == PR_DET_ORDER)
+		return a->variant == b->variant;
 	/* one code path racing on different elements is different bugs */
 	return a->det != PR_DET_PENELOPE || pr_ev(m, a->ev[0])->obj == pr_ev(m, b->ev[0])->obj;
 }
@@ -108,6 +116,8 @@ uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c)
 	}
 	if (c->det == PR_DET_PENELOPE)
 		h ^= pr_hash64(pr_ev(m, c->ev[0])->obj);
+	if (c->det == PR_DET_ORDER)
+		h = pr_hash64(h ^ c->variant);
 	if (c->det == PR_DET_PECAN) {
 		h ^= pr_hash64((uint64_t)(uintptr_t)c->pp);
 		for (uint32_t i = 0; i < c->nev; i++)
@@ -249,14 +259,24 @@ void pr_cands_prerank(struct pr_cands *cs)
 	qsort(cs->c, cs->n, sizeof *cs->c, cand_cmp);
 	/* detectors take turns, each in its own order, so that a flood of
 	 * one kind cannot crowd the other out of max_predictions */
-	for (size_t i = 0; i < cs->n; i++)
-		cs->c[i].round = taken[cs->c[i].det]++;
+	for (size_t i = 0; i < cs->n; i++) /* order's after all the others' */
+		cs->c[i].round = taken[cs->c[i].det]++ + (cs->c[i].det == PR_DET_ORDER ? 1u << 30 : 0);
 	qsort(cs->c, cs->n, sizeof *cs->c, round_cmp);
 }
 
 static int pred_cmp(const void *pa, const void *pb)
 {
 	const struct prediction *a = pa, *b = pb;
+	bool oa = !strcmp(a->detector, "order"), ob = !strcmp(b->detector, "order");
+	if (oa != ob) /* reorderings of what the program synchronised: last */
+		return oa ? 1 : -1;
+	if (oa) {
+		/* the reader moved furthest first: it sees the state that differs
+		 * most from what the recording showed it */
+		uint64_t la = schedule_total_events(a->sched), lb = schedule_total_events(b->sched);
+		if (la != lb)
+			return la > lb ? -1 : 1;
+	}
 	if (a->nvars != b->nvars)
 		return a->nvars < b->nvars ? -1 : 1;
 	if (a->nthreads != b->nthreads)

@@ -23,12 +23,13 @@
 #include "pattern.h"
 #include "predict.h"
 
-enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK, PR_DET_PENELOPE, PR_DET_PECAN, PR_DET_COUNT };
+enum pr_detector { PR_DET_SIDETRACK, PR_DET_DEADLOCK, PR_DET_PENELOPE, PR_DET_PECAN, PR_DET_ORDER, PR_DET_COUNT };
 enum pr_pattern {
 	PR_PAT_BEFORE, PR_PAT_IN, PR_PAT_AFTER, PR_PAT_CYCLE,
 	/* penelope: e1 e2 of T1, e' of T2 (R read, W write) */
 	PR_PAT_RWR, PR_PAT_RWW, PR_PAT_WWR, PR_PAT_WRW, PR_PAT_WWW,
 	PR_PAT_PECAN, /* pecan: the pattern is pr_cand.pp */
+	PR_PAT_ORDER, /* order: ev[1] (a read) takes its value from ev[0] (a write) */
 };
 
 struct pr_cand {

@@ -55,7 +55,9 @@ found_by_exploration() {
 t_explore_updaters_before_checker() {
 	local l
 	l=$(marker_line "$SRC/explore_checker.c" "/* CHECK LINE */") || exit
-	explore_test out -- "$(target explore_checker)" 0
+	# --no-order: the order detector predicts it (t_order_finds_checker);
+	# this is exploration's test
+	explore_test out --no-order -- "$(target explore_checker)" 0
 	found_by_exploration out explore_checker T1 "$l" checker
 	# its predictions replayed without failing: the first runs start there
 	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
@@ -67,8 +69,29 @@ t_explore_updaters_before_checker() {
 t_explore_three_threads_ordered() {
 	local l
 	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
-	explore_test out -- "$(target explore_three)" 0
+	explore_test out --no-order -- "$(target explore_three)" 0
 	found_by_exploration out explore_three T0 "$l" main
+}
+
+# The order detector (docs/predict.md, Order): a read in a critical section
+# taking its value from another thread's later write on the same lock.
+# The relay's legs must run T2, T3, T1: "T1 reads stage from T3's write"
+# is predicted, ranked first (the reader moved furthest) and reproduces it
+# with no exploration; the checker must see both updaters' first halves.
+order_found() {
+	local name=$1 thread=$2 marker=$3 want=$4 l
+	l=$(marker_line "$SRC/$name.c" "$marker") || exit
+	explore_test out --no-explore -- "$(target "$name")" 0
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name --no-explore"
+	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in $thread at $name[.]c:$l " "report of $name"
+	expect_match "$(grep -h '^  predicted:' out/reports/*.txt)" "$want" "the order prediction that reproduced it"
+}
+
+t_order_finds_relay_and_checker() {
+	order_found explore_three T0 "/* CHECK LINE */" \
+		'^  predicted: 1: order reads-from — T3 write stage at explore_three[.]c:[0-9]+, T1 read stage at explore_three[.]c:[0-9]+'
+	order_found explore_checker T1 "/* CHECK LINE */" \
+		'order reads-from — T3 write b_step1 at explore_checker[.]c:[0-9]+, T1 read b_step1 at explore_checker[.]c:[0-9]+'
 }
 
 # The rare-variable bug is a lost update PENELOPE also predicts from the

@@ -85,7 +85,9 @@ t_test_correct_programs_no_report() {
 t_predict_command() {
 	record out checkthenact
 	expect_recorded out 0
-	avt predict -d out >pred.txt 2>&1 || fail "avtrace predict failed"
+	# --no-order: the order detector adds two reorderings of the same
+	# sections (counted below)
+	avt predict -d out --no-order >pred.txt 2>&1 || fail "avtrace predict failed"
 	# the same bug twice: from the lock events (sidetrack) and from the
 	# accesses of shared.ptr the access breakpoints record (penelope)
 	expect_match "$(cat pred.txt)" '^2 predictions -> out/schedules/' "summary"
@@ -102,6 +104,11 @@ t_predict_command() {
 	expect_match "$(sed -n 2p out/schedules/0000.sched)" 'the recorded order' "schedule 0"
 	avt predict -d nowhere >err.txt 2>&1
 	expect_eq "$?" 2 "predict on a missing recording"
+	# with the order detector: ranked after the others
+	avt predict -d out >pred.txt 2>&1 || fail "avtrace predict failed"
+	expect_match "$(cat pred.txt)" '^4 predictions -> out/schedules/' "summary with order"
+	expect_eq "$(jq -r '.predictions[].detector' out/predictions.json | tr '\n' ' ')" \
+		"$(jq -r '.predictions[].detector' out/predictions.json | sed -n 1,2p | tr '\n' ' ')order order " "order last"
 }
 
 # --atomic FUNC: only the named functions' calls are transactions.

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		null = fopen("/dev/null", "w");
 	if (trace_nthreads(t) <= FUZZ_MAX_THREADS && t->nev <= FUZZ_MAX_EVENTS) {
 		struct predict_opts o = { .deadlocks = true, .sidetrack = true,
-					  .penelope = true, .pecan = true, .max_predictions = 8 };
+					  .penelope = true, .pecan = true, .order = true,
+					  .max_predictions = 8 };
 		struct prediction_set set;
 		if (predict_run(t, &o, &set) == 0) {
 			for (size_t i = 0; i < set.n; i++) {

@@ -738,6 +738,71 @@ START_TEST(bystander_writes_after_pattern)
 }
 END_TEST
 
+/* tests/targets/explore_three.c: three legs of a relay, each a critical
+ * section reading and writing the stage, recorded T1, T2, T3.  The order
+ * detector predicts T1's read taking its value from T2's write and from
+ * T3's (the second thread writing after it: another write of the same
+ * code), the furthest first (T2's read from T3's write is the first of
+ * these again, by its sites: one prediction); each schedule runs the writer's section
+ * before the reader's, keeps every other read's writer (T3 after T2), and
+ * replays under the simulator's rules. */
+START_TEST(order_relay)
+{
+	enum { VS = 0x3080 };
+	spawn(3);
+	for (uint32_t t = 1; t <= 3; t++) {
+		start(t);
+		acq(t, LM, SA);
+		ev(t, AVT_EV_READ, VS, SB);
+		ev(t, AVT_EV_WRITE, VS, SC);
+		rel(t, LM, SA);
+	}
+	finish_and_join(3);
+	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true, .pecan = true,
+				  .order = true };
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	/* T1 from T2 and T1 from T3; T2 from T3 is T1 from T2's code again */
+	ck_assert_uint_eq(ps.n, 2);
+	uint32_t first_writer = 0;
+	for (size_t i = 0; i < ps.n; i++) {
+		const struct prediction *p = &ps.p[i];
+		ck_assert_str_eq(p->detector, "order");
+		ck_assert_str_eq(p->pattern, "reads-from");
+		const struct avt_event *w = &tr->ev[p->events[0]], *r = &tr->ev[p->events[1]];
+		ck_assert_uint_eq(w->kind, AVT_EV_WRITE);
+		ck_assert_uint_eq(r->kind, AVT_EV_READ);
+		if (i == 0)
+			first_writer = w->thread;
+		struct sim sm;
+		sim_init(&sm, tr);
+		ck_assert_msg(simulate(&sm, p->sched, false), "prediction %u: %s", p->id, sm.why);
+		/* the write ran, the read after it, and the read is the last
+		 * event of the schedule */
+		int64_t pw = pos(&sm, p->events[0]), pr = pos(&sm, p->events[1]);
+		ck_assert_int_ge(pw, 0);
+		ck_assert_int_gt(pr, pw);
+		ck_assert_int_eq(pr, (int64_t)sm.clock - 1);
+		/* every read but the moved one saw what it saw when recorded:
+		 * T3's read after T2's write */
+		if (w->thread == 3) {
+			bool t2_before_t3 = false;
+			for (uint64_t k = 0; k < sm.clock; k++) {
+				const struct avt_event *e = &tr->ev[sm.order[k]];
+				if (e->thread == 2 && e->kind == AVT_EV_WRITE)
+					t2_before_t3 = true;
+				if (e->thread == 3 && e->kind == AVT_EV_READ)
+					ck_assert_msg(t2_before_t3, "T3 read the stage before T2 wrote it");
+			}
+		}
+		sim_free(&sm);
+	}
+	ck_assert_uint_eq(first_writer, 3); /* the reader moved furthest first */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_synth");
@@ -755,6 +820,7 @@ static Suite *suite(void)
 	tcase_add_test(c, synthetic_schedules_feasible);
 	tcase_add_test(c, synthetic_access_schedules_feasible);
 	tcase_add_test(c, bystander_writes_after_pattern);
+	tcase_add_test(c, order_relay);
 	suite_add_tcase(s, c);
 	return s;
 }
