@@ -25,6 +25,9 @@ void bpt_release(struct bpt_table *bt)
 	free(bt->traps);
 	bt->traps = NULL;
 	bt->tcap = bt->tn = 0;
+	free(bt->retired);
+	bt->retired = NULL;
+	bt->nretired = bt->retcap = 0;
 }
 
 static size_t hash_addr(uint64_t a)
@@ -494,7 +497,27 @@ int bpt_remove(struct bpt_table *bt, uint64_t addr)
 	}
 	b->used = false; /* the addr stays as a tombstone for probing */
 	bt->n--;
+	if (bt->nretired == bt->retcap) {
+		size_t ncap = bt->retcap ? 2 * bt->retcap : 16;
+		struct bpt_retired *nr = realloc(bt->retired, ncap * sizeof *nr);
+		if (!nr)
+			return -1;
+		bt->retired = nr;
+		bt->retcap = ncap;
+	}
+	bt->retired[bt->nretired++] = b->jump ? (struct bpt_retired){ b->slot, b->slot + 1 }
+					      : (struct bpt_retired){ addr, addr };
 	return rc;
+}
+
+bool bpt_retired(const struct bpt_table *bt, uint64_t trap, uint64_t *resume)
+{
+	for (size_t i = bt->nretired; i-- > 0;)
+		if (bt->retired[i].trap == trap) {
+			*resume = bt->retired[i].resume;
+			return true;
+		}
+	return false;
 }
 
 int bpt_read_orig(struct bpt_table *bt, uint64_t addr, void *buf, size_t len)

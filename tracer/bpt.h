@@ -56,6 +56,10 @@ struct bpt_table {
 	size_t scratch_used;
 	struct bpt_trap { uint64_t trap, addr; } *traps; /* jump form: slot -> addr */
 	size_t tcap, tn;
+	/* int3s removed while a thread may have trapped on one and not been
+	 * seen yet: where it traps, where it resumes (bpt_retired) */
+	struct bpt_retired { uint64_t trap, resume; } *retired;
+	size_t nretired, retcap;
 };
 
 void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch);
@@ -88,6 +92,12 @@ int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
  * one-shot entry stop); the caller sets the pc itself. */
 int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data);
 int bpt_remove(struct bpt_table *bt, uint64_t addr);
+/* A SIGTRAP at trap + 1 that no planted int3 explains may come from one
+ * bpt_remove() took away after a thread hit it and before its stop was
+ * seen (a site disarmed by another thread's hits meanwhile).  true, with
+ * the pc to resume at (the restored instruction, or the slot's copy),
+ * when an int3 was removed from trap. */
+bool bpt_retired(const struct bpt_table *bt, uint64_t trap, uint64_t *resume);
 
 struct bpt *bpt_find(struct bpt_table *bt, uint64_t addr);
 /* The breakpoint whose int3 is at trap (a stopped thread's pc - 1). */

@@ -252,6 +252,15 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		t->state = TS_READY; /* after the access: a scheduling point */
 		return t == run ? WR_POINT : WR_WAIT;
 	}
+	uint64_t again;
+	if (!b && bpt_retired(&tr->bpts, r.rip - 1, &again)) {
+		/* it hit one of ours that was removed before its stop was seen:
+		 * the instruction (or the slot's copy) runs now, with no event */
+		r.rip = again;
+		set_regs(t, &r);
+		resume(t);
+		return WR_WAIT;
+	}
 	if (!b) { /* the program's own; say so in the trace, it may not be */
 		siginfo_t si;
 		char note[160];

@@ -239,6 +239,18 @@ START_TEST(table_jump_form)
 	ck_assert_mem_eq(code, mov7, sizeof mov7);
 	ck_assert_uint_eq(scratch[64], 0x90);
 	ck_assert_ptr_null(bpt_at_trap(&bt, s0));
+	/* a thread that trapped on it before the removal and was not seen
+	 * yet: it goes on with the slot's copy; one trapped on a removed
+	 * plain int3 goes back to the restored instruction */
+	uint64_t again = 0;
+	ck_assert(bpt_retired(&bt, s0, &again));
+	ck_assert_uint_eq(again, s0 + 1);
+	ck_assert_int_eq(bpt_remove(&bt, a + 128), 0);
+	ck_assert_uint_eq(code[128], mov3[0]);
+	ck_assert(bpt_retired(&bt, a + 128, &again));
+	ck_assert_uint_eq(again, a + 128);
+	ck_assert(!bpt_retired(&bt, a + 64, &again)); /* still planted */
+	ck_assert(!bpt_retired(&bt, a + 1, &again));
 	bpt_release(&bt);
 	close(fd);
 }
