@@ -240,6 +240,10 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		}
 	}
 	p->nvars = p->nobjs;
+	p->writes_only = c->det == PR_DET_PENELOPE || c->det == PR_DET_PECAN;
+	for (uint32_t i = 0; i < c->nev; i++)
+		if (t->ev[c->ev[i]].kind != AVT_EV_WRITE)
+			p->writes_only = false;
 	p->nblame = c->nblame;
 	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
 	p->sched = s;

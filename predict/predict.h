@@ -71,6 +71,9 @@ struct prediction {
 	uint64_t objs[4];          /* locks involved (addresses); penelope, pecan: the variables */
 	unsigned nobjs;
 	unsigned context_switches; /* of its schedule: steps - 1 */
+	/* an access anomaly of writes only (race-WW, WWW): ranked after those
+	 * of as many variables and threads that change what a read sees */
+	bool writes_only;
 	struct schedule *sched;    /* owned */
 	char *summary;             /* owned; one line, sites as module+0xoff */
 	/* sidetrack and penelope with call stacks: a site inside each

@@ -281,6 +281,10 @@ static int pred_cmp(const void *pa, const void *pb)
 		return a->nvars < b->nvars ? -1 : 1;
 	if (a->nthreads != b->nthreads)
 		return a->nthreads < b->nthreads ? -1 : 1;
+	/* one that changes what a read sees before one that only changes
+	 * which write survives (a write-write race, WWW) */
+	if (a->writes_only != b->writes_only)
+		return a->writes_only ? 1 : -1;
 	if (a->context_switches != b->context_switches)
 		return a->context_switches < b->context_switches ? -1 : 1;
 	if (a->cut_seq != b->cut_seq)
