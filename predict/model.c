@@ -359,6 +359,15 @@ bool pr_ls_conflict(const struct pr_model *m, uint32_t a, uint32_t b)
 	return false;
 }
 
+uint32_t pr_stretch_end(const struct pr_model *m, uint32_t e)
+{
+	const struct avt_event *ev = pr_ev(m, e);
+	for (uint32_t k = ev->tindex; k < m->tnev[ev->thread]; k++)
+		if (!m->ls[m->tev[ev->thread][k]])
+			return k;
+	return PR_NONE;
+}
+
 uint32_t pr_stretch_start(const struct pr_model *m, uint32_t u, uint32_t pos)
 {
 	while (pos > 0 && m->ls[m->tev[u][pos - 1]] != 0)

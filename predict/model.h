@@ -159,6 +159,11 @@ bool pr_ls_conflict(const struct pr_model *m, uint32_t a, uint32_t b);
  * pos itself when the thread held nothing after pos events.  Everything
  * before the returned tindex may run without holding a lock at the end. */
 uint32_t pr_stretch_start(const struct pr_model *m, uint32_t u, uint32_t pos);
+/* The end of the locked stretch that contains event e: the tindex of the
+ * first event of its thread at or after e after which the thread holds
+ * nothing (e itself if it holds nothing after it), or PR_NONE if the
+ * thread never lets go. */
+uint32_t pr_stretch_end(const struct pr_model *m, uint32_t e);
 
 /* ---- acquisition histories ---- */
 

@@ -54,17 +54,6 @@ static int cmp_acc(const void *a, const void *b)
 	return p->x < q->x ? -1 : p->x > q->x;
 }
 
-/* The end of the locked stretch that contains event e: the tindex of its
- * thread's first event at or after e after which it holds nothing. */
-static uint32_t stretch_end(const struct pr_model *m, uint32_t e)
-{
-	const struct avt_event *ev = pr_ev(m, e);
-	for (uint32_t k = ev->tindex; k < m->tnev[ev->thread]; k++)
-		if (!m->ls[m->tev[ev->thread][k]])
-			return k;
-	return PR_NONE;
-}
-
 /* One read r and the writes after it: the candidates. */
 static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct acc *a, size_t i,
 		     size_t end, size_t *added)
@@ -87,7 +76,7 @@ static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct
 		if (!pr_ls_conflict(m, rls, pr_ls_before(m, w)))
 			continue;
 		uint32_t s = pr_stretch_start(m, we->thread, we->tindex);
-		if (stretch_end(m, w) == PR_NONE || pr_hb_pre(m, r, m->tev[we->thread][s]))
+		if (pr_stretch_end(m, w) == PR_NONE || pr_hb_pre(m, r, m->tev[we->thread][s]))
 			continue;
 		struct pr_cand c;
 		memset(&c, 0, sizeof c);
@@ -278,7 +267,7 @@ static int build(struct osim *o, uint32_t w, uint32_t r)
 	const struct pr_model *m = o->m;
 	const struct avt_event *we = pr_ev(m, w), *re = pr_ev(m, r);
 	uint32_t tw = we->thread, tr = re->thread;
-	uint32_t sr = pr_stretch_start(m, tr, re->tindex), ew = stretch_end(m, w);
+	uint32_t sr = pr_stretch_start(m, tr, re->tindex), ew = pr_stretch_end(m, w);
 	o->tr = tr;
 	o->sr = sr;
 	uint32_t last = m->tev[tw][ew];

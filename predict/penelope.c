@@ -999,17 +999,6 @@ static int add_drops(const struct pr_model *m, const struct dropidx *ix, struct 
 	return 0;
 }
 
-/* The tindex at which thread u, at its event e, next holds no lock (e's
- * own if it holds none), or PR_NONE if it never lets go. */
-static uint32_t stretch_end(const struct pr_model *m, uint32_t e)
-{
-	const struct avt_event *ev = pr_ev(m, e);
-	for (uint32_t k = ev->tindex; k < m->tnev[ev->thread]; k++)
-		if (!m->ls[m->tev[ev->thread][k]])
-			return k;
-	return PR_NONE;
-}
-
 /* Thread u's tindex k, moved on over the watched accesses that follow it
  * (before tindex end).  Replay parks a thread the schedule leaves waiting
  * before its next request; a watchpoint reports only after the access, so
@@ -1054,7 +1043,7 @@ static int plan(const struct pr_model *m, const struct pr_cand *c, bool with_e2,
 	p->stop[1] = ef->tindex;
 	if (with_e2) {
 		/* T2 leaves the critical sections around e', which e2 may need */
-		p->stop[1] = stretch_end(m, f);
+		p->stop[1] = pr_stretch_end(m, f);
 		if (p->stop[1] == PR_NONE)
 			return -1;
 		if (park)
