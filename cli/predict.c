@@ -28,7 +28,7 @@ static const char predict_help[] =
 	"             violations, two-variable atomic-set violations, and --pattern's\n"
 	"  deadlock   lock-order cycles across threads, even if the run survived\n"
 	"  order      a read in a critical section taking its value from another\n"
-	"             thread's later write on the same lock (ranked after the others)\n"
+	"             thread's later write on the same lock\n"
 	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
 	"\n"
 	"  -d, --dir DIR       recording directory\n"

@@ -12,9 +12,9 @@
  * "this read takes its value from that write", and its schedule runs the
  * writer's section before the reader's (docs/predict.md, Order).
  *
- * Its predictions rank after every other detector's: they reorder what the
- * program synchronised, a weaker hint than a violation of it, and they
- * cost replays only where nothing better was predicted.
+ * Its predictions are ranked as every other's (variables, threads, context
+ * switches, cut), after the others' on a tie; among themselves, the one
+ * whose schedule moves the reader furthest first.
  */
 #ifndef AVT_PREDICT_ORDER_H
 #define AVT_PREDICT_ORDER_H

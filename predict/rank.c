@@ -268,9 +268,7 @@ static int pred_cmp(const void *pa, const void *pb)
 {
 	const struct prediction *a = pa, *b = pb;
 	bool oa = !strcmp(a->detector, "order"), ob = !strcmp(b->detector, "order");
-	if (oa != ob) /* reorderings of what the program synchronised: last */
-		return oa ? 1 : -1;
-	if (oa) {
+	if (oa && ob) {
 		/* the reader moved furthest first: it sees the state that differs
 		 * most from what the recording showed it */
 		uint64_t la = schedule_total_events(a->sched), lb = schedule_total_events(b->sched);
@@ -289,6 +287,8 @@ static int pred_cmp(const void *pa, const void *pb)
 		return a->context_switches < b->context_switches ? -1 : 1;
 	if (a->cut_seq != b->cut_seq)
 		return a->cut_seq < b->cut_seq ? -1 : 1;
+	if (oa != ob) /* a reordering of what the program synchronised: after */
+		return oa ? 1 : -1;
 	int d = strcmp(a->detector, b->detector);
 	if (d)
 		return d;

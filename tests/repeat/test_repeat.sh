@@ -67,7 +67,7 @@ t_repeat_correct() {
 exit_three_found() {
 	avt_timed 90 test -q -f -o out -- "$(target exit_three)" 0 >test.out 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test on exit_three"
-	expect_match "$(cat test.out)" "BUG reproduced: SIGABRT in T1 at exit_three.c:$(marker_line "$SRC/exit_three.c" '/* CHECK LINE */')" "avtrace test on exit_three"
+	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in T1 at exit_three.c:$(marker_line "$SRC/exit_three.c" '/* CHECK LINE */')" "avtrace test's report on exit_three"
 }
 
 # A spin barrier whose bug needs one order.
