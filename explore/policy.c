@@ -383,6 +383,13 @@ static uint64_t remaining(const struct xp_policy *p, uint32_t lid)
 	return rec > made ? rec - made : 1; /* runnable: one at least */
 }
 
+static uint64_t follow_weight(const struct xp_policy *p, uint32_t lid)
+{
+	if (lid == p->prefix[p->ppos])
+		return p->nprefix - p->ppos;
+	return in_pattern(p, lid) ? 0 : remaining(p, lid);
+}
+
 /* While a pattern prefix is followed: the thread it names next, or a
  * bystander, drawn with probability proportional to what each has left
  * (the rest of the pattern's sequence for the one it names, a
@@ -391,15 +398,14 @@ static uint64_t remaining(const struct xp_policy *p, uint32_t lid)
  * out of its turn waits.  n when no thread qualifies: the prefix ends. */
 static size_t follow_pick(struct xp_policy *p, const uint32_t *lids, size_t n)
 {
-	uint32_t want = p->prefix[p->ppos];
 	uint64_t total = 0, r;
 	for (size_t i = 0; i < n; i++)
-		total += lids[i] == want ? p->nprefix - p->ppos : in_pattern(p, lids[i]) ? 0 : remaining(p, lids[i]);
+		total += follow_weight(p, lids[i]);
 	if (!total)
 		return n;
 	r = xp_rng_below(&p->rng, total);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t w = lids[i] == want ? p->nprefix - p->ppos : in_pattern(p, lids[i]) ? 0 : remaining(p, lids[i]);
+		uint64_t w = follow_weight(p, lids[i]);
 		if (r < w)
 			return i;
 		r -= w;

@@ -31,16 +31,6 @@
  * values: the legs of a relay), at most this many. */
 #define WRITERS 3
 
-static bool reads(unsigned kind)
-{
-	return kind == AVT_EV_READ || kind == AVT_EV_RMW;
-}
-
-static bool writes(unsigned kind)
-{
-	return kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
-}
-
 struct acc {
 	uint64_t obj;
 	uint32_t x;
@@ -65,7 +55,7 @@ static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct
 		uint32_t w = a[j].x;
 		const struct avt_event *we = pr_ev(m, w);
 		bool dup = false;
-		if (we->thread == re->thread || !writes(we->kind))
+		if (we->thread == re->thread || !avt_kind_writes(we->kind))
 			continue;
 		for (uint32_t k = 0; k < nseen; k++)
 			dup |= seen[k] == we->thread;
@@ -106,7 +96,7 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 {
 	size_t n = 0, added = 0;
 	for (uint32_t x = 0; x < m->nev; x++)
-		n += reads(pr_ev(m, x)->kind) || writes(pr_ev(m, x)->kind);
+		n += avt_kind_is_access(pr_ev(m, x)->kind);
 	if (!n)
 		return 0;
 	struct acc *a = malloc(n * sizeof *a);
@@ -117,7 +107,7 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 	n = 0;
 	for (uint32_t x = 0; x < m->nev; x++) {
 		const struct avt_event *e = pr_ev(m, x);
-		if (reads(e->kind) || writes(e->kind))
+		if (avt_kind_is_access(e->kind))
 			a[n++] = (struct acc){ e->obj, x };
 	}
 	qsort(a, n, sizeof *a, cmp_acc);
@@ -127,7 +117,7 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 		while (hi < n && a[hi].obj == a[lo].obj)
 			hi++;
 		for (size_t i = lo; i < hi && rc == 0 && added < ORDER_MAX; i++)
-			if (reads(pr_ev(m, a[i].x)->kind) && pr_ls_before(m, a[i].x))
+			if (avt_kind_reads(pr_ev(m, a[i].x)->kind) && pr_ls_before(m, a[i].x))
 				rc = from_read(m, cs, a, i, hi, &added);
 		lo = hi;
 	}
@@ -226,7 +216,7 @@ static bool can_run(const struct osim *o, uint32_t x, bool rf)
 		if (o->owner[l] == PR_NONE || o->owner[l] == e->thread)
 			return false;
 	}
-	if (rf && reads(e->kind)) {
+	if (rf && avt_kind_reads(e->kind)) {
 		/* a write of the held reader's section is what the schedule
 		 * moves: a read of it now sees what was there before */
 		uint32_t w = lastw_get(&o->lw, e->obj);
@@ -284,7 +274,7 @@ static int build(struct osim *o, uint32_t w, uint32_t r)
 			rc = run(o, x);
 		else
 			held[u] = true;
-		if (rc == 1 && writes(e->kind) && lastw_set(&o->lw, e->obj, x) < 0)
+		if (rc == 1 && avt_kind_writes(e->kind) && lastw_set(&o->lw, e->obj, x) < 0)
 			rc = -1;
 		if (rc == 1 && u == tw && held[u])
 			rc = 0; /* the writer cannot get there */

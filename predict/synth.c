@@ -112,18 +112,13 @@ static bool raise_edges(struct syn *y)
 	return changed;
 }
 
-static bool is_access(unsigned kind)
-{
-	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
-}
-
 void pr_plan_vars(const struct pr_model *m, const struct pr_cand *c, struct pr_plan *p)
 {
 	p->nvar = 0;
 	for (uint32_t k = 0; k < c->nev; k++) {
 		const struct avt_event *e = pr_ev(m, c->ev[k]);
 		bool dup = false;
-		if (!is_access(e->kind))
+		if (!avt_kind_is_access(e->kind))
 			continue;
 		for (uint32_t i = 0; i < p->nvar; i++)
 			dup |= p->var[i] == e->obj;
@@ -156,7 +151,7 @@ static bool read_later(const struct syn *y, uint32_t u, uint32_t x, uint64_t obj
 	const struct pr_model *m = y->m;
 	for (uint32_t e = x + 1; e < y->p->p0 && e < m->nev; e++) {
 		const struct avt_event *ev = pr_ev(m, e);
-		if (ev->thread != u && ev->obj == obj && (ev->kind == AVT_EV_READ || ev->kind == AVT_EV_RMW))
+		if (ev->thread != u && ev->obj == obj && avt_kind_reads(ev->kind))
 			return true;
 	}
 	return false;
@@ -180,7 +175,7 @@ static void spare_bystanders(struct syn *y)
 		for (uint32_t k = 0; k < y->tgt[u]; k++) {
 			uint32_t x = m->tev[u][k];
 			const struct avt_event *e = pr_ev(m, x);
-			if ((e->kind != AVT_EV_WRITE && e->kind != AVT_EV_RMW) || !plan_var(y->p, e->obj))
+			if (!avt_kind_writes(e->kind) || !plan_var(y->p, e->obj))
 				continue;
 			if (!read_later(y, u, x, e->obj))
 				y->tgt[u] = pr_stretch_start(m, u, k);
