@@ -71,9 +71,17 @@ unit: $(UNIT_BIN) $(UNIT_EXTRA)
 e2e: avtrace $(AGENT) targets
 	@tests/e2e/run.sh
 
+# The same suite on the ptrace path alone: record, test and so their
+# replays without the in-process agent (docs/agent.md), which is what
+# `--no-agent` gives; the agent's own tests (test_agent.sh) still use it.
+e2e-ptrace: avtrace $(AGENT) targets
+	@echo "e2e again, on ptrace alone (AVTRACE_AGENT=0):"
+	@AVTRACE_AGENT=0 tests/e2e/run.sh
+
 check: all $(UNIT_BIN) $(UNIT_EXTRA)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory e2e-ptrace
 	@$(MAKE) --no-print-directory real
 
 bench/predict_bench: bench/predict_bench.c $(LIB)
@@ -116,5 +124,5 @@ clean:
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
-.PHONY: repeat all check unit e2e real install clean targets demo
+.PHONY: repeat all check unit e2e e2e-ptrace real install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d

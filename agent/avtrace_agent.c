@@ -1,10 +1,12 @@
 /*
  * libavtrace-agent.so: avtrace's in-process fast path (docs/agent.md).
  *
- * Loaded into the target by LD_PRELOAD when `avtrace record --agent` runs
- * it.  It interposes pthread_mutex_lock, pthread_mutex_trylock and
- * pthread_mutex_unlock.  The supervisor still serializes the threads under
- * ptrace (one runs at a time); what the agent saves is the ptrace stop per
+ * Loaded into the target by LD_PRELOAD when avtrace records it (and when
+ * it replays such a recording).  It interposes pthread_mutex_lock,
+ * pthread_mutex_trylock and pthread_mutex_unlock.  The supervisor still
+ * serializes the threads under ptrace (one runs at a time) and says which
+ * thread may take a fast path and for how many events (the run token:
+ * run_tid, budget); what the agent saves is the ptrace stop per
  * uncontended operation:
  *
  *   lock     claim a ring slot, try the lock through the unhooked copy of
@@ -98,9 +100,13 @@ static inline int enter(void)
 			atomic_fetch_add_explicit(&ring->nested, 1, memory_order_relaxed);
 		return 0;
 	}
-	depth = 1;
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
+	/* the run token: this thread was resumed by the supervisor with
+	 * events left before the scheduler's next decision */
+	if (!avt_agent_may_run(ring, my_tid))
+		return 0;
+	depth = 1;
 	/* the supervisor does not take a thread as preempted inside here */
 	atomic_store_explicit(&ring->busy, my_tid, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -132,10 +138,15 @@ static int lock_like(pthread_mutex_t *m, uint64_t site, int is_try)
 		return -1;
 	}
 	int rv = trylock(m);
-	uint16_t kind = rv == 0 ? AVT_EV_ACQUIRE : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
+	/* EOWNERDEAD: a robust mutex whose owner died, taken (the caller
+	 * must make it consistent); anything else: not taken */
+	int taken = rv == 0 || rv == EOWNERDEAD;
+	uint16_t kind = taken ? AVT_EV_ACQUIRE : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
 	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, my_tid);
+	if (kind != AVT_EV_NONE)
+		avt_agent_spend(ring);
 	leave();
-	if (rv != 0 && !is_try)
+	if (!taken && !is_try)
 		return -1; /* busy: the ptrace hook and its model decide */
 	return rv;
 }
@@ -166,6 +177,7 @@ int avt_agent_unlock(pthread_mutex_t *m, uint64_t site)
 	 * hook emits it at the entry of the call; whether it is an event at
 	 * all (a lock never locked, not held) the supervisor's model says */
 	avt_agent_commit(ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, my_tid);
+	avt_agent_spend(ring);
 	int rv = unlock(m);
 	leave();
 	return rv;

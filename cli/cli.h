@@ -25,6 +25,7 @@ int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, 
 int cmd_predict(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int default_cpu(void);
+int agent_choice(int want, const char **lib);
 struct record_opts;
 struct tracer_stats;
 int record_run(const struct record_opts *o, struct tracer_stats *stats);

@@ -50,16 +50,43 @@ static const char record_help[] =
 	"                     walked by the modules' unwind tables)\n"
 	"      --stack-depth N  frames per event with --stacks (default 8, at most 16)\n"
 	"      --no-stacks    no call stacks (the default)\n"
-	"      --agent        preload avtrace's in-process agent into PROG: mutex\n"
-	"                     lock, trylock and unlock that do not block cost no\n"
-	"                     ptrace stop; the trace is the same (docs/agent.md).\n"
-	"                     Opt-in for now; not with --stacks\n"
+	"      --no-agent     do not preload avtrace's in-process agent into PROG.\n"
+	"                     By default it is (not when $AVTRACE_AGENT is 0):\n"
+	"                     mutex lock, trylock and unlock that do not block\n"
+	"                     cost no ptrace stop, in the recording (not with\n"
+	"                     --stacks) and in its replays; the trace is the same\n"
+	"                     (docs/agent.md)\n"
+	"      --agent        preload it, or fail saying why it cannot be\n"
 	"  -q, --quiet        no summary line\n"
 	"  -v, --verbose      debug messages\n";
 
 int default_cpu(void)
 {
 	return tracer_default_cpu();
+}
+
+/* The in-process agent for a recording: want 1 (--agent), 0 (--no-agent)
+ * or -1 (neither: on, unless $AVTRACE_AGENT is 0, off or no, or the
+ * library is not found).  Sets *lib (NULL: the ptrace path alone);
+ * EXIT_USAGE when --agent cannot be had.  With call stacks the agent is
+ * preloaded but stays passive in the recording (a stack is walked at a
+ * ptrace stop; the tracer does not enable it), and its replays use it. */
+int agent_choice(int want, const char **lib)
+{
+	*lib = NULL;
+	const char *env = getenv("AVTRACE_AGENT");
+	if (want < 0 && env && (!strcmp(env, "0") || !strcmp(env, "off") || !strcmp(env, "no")))
+		want = 0;
+	if (want == 0)
+		return 0;
+	*lib = tracer_agent_lib_default();
+	if (!*lib && want > 0) {
+		avt_error("cannot find libavtrace-agent.so next to avtrace or in ../lib/avtrace (set AVTRACE_AGENT_LIB)");
+		return EXIT_USAGE;
+	}
+	if (!*lib)
+		avt_debug("no libavtrace-agent.so next to avtrace: recording on ptrace alone");
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -73,13 +100,14 @@ int cmd_record(int argc, char **argv)
 		{ "access-budget", required_argument, 0, 'B' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "agent", no_argument, 0, 'A' },
+		{ "no-agent", no_argument, 0, 'n' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
 	int c;
 	static const char *watch[5];
 	size_t nwatch = 0;
-	bool agent = false;
+	int agent = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fqvh", lo, NULL)) != -1) {
 		switch (c) {
@@ -107,7 +135,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
-		case 'A': agent = true; break;
+		case 'A': agent = 1; break;
+		case 'n': agent = 0; break;
 		case 'k':
 			if (arg_uint("record", "--stack-depth", optarg, 1, 16, &o.stack_depth) < 0)
 				return EXIT_USAGE;
@@ -127,15 +156,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("record", "no program to record");
-	if (agent) {
-		if (o.stack_depth)
-			return usage_error("record", "--agent cannot record --stacks yet");
-		o.agent_lib = tracer_agent_lib_default();
-		if (!o.agent_lib) {
-			avt_error("cannot find libavtrace-agent.so next to avtrace or in ../lib/avtrace (set AVTRACE_AGENT_LIB)");
-			return EXIT_USAGE;
-		}
-	}
+	if (agent_choice(agent, &o.agent_lib))
+		return EXIT_USAGE;
 	o.argv = argv + optind;
 	o.watch = watch;
 	o.nwatch = nwatch;

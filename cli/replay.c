@@ -47,6 +47,9 @@ static const char replay_help[] =
 	"      --stdout         let the program's stdout through (else captured)\n"
 	"      --gdb            at the failure (or the end of the schedule), leave\n"
 	"                       the program stopped and detached for 'gdb -p PID'\n"
+	"      --no-agent       a recording made with the in-process agent replays\n"
+	"                       through it (docs/agent.md); this replays it on\n"
+	"                       ptrace alone (the same outcome, slower)\n"
 	"      --json           print the outcome as JSON instead of the report\n"
 	"      --cpu N          CPU to pin to (default: the allowed CPU it starts on)\n"
 	"      --all            replay every schedule of DIR and print a table\n"
@@ -206,7 +209,7 @@ int cmd_replay(int argc, char **argv)
 		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'J' },
 		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
 		{ "all", no_argument, 0, 'A' }, { "jobs", required_argument, 0, 'j' },
-		{ "max-time", required_argument, 0, 'M' },
+		{ "max-time", required_argument, 0, 'M' }, { "no-agent", no_argument, 0, 'n' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	bool all = false;
@@ -242,6 +245,7 @@ int cmd_replay(int argc, char **argv)
 		case 'O': o.oracle = optarg; break;
 		case 'S': o.keep_stdout = true; break;
 		case 'g': o.gdb = true; break;
+		case 'n': o.no_agent = true; break;
 		case 'J': json = true; break;
 		case 'c':
 			if (arg_cpu("replay", "--cpu", optarg, &o.cpu) < 0)

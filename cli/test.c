@@ -59,6 +59,9 @@ static const char test_help[] =
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
+	"      --no-agent, --agent  as for record: the replays of the predictions\n"
+	"                     run through the in-process agent unless --no-agent\n"
+	"                     (the recording too with --no-stacks)\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
 	"      --explore N    exploration budget in runs (default 100; 0: none)\n"
 	"      --no-explore   the same as --explore 0\n"
@@ -304,7 +307,8 @@ int cmd_test(int argc, char **argv)
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
 		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
-		{ "no-order", no_argument, 0, 'O' },
+		{ "no-order", no_argument, 0, 'O' }, { "no-agent", no_argument, 0, 'n' },
+		{ "agent", no_argument, 0, 'a' },
 		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ 0, 0, 0, 0 },
 	};
@@ -321,7 +325,7 @@ int cmd_test(int argc, char **argv)
 	const char *timeout = "2";
 	struct test_output out = { .sarif = NULL };
 	unsigned jobs = 0;
-	int c;
+	int c, agent = -1;
 	double secs;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fj:t:qh", lo, NULL)) != -1) {
@@ -382,6 +386,8 @@ int cmd_test(int argc, char **argv)
 			break;
 		case 'C': po.pecan = false; break;
 		case 'O': po.order = false; break;
+		case 'n': agent = 0; break;
+		case 'a': agent = 1; break;
 		case 'P': po.penelope = false; break;
 		case 'q': avt_quiet = 1; break;
 		case 'R': out.sarif = optarg; break;
@@ -392,6 +398,8 @@ int cmd_test(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("test", "no program to test");
+	if (agent_choice(agent, &ro.agent_lib))
+		return EXIT_USAGE;
 	ro.argv = argv + optind;
 	ro.watch = watch;
 	test_output_begin(&out);

@@ -81,6 +81,11 @@ static bool same_event(const struct avt_event *a, const struct avt_event *b)
 int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 {
 	struct replay *rp = ctx;
+	/* the run is judged already (a divergence): what the agent did past
+	 * it in-process, drained at the next stop, or a crash after it, is
+	 * not part of it, as on the ptrace path, which stops at once */
+	if (rp->stop)
+		return -1;
 	if (rp->opts.picker)
 		rp->opts.picker->event(rp->opts.picker->ctx, ev);
 	if (rp->nev == rp->evcap) {
@@ -362,4 +367,22 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		snprintf(why, sizeof why, "cannot proceed");
 	no_event(rp, lid, why);
 	return -1;
+}
+
+/* How many events t may do in-process (the agent's fast path) before the
+ * policy looks again: the rest of its step under a schedule, none under a
+ * picker (every event is a decision) or while other threads are run up to
+ * their requests, no limit after "free" (the record policy). */
+uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
+{
+	struct replay *rp = ctx;
+	(void)tr;
+	if (rp->stop || rp->opts.picker || rp->advancing)
+		return 0;
+	if (!current_step(rp))
+		return rp->opts.gdb ? 0 : UINT64_MAX;
+	const struct sched_step *st = &rp->sched->steps[rp->step];
+	if (st->kind != SCHED_RUN || st->thread != t->lid)
+		return 0;
+	return rp->left;
 }

@@ -63,6 +63,7 @@ static int load_meta(struct replay *rp)
 	m->executable = m->cwd = NULL;
 	const char *exe = rp->exe, *bid = m->build_id;
 	rp->no_heap = !m->heap;
+	rp->agent = json_is_string(json_object_get(m->json, "agent"));
 	json_t *sec = json_object_get(m->json, "seconds");
 	rp->recorded_s = json_is_number(sec) ? json_number_value(sec) : 0;
 	if (!(rp->recorded_s >= 0 && rp->recorded_s < 1e6))
@@ -256,12 +257,20 @@ int replay_launch(struct replay *rp)
 		.access = rp->access, .access_budget = rp->access_budget,
 		.access_scope = rp->access_scope,
 	};
+	/* the recording's fast path: the same environment (the agent is
+	 * preloaded either way), the run token handed out step by step */
+	if (rp->agent && !rp->opts.no_agent && !rp->opts.picker) {
+		to.agent_lib = tracer_agent_lib_default();
+		if (!to.agent_lib)
+			avt_warn("cannot find libavtrace-agent.so: replaying on ptrace alone");
+	}
 	/* never NULL in a replay: "no removals" is a decision too */
 	static const struct avt_disarm_rec none;
 	to.disarms = rp->trace && rp->trace->ndisarms ? rp->trace->disarms : &none;
 	to.ndisarms = rp->trace ? rp->trace->ndisarms : 0;
 	struct tracer_sink sink = {
-		.ctx = rp, .event = policy_event, .pick = policy_pick, .module = rp_module,
+		.ctx = rp, .event = policy_event, .pick = policy_pick, .allow = policy_allow,
+		.module = rp_module,
 		.stack = rp_stack, .alloc = rp_alloc,
 	};
 	rp->tr = tracer_new(&to, &sink);
@@ -394,6 +403,8 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	}
 	if (rp->tr && !res->gdb_pid)
 		tracer_kill(rp->tr);
+	if (rp->tr)
+		res->agent_events = tracer_stats(rp->tr)->agent_events;
 	res->step = rp->step + (rp->in_free ? 0 : 1);
 	res->in_free = rp->in_free;
 	res->has_divergence = rp->has_div;
@@ -518,6 +529,7 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "exit_status", json_integer(res->exit_status));
 		json_object_set_new(o, "signal", json_integer(res->signal));
 		json_object_set_new(o, "seconds", json_real(res->seconds));
+		json_object_set_new(o, "agent_events", json_integer((json_int_t)res->agent_events));
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

@@ -67,6 +67,9 @@ struct replay_opts {
 	bool keep_stdout;       /* let the target's stdout through (else captured) */
 	const char *oracle;     /* shell command fed the run's stdout; failing = BUG */
 	bool gdb;               /* stop and detach at the failure */
+	bool no_agent;          /* a recording made with the in-process agent
+	                           replays through it (docs/agent.md) unless
+	                           this is set: then on ptrace alone */
 	/* exploration: no schedule is read or followed and events are not
 	 * compared with the recording; the picker decides.  A run longer than
 	 * run_timeout_s (if > 0) is stopped as INFEASIBLE ("run timed out").
@@ -110,6 +113,7 @@ struct replay_result {
 	size_t nwaits;
 	pid_t gdb_pid;          /* --gdb: the stopped process, else 0 */
 	double seconds;
+	uint64_t agent_events;  /* events that came through the in-process agent */
 };
 
 void replay_result_release(struct replay_result *r);

@@ -14,6 +14,7 @@ struct replay {
 	char **watch;                 /* --watch of the recording */
 	size_t nwatch;
 	bool no_heap;
+	bool agent;                   /* recorded with the in-process agent */
 	bool access;                  /* the recording had access breakpoints */
 	unsigned access_budget;
 	char *access_scope;     /* the recording's --access-scope (owned) */
@@ -67,6 +68,7 @@ struct replay {
 const char *rp_obj_name(struct replay *rp, const char *what, uint64_t obj, char *buf, size_t len);
 
 /* policy.c */
+uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t);
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last);
 int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev);

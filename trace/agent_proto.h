@@ -7,8 +7,9 @@
  *
  *   struct avt_agent_hdr   magic, version, sizes, the switches the
  *                          supervisor sets (enabled, the unhooked entry
- *                          points), the one-runner word (busy), the ring's
- *                          head (producers) and tail (the supervisor)
+ *                          points, the run token: run_tid and budget), the
+ *                          one-runner word (busy), the ring's head
+ *                          (producers) and tail (the supervisor)
  *   struct avt_agent_slot  x nslots: a commit word and one struct avt_event
  *
  * A producer claims ticket h (head: compare-and-swap, so producers never
@@ -40,7 +41,9 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 1u
+#define AVT_AGENT_VERSION 2u
+/* budget: no limit (record's run-until-block) */
+#define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
 #define AVT_AGENT_ENV_FD "AVTRACE_AGENT_FD"
 /* The name the memfd is created with (the agent checks /proc/self/fd/N). */
@@ -71,14 +74,21 @@ struct avt_agent_hdr {
 	_Atomic int32_t pid;       /* agent: the process that attached */
 	_Atomic uint32_t busy;     /* agent: tid of the thread inside a hook's
 	                              fast path (claim .. commit), else 0 */
-	uint32_t pad0;
+	_Atomic uint32_t run_tid;  /* supervisor: the thread that holds the run
+	                              token (the one it resumed); only it may
+	                              take a fast path */
 	_Atomic uint64_t raw[AVT_RAW_COUNT]; /* supervisor: unhooked entries */
 	_Atomic uint64_t attached; /* agent: processes that mapped the region */
 	_Atomic uint64_t full;     /* agent: fast paths refused, ring full */
 	_Atomic uint64_t nested;   /* agent: calls made inside a hook (signal
 	                              handlers): sent down the ptrace path */
 	_Atomic uint64_t head;     /* producers: next ticket */
-	uint8_t pad2[56];
+	_Atomic uint64_t budget;   /* supervisor sets, the token's holder spends:
+	                              events run_tid may still commit in-process
+	                              before it must stop at a ptrace hook (the
+	                              scheduler's next decision);
+	                              AVT_AGENT_UNLIMITED: no limit */
+	uint8_t pad2[48];
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
 };
@@ -132,6 +142,30 @@ static inline int avt_agent_valid(const struct avt_agent_hdr *h, size_t maplen)
  * drains the ring), but an unlock sent there would be released in the
  * model before glibc releases it (docs/agent.md). */
 #define AVT_AGENT_UNLOCK_RESERVE 1024u
+
+/* Supervisor: hands the run token to tid with that many in-process events
+ * (0: every call of tid takes the ptrace path).  Called while every
+ * thread of the target is stopped. */
+static inline void avt_agent_grant(struct avt_agent_hdr *h, uint32_t tid, uint64_t budget)
+{
+	atomic_store_explicit(&h->budget, budget, memory_order_relaxed);
+	atomic_store_explicit(&h->run_tid, tid, memory_order_release);
+}
+
+/* Producer: may the thread tid commit one more event in-process? */
+static inline int avt_agent_may_run(struct avt_agent_hdr *h, uint32_t tid)
+{
+	return atomic_load_explicit(&h->run_tid, memory_order_acquire) == tid &&
+	       atomic_load_explicit(&h->budget, memory_order_relaxed) != 0;
+}
+
+/* Producer: one event committed in-process is spent from the budget. */
+static inline void avt_agent_spend(struct avt_agent_hdr *h)
+{
+	uint64_t b = atomic_load_explicit(&h->budget, memory_order_relaxed);
+	if (b != AVT_AGENT_UNLIMITED && b != 0)
+		atomic_store_explicit(&h->budget, b - 1, memory_order_relaxed);
+}
 
 /* Producer: claims the next slot, leaving reserve slots free.  Returns its
  * ticket, or -1 when the ring is that full (the caller then takes the

@@ -33,6 +33,9 @@
  * of a hook would otherwise leave the thread unpreemptible). */
 #define MAX_DEFERRALS 200
 
+/* The memfd's lowest descriptor number in the target (see agent_prepare). */
+#define AGENT_FD_MIN 100
+
 struct agent {
 	struct avt_agent_hdr *hdr;
 	size_t len;
@@ -78,8 +81,23 @@ static char *envstr(const char *name, const char *a, const char *sep, const char
 	return s;
 }
 
+/* Does the LD_PRELOAD list (':' or ' ' separated) hold lib already?  (A
+ * replay's environment is the recording's, the agent in it.) */
+static bool preloads(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+	for (const char *p = list; (p = strstr(p, lib)); p++)
+		if ((p == list || p[-1] == ':' || p[-1] == ' ') &&
+		    (p[n] == 0 || p[n] == ':' || p[n] == ' '))
+			return true;
+	return false;
+}
+
 /* The target's environment: the one it would get, with the agent first in
- * LD_PRELOAD and the memfd's number in AVTRACE_AGENT_FD. */
+ * LD_PRELOAD (unless it is there already) and the memfd's number in
+ * AVTRACE_AGENT_FD, each in its place: a replay's environment then has
+ * the recording's strings in the recording's order, so the initial stack
+ * is laid out the same. */
 static char **build_env(char *const *base, const char *lib, int fd)
 {
 	size_t n = 0;
@@ -88,24 +106,29 @@ static char **build_env(char *const *base, const char *lib, int fd)
 	char **env = calloc(n + 3, sizeof *env);
 	BUG_ON(!env);
 	size_t k = 0;
-	bool preload = false;
+	bool preload = false, has_fd = false;
 	char num[16];
 	snprintf(num, sizeof num, "%d", fd);
 	for (size_t i = 0; i < n; i++) {
-		if (!strncmp(base[i], "LD_PRELOAD=", 11)) {
+		if (!strncmp(base[i], "LD_PRELOAD=", 11) && !preload) {
 			const char *old = base[i] + 11;
-			env[k++] = envstr("LD_PRELOAD", lib, *old ? ":" : "", old);
+			env[k++] = preloads(old, lib) ? strdup(base[i])
+						      : envstr("LD_PRELOAD", lib, *old ? ":" : "", old);
 			preload = true;
 		} else if (!strncmp(base[i], AVT_AGENT_ENV_FD "=", sizeof AVT_AGENT_ENV_FD)) {
-			continue;
+			if (has_fd)
+				continue;
+			env[k++] = envstr(AVT_AGENT_ENV_FD, num, "", "");
+			has_fd = true;
 		} else {
 			env[k++] = strdup(base[i]);
-			BUG_ON(!env[k - 1]);
 		}
+		BUG_ON(!env[k - 1]);
 	}
 	if (!preload)
 		env[k++] = envstr("LD_PRELOAD", lib, "", "");
-	env[k++] = envstr(AVT_AGENT_ENV_FD, num, "", "");
+	if (!has_fd)
+		env[k++] = envstr(AVT_AGENT_ENV_FD, num, "", "");
 	env[k] = NULL;
 	return env;
 }
@@ -128,6 +151,18 @@ int agent_prepare(struct tracer *tr)
 	a->len = avt_agent_region_size(nslots);
 	/* no MFD_CLOEXEC: the target inherits it, across its own execs too */
 	a->fd = memfd_create(AVT_AGENT_MEMFD_NAME, 0);
+	/* at a number of three digits whatever avtrace has open: the
+	 * environment string, hence the target's initial stack, has the same
+	 * length in a recording and in its replays */
+	if (a->fd >= 0 && a->fd < AGENT_FD_MIN) {
+		int hi = fcntl(a->fd, F_DUPFD, AGENT_FD_MIN);
+		if (hi >= 0 && hi < 1000) {
+			close(a->fd);
+			a->fd = hi;
+		} else if (hi >= 0) {
+			close(hi);
+		}
+	}
 	if (a->fd < 0 || ftruncate(a->fd, (off_t)a->len) < 0) {
 		avt_error("cannot create the agent's shared memory: %s", strerror(errno));
 		goto fail;
@@ -269,6 +304,17 @@ void agent_drain(struct tracer *tr, bool final)
 	struct avt_event ev;
 	while (avt_agent_take(a->hdr, &ev, final))
 		apply(tr, &ev);
+}
+
+void agent_grant(struct tracer *tr, const struct tthread *t)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	uint64_t budget = 0;
+	if (t)
+		budget = tr->sink.allow ? tr->sink.allow(tr->sink.ctx, tr, t) : AVT_AGENT_UNLIMITED;
+	avt_agent_grant(a->hdr, t ? (uint32_t)t->tid : 0, budget);
 }
 
 bool agent_busy(struct tracer *tr, const struct tthread *t)

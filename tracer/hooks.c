@@ -523,7 +523,8 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	case OP_TIMEDRDLOCK: {
 		bool rd = op == OP_TRYRDLOCK || op == OP_TIMEDRDLOCK;
 		bool wr = op == OP_TRYWRLOCK || op == OP_TIMEDWRLOCK;
-		if (rv == 0)
+		/* EOWNERDEAD: a robust mutex whose owner died, taken */
+		if (rv == 0 || rv == EOWNERDEAD)
 			acquire(tr, t, f.obj, rd ? AVT_EV_RD_ACQUIRE : wr ? AVT_EV_WR_ACQUIRE : AVT_EV_ACQUIRE,
 				0, f.site, 0);
 		else

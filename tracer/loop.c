@@ -54,8 +54,11 @@ static void set_regs_if_changed(struct tthread *t, struct user_regs_struct *r,
 		set_regs(t, r);
 }
 
-static void resume(struct tthread *t)
+/* Every resume hands t the agent's run token, with as many in-process
+ * events as the sink allows from here (agent.c). */
+static void resume(struct tracer *tr, struct tthread *t)
 {
+	agent_grant(tr, t);
 	int sig = t->priv->pending_sig;
 	t->priv->pending_sig = 0;
 	if (ptu_resume(t->tid, sig) < 0 && errno != ESRCH)
@@ -126,7 +129,7 @@ static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 		t->state = TS_READY;
 		return true;
 	}
-	resume(t);
+	resume(tr, t);
 	return false;
 }
 
@@ -258,7 +261,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		 * the instruction (or the slot's copy) runs now, with no event */
 		r.rip = again;
 		set_regs(t, &r);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 	if (!b) { /* the program's own; say so in the trace, it may not be */
@@ -278,7 +281,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		if (exec_at_entry(tr, t, b, &r) < 0)
 			return WR_ERROR;
 		set_regs(t, &r);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	case BK_TRAMP: {
 		int rc = hooks_return(tr, t, &r);
@@ -288,7 +291,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		}
 		set_regs(t, &r);
 		if (rc == 1) { /* a heap call: carry on */
-			resume(t);
+			resume(tr, t);
 			return WR_WAIT;
 		}
 		t->state = TS_READY;
@@ -303,7 +306,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 			r.rsp += 8;
 		}
 		set_regs(t, &r);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 	case BK_UNWIND: {
@@ -319,7 +322,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		}
 		r.rip = bpt_resume_pc(b);
 		set_regs(t, &r);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 	case BK_ACCESS:
@@ -340,7 +343,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 			hooks_heap_entry(tr, t, b->data, &r);
 			r.rip = bpt_resume_pc(b);
 			set_regs_if_changed(t, &r, &now);
-			resume(t);
+			resume(tr, t);
 			return WR_WAIT;
 		}
 		if (hooks_request(tr, t, b->data, &r)) {
@@ -354,7 +357,7 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		}
 		r.rip = bpt_resume_pc(b);
 		set_regs_if_changed(t, &r, &now);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	default:
 		return WR_ERROR;
@@ -389,7 +392,7 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 	 * down holding locks must not read as a deadlock */
 	tr->exiting = true;
 	t->priv->exit_seen = true;
-	resume(t);
+	resume(tr, t);
 	return WR_WAIT;
 }
 
@@ -428,14 +431,14 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 	if (t != run || !t->priv->interrupt_pending) {
 		/* a group-stop or a late interrupt: not a decision point */
 		if (t == run || t->state == TS_RUNNING)
-			resume(t);
+			resume(tr, t);
 		return WR_WAIT;
 	}
 	t->priv->interrupt_pending = false;
 	if (agent_busy(tr, t)) {
 		/* inside the agent's fast path: not a point to switch at; the
 		 * next tick interrupts it again */
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 	char kstate = ptu_thread_state(tr->pid, t->tid);
@@ -454,7 +457,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 		 * it done (an unlock: the lock free), so switching here would
 		 * let another thread block on a lock still held.  The next
 		 * tick interrupts it again. */
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	} else {
 		t->state = TS_READY;
@@ -500,26 +503,26 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 			t->state = TS_READY;
 			return WR_POINT;
 		}
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	case PTU_EV_FORK: {
 		unsigned long child = 0;
 		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child);
 		untrace_child(tr, (pid_t)child, (st >> 16) == PTRACE_EVENT_VFORK);
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 	case PTU_EV_EXEC:
 		if (on_exec(tr, t) < 0)
 			return WR_ERROR;
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	case PTU_EV_EXIT:
 		return on_exit_event(tr, t, run);
 	case PTU_EV_STOP:
 		return on_event_stop(tr, t, run);
 	default:
-		resume(t);
+		resume(tr, t);
 		return WR_WAIT;
 	}
 }
@@ -687,6 +690,7 @@ static bool all_dead(struct tracer *tr)
 static enum tstep drain_exit(struct tracer *tr)
 {
 	/* threads parked at a request would hold the dying process up */
+	agent_grant(tr, NULL); /* they run side by side: no fast path */
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *t = tr->thr[i];
 		if (t && t->state != TS_DEAD && t->state != TS_RUNNING && t->state != TS_NEW) {
@@ -788,7 +792,7 @@ enum tstep tracer_step(struct tracer *tr)
 	}
 	tr->interrupt_blocked = false;
 	t->sliced = false;
-	resume(t);
+	resume(tr, t);
 	enum wr w = run_until_stop(tr, t);
 	if (t->state == TS_RUNNING)
 		t->state = TS_READY;

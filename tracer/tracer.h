@@ -118,6 +118,12 @@ struct tracer_sink {
 	 * worth running only when run[] is empty.  *use_last set to pick from last. */
 	int (*pick)(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		    struct tthread **last, size_t nlast, bool *use_last);
+	/* Optional: t is about to run; how many events may it do in-process
+	 * (the agent's fast path) before the sink decides again?  0: none,
+	 * every event is a ptrace stop; UINT64_MAX: no limit.  NULL: no
+	 * limit (record's run-until-block).  The count may run short (a call
+	 * that turns out to be no event still spends one), never over. */
+	uint64_t (*allow)(void *ctx, struct tracer *tr, const struct tthread *t);
 	/* Optional: a thread record / module record / note to keep. */
 	void (*thread)(void *ctx, struct tracer *tr, const struct avt_thread_rec *th);
 	void (*module)(void *ctx, struct tracer *tr, const struct avt_module_rec *m,

@@ -298,6 +298,9 @@ void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on *
 void agent_drain(struct tracer *tr, bool final);
 /* Is t inside a fast path (a preemption there would cut a hook in two)? */
 bool agent_busy(struct tracer *tr, const struct tthread *t);
+/* t is resumed: it holds the run token, with the in-process events the
+ * sink allows (tracer_sink.allow); NULL: nobody may take a fast path. */
+void agent_grant(struct tracer *tr, const struct tthread *t);
 
 /* model.c */
 void model_init(struct model *m);

@@ -2,7 +2,10 @@
 # `avtrace record --agent` (docs/agent.md): the in-process agent gives the
 # same trace as the ptrace path, event by event; its recordings replay; a
 # SIGKILLed target or avtrace leaves a readable trace and no process.
-# Run with tests/e2e/run.sh agent.
+# Run with tests/e2e/run.sh agent.  These tests are about the agent: the
+# suite's ptrace-only pass (AVTRACE_AGENT=0, make e2e-ptrace) does not
+# switch it off here.
+unset AVTRACE_AGENT
 
 # project DIR: one line per event, the fields both paths must agree on:
 # symbolized, and the raw site (module + offset) when it is in the
@@ -17,7 +20,7 @@ project() {
 		fail "jq cannot parse the dumps of $1"
 }
 
-# record_both MODE PROG ARGS...: records PROG with and without --agent
+# record_both MODE PROG ARGS...: records PROG with --no-agent and --agent
 # into p/ and a/, with no automatic watchpoints (their budgets are global:
 # the accesses a thread gets depend on the interleaving) and a slice long
 # enough that no thread is preempted (the record policy is then
@@ -31,14 +34,14 @@ record_both() {
 	local mode=$1 prog=$2 t
 	shift 2
 	local opts="--no-auto-watch --slice 60000"
-	REC_OPTS=$opts record p "$prog" "$@"
+	REC_OPTS="$opts --no-agent" record p "$prog" "$@"
 	expect_recorded p 0
 	REC_OPTS="$opts --agent" record a "$prog" "$@"
 	expect_recorded a 0
 	expect_match "$(cat a.stderr)" '^avtrace: [0-9,]+ events through the in-process agent' "record --agent summary"
 	n=$(jq .agent_events a/meta.json)
 	[ "$n" -gt 0 ] || fail "no event came through the agent"
-	expect_eq "$(jq .agent_events p/meta.json)" 0 "agent events without --agent"
+	expect_eq "$(jq .agent_events p/meta.json)" 0 "agent events with --no-agent"
 	project p >p.proj || exit
 	project a >a.proj || exit
 	if [ "$mode" = global ]; then
@@ -194,18 +197,33 @@ t_agent_sigkill_avtrace() {
 no_target_left() {
 	local i
 	for i in $(seq 1 50); do
-		pgrep -f -- "lockheavy $1" >/dev/null || return 0
+		pgrep -f -- " $1\$" >/dev/null || return 0
 		sleep 0.1
 	done
-	fail "processes left behind: $(pgrep -af -- "lockheavy $1" | head -n 3 | tr '\n' ';')"
+	fail "processes left behind: $(pgrep -af -- " $1\$" | head -n 3 | tr '\n' ';')"
 }
 
-t_agent_with_stacks_refused() {
-	prog=$(target mutex_counter) || exit
-	avt record -o out --agent --stacks -- "$prog" >out.stdout 2>out.stderr
-	expect_eq "$?" 2 "exit status"
-	expect_one_line_error out.stderr
-	expect_no_file out/trace.avt
+# With --stacks (a call stack is walked at a ptrace stop) the agent is
+# preloaded but passive: the recording is the ptrace path's, event by
+# event and stack by stack; its replays run through the agent.
+t_agent_with_stacks_passive() {
+	need_jq
+	REC_OPTS="--no-auto-watch --slice 60000 --stacks --no-agent" record p lockheavy 2000 2
+	expect_recorded p 0
+	REC_OPTS="--no-auto-watch --slice 60000 --stacks --agent" record a lockheavy 2000 2
+	expect_recorded a 0
+	expect_eq "$(jq .agent_events a/meta.json)" 0 "agent events with --stacks"
+	expect_match "$(jq -r .agent a/meta.json)" 'libavtrace-agent\.so$' "meta.json's agent"
+	project p >p.proj || exit
+	project a >a.proj || exit
+	cmp -s p.proj a.proj || fail "the traces differ: $(diff p.proj a.proj | head -n 3 | tr '\n' ' ')"
+	avt dump -d p >p.stacks 2>&1 || fail "dump p: $(head -n 1 p.stacks)"
+	avt dump -d a >a.stacks 2>&1 || fail "dump a: $(head -n 1 a.stacks)"
+	[ "$(grep -c . p.stacks)" -gt 8000 ] || fail "few stack lines: $(grep -c . p.stacks)"
+	cmp -s p.stacks a.stacks || fail "the stacks differ: $(diff p.stacks a.stacks | head -n 3 | tr '\n' ' ')"
+	avt_timed 60 replay -d a --schedule 0 --json >r.json 2>r.err
+	expect_eq "$(jq -r .outcome r.json)" PASS "replay's outcome ($(head -n 1 r.err))"
+	[ "$(jq .agent_events r.json)" -ge 7000 ] || fail "only $(jq .agent_events r.json) replay events in-process"
 }
 
 t_agent_missing_library() {
@@ -214,4 +232,142 @@ t_agent_missing_library() {
 	expect_eq "$?" 2 "exit status"
 	expect_one_line_error out.stderr
 	expect_match "$(cat out.stderr)" "agent library '/nonexistent/libavtrace-agent.so'" "error"
+}
+
+# The agent is the default for record (not with --stacks); --no-agent and
+# AVTRACE_AGENT=0 keep the ptrace path alone, as does --stacks.
+t_agent_is_default() {
+	need_jq
+	local prog
+	prog=$(target mutex_counter) || exit
+	avt record -q -o d -- "$prog" 4 25 >/dev/null 2>d.err || fail "record: $(head -n 1 d.err)"
+	[ "$(jq .agent_events d/meta.json)" -gt 0 ] || fail "no event through the agent by default"
+	expect_match "$(jq -r .agent d/meta.json)" 'libavtrace-agent\.so$' "meta.json's agent"
+	avt record -q -o n --no-agent -- "$prog" 4 25 >/dev/null 2>n.err || fail "record --no-agent: $(head -n 1 n.err)"
+	expect_eq "$(jq .agent_events n/meta.json)" 0 "agent events with --no-agent"
+	expect_eq "$(jq .agent n/meta.json)" false "meta.json's agent with --no-agent"
+	AVTRACE_AGENT=0 avt record -q -o e -- "$prog" 4 25 >/dev/null 2>e.err || fail "record: $(head -n 1 e.err)"
+	expect_eq "$(jq .agent_events e/meta.json)" 0 "agent events with AVTRACE_AGENT=0"
+	AVTRACE_AGENT=0 avt record -q -o f --agent -- "$prog" 4 25 >/dev/null 2>f.err || fail "record: $(head -n 1 f.err)"
+	[ "$(jq .agent_events f/meta.json)" -gt 0 ] || fail "--agent beats AVTRACE_AGENT=0"
+	avt record -q -o s --stacks -- "$prog" 4 25 >/dev/null 2>s.err || fail "record --stacks: $(head -n 1 s.err)"
+	expect_eq "$(jq .agent_events s/meta.json)" 0 "agent events with --stacks (passive)"
+}
+
+# replay_dump DIR N OUT: the events replay N of DIR ran, projected as by
+# project (DIR/replays/NNNN.avt read with the recording's meta.json).
+replay_dump() {
+	local d=$1 n r
+	n=$(printf %04d "$2")
+	r=$3
+	mkdir -p "$r" && cp "$d/meta.json" "$r/" && cp "$d/replays/$n.avt" "$r/trace.avt" ||
+		fail "cannot copy replay $2 of $d"
+	project "$r"
+}
+
+# A recording made with the agent replays through it: the thread a step
+# names runs the step's events in-process (the run token), and stops at
+# the step's end.  The same run as on ptrace alone, event by event.
+t_agent_replay_in_process() {
+	need_jq
+	local prog
+	REC_OPTS="--no-auto-watch" record out lockheavy 3000 2
+	expect_recorded out 0
+	avt_timed 60 replay -d out --schedule 0 --json >a.json 2>a.err
+	expect_eq "$?" 0 "exit status of the replay through the agent ($(head -n 1 a.err))"
+	expect_eq "$(jq -r .outcome a.json)" PASS "outcome through the agent"
+	[ "$(jq .agent_events a.json)" -ge 11000 ] ||
+		fail "only $(jq .agent_events a.json) of 12,000 lock events in-process in the replay"
+	replay_dump out 0 ra >ra.proj || exit
+	avt_timed 120 replay -d out --schedule 0 --json --no-agent >p.json 2>p.err
+	expect_eq "$?" 0 "exit status of the replay with --no-agent ($(head -n 1 p.err))"
+	expect_eq "$(jq -r .outcome p.json)" PASS "outcome with --no-agent"
+	expect_eq "$(jq .agent_events p.json)" 0 "agent events with --no-agent"
+	replay_dump out 0 rp >rp.proj || exit
+	expect_eq "$(wc -l <ra.proj)" 12010 "events of the replay"
+	cmp -s rp.proj ra.proj || fail "the replays differ: $(diff rp.proj ra.proj | head -n 3 | tr '\n' ' ')"
+}
+
+# Schedules that interleave the threads' critical sections, that end in
+# a failure, or that the program cannot follow: the same outcome, the
+# same events, the same divergence through the agent as on ptrace.
+t_agent_replay_schedules_same() {
+	need_jq
+	local s i want got
+	REC_OPTS="--no-access" record out checkthenact
+	expect_recorded out 0
+	[ "$(jq .agent_events out/meta.json)" -gt 0 ] || fail "no event through the agent"
+	i=1
+	for s in checkthenact_bug checkthenact_diverge checkthenact_held; do
+		cp "$REPO/tests/e2e/schedules/$s.sched" "out/schedules/000$i.sched" || fail "cannot install $s"
+		avt_timed 60 replay -d out --schedule $i --json --no-agent >p$i.json 2>/dev/null
+		replay_dump out $i rp$i >rp$i.proj || exit
+		avt_timed 60 replay -d out --schedule $i --json >a$i.json 2>/dev/null
+		replay_dump out $i ra$i >ra$i.proj || exit
+		want=$(jq -c '[.outcome, .reason, .step, .expected, .actual, .signal]' p$i.json)
+		got=$(jq -c '[.outcome, .reason, .step, .expected, .actual, .signal]' a$i.json)
+		expect_eq "$got" "$want" "$s through the agent"
+		cmp -s rp$i.proj ra$i.proj ||
+			fail "$s: the replays differ: $(diff rp$i.proj ra$i.proj | head -n 3 | tr '\n' ' ')"
+		i=$((i + 1))
+	done
+	expect_eq "$(jq -r .outcome p1.json)" BUG "checkthenact_bug's outcome"
+	expect_eq "$(jq -r .outcome p2.json)" INFEASIBLE "checkthenact_diverge's outcome"
+	[ "$(jq '[.agent_events] | add' a1.json a2.json a3.json | jq -s add)" -gt 0 ] ||
+		fail "no replay event through the agent"
+}
+
+# kill_at WHO I: records sigkill_at through the agent; it SIGKILLs WHO
+# (self: the target, parent: avtrace) after a number of lock/unlock pairs
+# drawn from I (the same for the same I, 1 to 20,000).  Nothing may be
+# left running or stopped, and the trace must read up to its last event:
+# seq numbers 0..N-1, mutual exclusion of the lock.  When the target
+# killed itself, avtrace wrote meta.json too, with the same count, and
+# every acquire committed before the kill is in the trace.
+kill_at() {
+	local who=$1 i=$2 marker n st acq
+	marker=$((3100000 + i))
+	RANDOM=$i
+	n=$((1 + (RANDOM * 2) % 20000))
+	timeout 120 "$AVTRACE" record -q -o "k$i" --no-auto-watch -- "$PROG" "$who" "$n" "$marker" \
+		>/dev/null 2>"k$i.err"
+	st=$?
+	if [ "$who" = self ]; then
+		expect_eq "$st" 137 "kill $i after $n pairs: record's status ($(head -n 1 "k$i.err"))"
+	else
+		expect_eq "$st" 137 "kill $i after $n pairs: avtrace killed"
+	fi
+	no_target_left "$marker"
+	avt dump -d "k$i" --json >"k$i.json" 2>"k$i.derr" ||
+		fail "kill $i after $n pairs: dump failed: $(head -n 1 "k$i.derr")"
+	expect_eq "$(jq -s 'map(.seq) == [range(0; length)]' "k$i.json")" true "kill $i: seq numbers 0..N-1"
+	lock_discipline "k$i" kill_lock
+	[ "$who" = self ] || return 0
+	expect_eq "$(jq .events "k$i/meta.json")" "$(jq -s length "k$i.json")" "kill $i: events in meta.json"
+	acq=$(jq -s '[.[] | select(.kind == "acquire")] | length' "k$i.json")
+	[ "$acq" -ge "$n" ] || fail "kill $i: $acq acquires in the trace, $n committed"
+	[ "$(jq .agent_events "k$i/meta.json")" -gt 0 ] || fail "kill $i: no event through the agent"
+}
+
+# Twenty SIGKILLs of the target, at twenty points of the recording.
+t_agent_sigkill_target_20() {
+	need_jq
+	PROG=$(target sigkill_at) || exit
+	local i
+	for i in $(seq 1 20); do
+		kill_at self "$i"
+		rm -rf "k$i" "k$i".*
+	done
+}
+
+# Twenty SIGKILLs of avtrace: the target dies with it (PR_SET_PDEATHSIG),
+# nothing is left stopped, the trace reads up to its last event.
+t_agent_sigkill_avtrace_20() {
+	need_jq
+	PROG=$(target sigkill_at) || exit
+	local i
+	for i in $(seq 1 20); do
+		kill_at parent "$i"
+		rm -rf "k$i" "k$i".*
+	done
 }

@@ -8,6 +8,7 @@
  * LD_PRELOAD and no tracer): what it commits for lock, trylock, unlock,
  * recursive and error-checking mutexes and a forked child.
  */
+#include <stdbool.h>
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -244,9 +245,20 @@ struct rec {
 	pid_t pid;
 };
 
+/* The run token agent_fix's main thread gets: no tracer here, so the
+ * test hands it out as the supervisor would at a resume.  other_tid: to
+ * some other thread instead. */
+struct token {
+	uint64_t budget;
+	bool other_tid;
+};
+
+static const struct token unlimited = { AVT_AGENT_UNLIMITED, false };
+
 /* Runs agent_fix with the agent and a fresh region; its stdout (the
- * fixture's own account) goes to out. */
-static void run_fix(struct rec *r, const char *arg, char *out, size_t outlen)
+ * fixture's own account) goes to out.  *left: the budget left at the end. */
+static void run_fix_token(struct rec *r, const char *arg, char *out, size_t outlen,
+			  const struct token *tok, uint64_t *left)
 {
 	int fd = memfd_create(AVT_AGENT_MEMFD_NAME, 0);
 	ck_assert_int_ge(fd, 0);
@@ -263,6 +275,8 @@ static void run_fix(struct rec *r, const char *arg, char *out, size_t outlen)
 		char num[16];
 		snprintf(num, sizeof num, "%d", fd);
 		dup2(p[1], 1);
+		/* after exec, this pid is the main thread's tid */
+		avt_agent_grant(h, (uint32_t)getpid() + (tok->other_tid ? 1 : 0), tok->budget);
 		setenv("LD_PRELOAD", AGENT_SO, 1);
 		setenv(AVT_AGENT_ENV_FD, num, 1);
 		execl(AGENT_FIX, AGENT_FIX, arg, (char *)NULL);
@@ -283,8 +297,15 @@ static void run_fix(struct rec *r, const char *arg, char *out, size_t outlen)
 	while (r->n < 256 && avt_agent_take(h, &r->ev[r->n], 1))
 		r->n++;
 	ck_assert_uint_eq(atomic_load(&h->attached), 1);
+	if (left)
+		*left = atomic_load(&h->budget);
 	munmap(h, len);
 	close(fd);
+}
+
+static void run_fix(struct rec *r, const char *arg, char *out, size_t outlen)
+{
+	run_fix_token(r, arg, out, outlen, &unlimited, NULL);
 }
 
 START_TEST(test_agent_records)
@@ -320,6 +341,34 @@ START_TEST(test_agent_records)
 			      (unsigned long long)r.ev[i].site_off);
 	}
 	ck_assert(strstr(out, "child ok"));
+}
+END_TEST
+
+/* The run token: a budget of 5 lets exactly the first five events
+ * through in-process (a slot of a call that went down the slow path
+ * spends nothing), every later call takes the slow path (libc, here);
+ * the token held by another thread lets none through. */
+START_TEST(test_agent_budget)
+{
+	char out[4096];
+	struct rec r;
+	uint64_t left = 99;
+	struct token five = { 5, false };
+	run_fix_token(&r, NULL, out, sizeof out, &five, &left);
+	static const uint16_t want[] = { AVT_EV_ACQUIRE, AVT_EV_TRYLOCK_FAIL, AVT_EV_RELEASE,
+					 AVT_EV_ACQUIRE, AVT_EV_RELEASE };
+	ck_assert_int_eq(r.n, 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_uint_eq(r.ev[i].kind, want[i]);
+	ck_assert_uint_eq(left, 0);
+	ck_assert(strstr(out, "child ok"));
+	struct token other = { AVT_AGENT_UNLIMITED, true };
+	run_fix_token(&r, NULL, out, sizeof out, &other, &left);
+	ck_assert_int_eq(r.n, 0);
+	ck_assert_uint_eq(left, AVT_AGENT_UNLIMITED);
+	struct token none = { 0, false };
+	run_fix_token(&r, NULL, out, sizeof out, &none, &left);
+	ck_assert_int_eq(r.n, 0);
 }
 END_TEST
 
@@ -362,6 +411,7 @@ static Suite *agent_suite(void)
 	TCase *lib = tcase_create("library");
 	tcase_add_test(lib, test_agent_records);
 	tcase_add_test(lib, test_agent_nested_signal);
+	tcase_add_test(lib, test_agent_budget);
 	tcase_set_timeout(lib, 60);
 	suite_add_tcase(s, lib);
 	return s;
