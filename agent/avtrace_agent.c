@@ -2,19 +2,20 @@
  * libavtrace-agent.so: avtrace's in-process fast path (docs/agent.md).
  *
  * Loaded into the target by LD_PRELOAD when avtrace records it (and when
- * it replays such a recording).  It interposes pthread_mutex_lock,
- * pthread_mutex_trylock and pthread_mutex_unlock.  The supervisor still
- * serializes the threads under ptrace (one runs at a time) and says which
- * thread may take a fast path and for how many events (the run token:
- * run_tid, budget); what the agent saves is the ptrace stop per
- * uncontended operation:
+ * it replays such a recording).  It interposes the lock, trylock and
+ * unlock of mutexes, rwlocks (rdlock, wrlock and their try forms) and
+ * spinlocks.  The supervisor still serializes the threads under ptrace
+ * (one runs at a time) and says which thread may take a fast path and for
+ * how many events (the run token: run_tid, budget); what the agent saves
+ * is the ptrace stop per uncontended operation:
  *
  *   lock     claim a ring slot, try the lock through the unhooked copy of
- *            pthread_mutex_trylock; taken: commit an acquire event, return
- *            0; busy (held by a stopped thread, or relocked by its owner):
- *            cancel the slot and jump to the real (hooked) function with the
- *            caller's return address in place, so the ptrace hook sees the
- *            same call it always sees and its model decides
+ *            its try-function (pthread_mutex_trylock, tryrdlock, ...);
+ *            taken: commit an acquire event, return 0; busy (held by a
+ *            stopped thread, or relocked by its owner): cancel the slot
+ *            and jump to the real (hooked) function with the caller's
+ *            return address in place, so the ptrace hook sees the same
+ *            call it always sees and its model decides
  *   trylock  the same, committing acquire or trylock_fail
  *   unlock   commit a release event, then unlock through the unhooked copy
  *
@@ -29,6 +30,7 @@
  * signal handler, a forked child) the call goes down the ptrace path:
  * exactly what happens without the agent.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -52,20 +54,31 @@ static volatile int detached;        /* a forked child: never touch the ring */
 static __thread int depth TLS;       /* > 0: inside a fast path (signal nesting) */
 static __thread uint32_t my_tid TLS;
 
-typedef int (*mutex_fn)(pthread_mutex_t *);
+typedef int (*lock_fn)(void *);
 
-/* The fast paths, called by the stubs below with the caller's return
- * address.  -1: take the ptrace path; else the function's return value. */
-HIDDEN int avt_agent_lock(pthread_mutex_t *m, uint64_t site);
-HIDDEN int avt_agent_trylock(pthread_mutex_t *m, uint64_t site);
-HIDDEN int avt_agent_unlock(pthread_mutex_t *m, uint64_t site);
+/* The fast paths, called by the stubs below with the lock and the
+ * caller's return address.  -1: take the ptrace path; else the function's
+ * return value. */
+#define FAST(name) HIDDEN int name(void *m, uint64_t site)
+FAST(avt_mutex_lock);
+FAST(avt_mutex_trylock);
+FAST(avt_mutex_unlock);
+FAST(avt_rw_rdlock);
+FAST(avt_rw_tryrdlock);
+FAST(avt_rw_wrlock);
+FAST(avt_rw_trywrlock);
+FAST(avt_rw_unlock);
+FAST(avt_spin_lock);
+FAST(avt_spin_trylock);
+FAST(avt_spin_unlock);
 
 /*
  * The exported entry points.  Each hands the fast path its argument and
  * its caller's return address (0(%rsp) at entry); on -1 it jumps, not
- * calls, to libc's function (its __pthread_* alias, the same code), so the
- * return address on the stack is still the caller's and the ptrace hook at
- * that function's entry reports the caller's site, as without the agent.
+ * calls, to libc's function (its __pthread_* alias, or the name at its
+ * first version: the same code), so the return address on the stack is
+ * still the caller's and the ptrace hook at that function's entry reports
+ * the caller's site, as without the agent.
  */
 #define STUB(name, fast, real)                                  \
 	__asm__(".text\n"                                       \
@@ -82,13 +95,47 @@ HIDDEN int avt_agent_unlock(pthread_mutex_t *m, uint64_t site);
 		"1:	jmp " #real "@PLT\n"                    \
 		".size " #name ", .-" #name "\n")
 
+/* The same with libc's function reached through a pointer: spinlocks have
+ * no __pthread_* alias, and a reference to pthread_spin_lock@GLIBC_2.2.5
+ * binds to this library's own unversioned definition (a loop), so the
+ * pointer is libc's, from dlsym(RTLD_NEXT) (the fast path sets it before
+ * it first declines). */
+#define STUB_PTR(name, fast, ptr)                               \
+	__asm__(".text\n"                                       \
+		".globl " #name "\n"                            \
+		".type " #name ", @function\n"                  \
+		".p2align 4\n" #name ":\n"                      \
+		"	mov (%rsp), %rsi\n"                     \
+		"	push %rdi\n"                            \
+		"	call " #fast "\n"                       \
+		"	pop %rdi\n"                             \
+		"	cmp $-1, %eax\n"                        \
+		"	je 1f\n"                                \
+		"	ret\n"                                  \
+		"1:	jmp *" #ptr "(%rip)\n"                  \
+		".size " #name ", .-" #name "\n")
+
 /* libc's own names for them, at the version every x86-64 glibc has */
 __asm__(".symver avt_real_lock, __pthread_mutex_lock@GLIBC_2.2.5\n"
 	".symver avt_real_trylock, __pthread_mutex_trylock@GLIBC_2.2.5\n"
-	".symver avt_real_unlock, __pthread_mutex_unlock@GLIBC_2.2.5\n");
-STUB(pthread_mutex_lock, avt_agent_lock, avt_real_lock);
-STUB(pthread_mutex_trylock, avt_agent_trylock, avt_real_trylock);
-STUB(pthread_mutex_unlock, avt_agent_unlock, avt_real_unlock);
+	".symver avt_real_unlock, __pthread_mutex_unlock@GLIBC_2.2.5\n"
+	".symver avt_real_rdlock, __pthread_rwlock_rdlock@GLIBC_2.2.5\n"
+	".symver avt_real_tryrdlock, __pthread_rwlock_tryrdlock@GLIBC_2.2.5\n"
+	".symver avt_real_wrlock, __pthread_rwlock_wrlock@GLIBC_2.2.5\n"
+	".symver avt_real_trywrlock, __pthread_rwlock_trywrlock@GLIBC_2.2.5\n"
+	".symver avt_real_rwunlock, __pthread_rwlock_unlock@GLIBC_2.2.5\n");
+HIDDEN void *avt_real_spin[3]; /* lock, trylock, unlock: libc's */
+STUB(pthread_mutex_lock, avt_mutex_lock, avt_real_lock);
+STUB(pthread_mutex_trylock, avt_mutex_trylock, avt_real_trylock);
+STUB(pthread_mutex_unlock, avt_mutex_unlock, avt_real_unlock);
+STUB(pthread_rwlock_rdlock, avt_rw_rdlock, avt_real_rdlock);
+STUB(pthread_rwlock_tryrdlock, avt_rw_tryrdlock, avt_real_tryrdlock);
+STUB(pthread_rwlock_wrlock, avt_rw_wrlock, avt_real_wrlock);
+STUB(pthread_rwlock_trywrlock, avt_rw_trywrlock, avt_real_trywrlock);
+STUB(pthread_rwlock_unlock, avt_rw_unlock, avt_real_rwunlock);
+STUB_PTR(pthread_spin_lock, avt_spin_lock, avt_real_spin);
+STUB_PTR(pthread_spin_trylock, avt_spin_trylock, avt_real_spin + 8);
+STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_spin + 16);
 
 /* Enters a fast path: the ring is there, the supervisor enabled it, this
  * is not a forked child, and no hook of this thread is in progress. */
@@ -120,16 +167,22 @@ static inline void leave(void)
 	depth = 0;
 }
 
-static inline mutex_fn raw(enum avt_agent_raw which)
+static inline lock_fn raw(enum avt_agent_raw which)
 {
-	return (mutex_fn)(uintptr_t)atomic_load_explicit(&ring->raw[which], memory_order_relaxed);
+	return (lock_fn)(uintptr_t)atomic_load_explicit(&ring->raw[which], memory_order_relaxed);
 }
 
-static int lock_like(pthread_mutex_t *m, uint64_t site, int is_try)
+/* A lock that must not block in-process: tried through the unhooked
+ * try-function; taken: the event is committed (kind); not taken: a
+ * try-call commits trylock_fail, a blocking call cancels its slot and
+ * goes down the ptrace path, whose hook and model decide (a lock held by
+ * a stopped thread, a relock by its owner). */
+static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t kind_taken,
+		     int is_try)
 {
 	if (!enter())
 		return -1;
-	mutex_fn trylock = raw(AVT_RAW_MUTEX_TRYLOCK);
+	lock_fn trylock = raw(try_fn);
 	int64_t ticket = trylock ? avt_agent_claim(ring, AVT_AGENT_UNLOCK_RESERVE) : -1;
 	if (ticket < 0) {
 		if (trylock)
@@ -141,7 +194,7 @@ static int lock_like(pthread_mutex_t *m, uint64_t site, int is_try)
 	/* EOWNERDEAD: a robust mutex whose owner died, taken (the caller
 	 * must make it consistent); anything else: not taken */
 	int taken = rv == 0 || rv == EOWNERDEAD;
-	uint16_t kind = taken ? AVT_EV_ACQUIRE : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
+	uint16_t kind = taken ? kind_taken : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
 	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, my_tid);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(ring);
@@ -151,21 +204,14 @@ static int lock_like(pthread_mutex_t *m, uint64_t site, int is_try)
 	return rv;
 }
 
-int avt_agent_lock(pthread_mutex_t *m, uint64_t site)
-{
-	return lock_like(m, site, 0);
-}
-
-int avt_agent_trylock(pthread_mutex_t *m, uint64_t site)
-{
-	return lock_like(m, site, 1);
-}
-
-int avt_agent_unlock(pthread_mutex_t *m, uint64_t site)
+/* The release is in the ring before the lock is free, as the ptrace hook
+ * emits it at the entry of the call; whether it is an event at all (a
+ * lock never locked, not held) the supervisor's model says. */
+static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 {
 	if (!enter())
 		return -1;
-	mutex_fn unlock = raw(AVT_RAW_MUTEX_UNLOCK);
+	lock_fn unlock = raw(unlock_fn);
 	int64_t ticket = unlock ? avt_agent_claim(ring, 0) : -1;
 	if (ticket < 0) {
 		if (unlock)
@@ -173,15 +219,43 @@ int avt_agent_unlock(pthread_mutex_t *m, uint64_t site)
 		leave();
 		return -1;
 	}
-	/* the release is in the ring before the lock is free, as the ptrace
-	 * hook emits it at the entry of the call; whether it is an event at
-	 * all (a lock never locked, not held) the supervisor's model says */
 	avt_agent_commit(ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, my_tid);
 	avt_agent_spend(ring);
 	int rv = unlock(m);
 	leave();
 	return rv;
 }
+
+FAST(avt_mutex_lock) { return lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 0); }
+FAST(avt_mutex_trylock) { return lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 1); }
+FAST(avt_mutex_unlock) { return unlock_like(m, site, AVT_RAW_MUTEX_UNLOCK); }
+FAST(avt_rw_rdlock) { return lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 0); }
+FAST(avt_rw_tryrdlock) { return lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 1); }
+FAST(avt_rw_wrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 0); }
+FAST(avt_rw_trywrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 1); }
+FAST(avt_rw_unlock) { return unlock_like(m, site, AVT_RAW_RW_UNLOCK); }
+/* libc's spinlock functions, for the stubs' slow path: found once (in
+ * the constructor; here if some other library's constructor locks a
+ * spinlock before it ran). */
+static void real_spin(void)
+{
+	static const char *const names[3] = { "pthread_spin_lock", "pthread_spin_trylock",
+					      "pthread_spin_unlock" };
+	for (int i = 0; i < 3; i++)
+		if (!__atomic_load_n(&avt_real_spin[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&avt_real_spin[i], dlsym(RTLD_NEXT, names[i]), __ATOMIC_RELEASE);
+}
+
+static inline int spin_fast(int rv)
+{
+	if (rv == -1 && __builtin_expect(!__atomic_load_n(&avt_real_spin[2], __ATOMIC_ACQUIRE), 0))
+		real_spin();
+	return rv;
+}
+
+FAST(avt_spin_lock) { return spin_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 0)); }
+FAST(avt_spin_trylock) { return spin_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 1)); }
+FAST(avt_spin_unlock) { return spin_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK)); }
 
 /* fork(): the child is not traced (avtrace detaches it, as without the
  * agent); it must never write into the parent's ring. */
@@ -220,6 +294,7 @@ static int is_our_memfd(int fd)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	real_spin();
 	const char *s = getenv(AVT_AGENT_ENV_FD);
 	if (!s || !*s)
 		return;

@@ -52,7 +52,7 @@ static const char record_help[] =
 	"      --no-stacks    no call stacks (the default)\n"
 	"      --no-agent     do not preload avtrace's in-process agent into PROG.\n"
 	"                     By default it is (not when $AVTRACE_AGENT is 0):\n"
-	"                     mutex lock, trylock and unlock that do not block\n"
+	"                     mutex, rwlock and spinlock operations that do not block\n"
 	"                     cost no ptrace stop, in the recording (not with\n"
 	"                     --stacks) and in its replays; the trace is the same\n"
 	"                     (docs/agent.md)\n"

@@ -247,21 +247,44 @@ static uint64_t raw_entry(struct tracer *tr, const char *name)
 	return 0;
 }
 
-/* At the entry stop, hooks planted: the fast path may start. */
+/* The unhooked entry each raw[] slot publishes. */
+static const char *const raw_names[AVT_RAW_COUNT] = {
+	[AVT_RAW_MUTEX_TRYLOCK] = "pthread_mutex_trylock",
+	[AVT_RAW_MUTEX_UNLOCK] = "pthread_mutex_unlock",
+	[AVT_RAW_RW_TRYRDLOCK] = "pthread_rwlock_tryrdlock",
+	[AVT_RAW_RW_TRYWRLOCK] = "pthread_rwlock_trywrlock",
+	[AVT_RAW_RW_UNLOCK] = "pthread_rwlock_unlock",
+	[AVT_RAW_SPIN_TRYLOCK] = "pthread_spin_trylock",
+	[AVT_RAW_SPIN_UNLOCK] = "pthread_spin_unlock",
+};
+
+/* At the entry stop, hooks planted: the fast path may start.  A family
+ * whose functions are not both hooked (a static binary, a libc without
+ * them) keeps its slots 0: the agent sends those calls down the ptrace
+ * path. */
 void agent_publish(struct tracer *tr)
 {
 	struct agent *a = tr->agent;
 	if (!a)
 		return;
-	uint64_t trylock = raw_entry(tr, "pthread_mutex_trylock");
-	uint64_t unlock = raw_entry(tr, "pthread_mutex_unlock");
-	if (!trylock || !unlock || tr->opts.stack_depth) {
+	uint64_t e[AVT_RAW_COUNT] = { 0 };
+	for (int i = 0; i < AVT_RAW_COUNT; i++)
+		if (raw_names[i])
+			e[i] = raw_entry(tr, raw_names[i]);
+	if (!e[AVT_RAW_MUTEX_TRYLOCK] || !e[AVT_RAW_MUTEX_UNLOCK] || tr->opts.stack_depth) {
 		avt_debug("agent: no fast path in this image (trylock 0x%llx, unlock 0x%llx)",
-			  (unsigned long long)trylock, (unsigned long long)unlock);
+			  (unsigned long long)e[AVT_RAW_MUTEX_TRYLOCK],
+			  (unsigned long long)e[AVT_RAW_MUTEX_UNLOCK]);
 		return;
 	}
-	atomic_store(&a->hdr->raw[AVT_RAW_MUTEX_TRYLOCK], trylock);
-	atomic_store(&a->hdr->raw[AVT_RAW_MUTEX_UNLOCK], unlock);
+	/* a lock without its unlock in-process (or the reverse) would leave
+	 * the model and libc apart: both or neither */
+	if (!e[AVT_RAW_RW_TRYRDLOCK] || !e[AVT_RAW_RW_TRYWRLOCK] || !e[AVT_RAW_RW_UNLOCK])
+		e[AVT_RAW_RW_TRYRDLOCK] = e[AVT_RAW_RW_TRYWRLOCK] = e[AVT_RAW_RW_UNLOCK] = 0;
+	if (!e[AVT_RAW_SPIN_TRYLOCK] || !e[AVT_RAW_SPIN_UNLOCK])
+		e[AVT_RAW_SPIN_TRYLOCK] = e[AVT_RAW_SPIN_UNLOCK] = 0;
+	for (int i = 0; i < AVT_RAW_COUNT; i++)
+		atomic_store(&a->hdr->raw[i], e[i]);
 	atomic_store(&a->hdr->enabled, 1);
 }
 
@@ -281,7 +304,9 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 	uint64_t before = tr->seq;
 	switch (ev->kind) {
 	case AVT_EV_ACQUIRE:
-		hooks_acquire(tr, t, ev->obj, AVT_EV_ACQUIRE, 0, ev->site_off, 0);
+	case AVT_EV_RD_ACQUIRE:
+	case AVT_EV_WR_ACQUIRE:
+		hooks_acquire(tr, t, ev->obj, (enum avt_kind)ev->kind, 0, ev->site_off, 0);
 		break;
 	case AVT_EV_RELEASE:
 		hooks_release(tr, t, ev->obj, ev->site_off);

@@ -114,6 +114,52 @@ t_agent_trylock_same() {
 	expect_count a acquire free_lock 1
 }
 
+# rwlocks (readers side by side, writers alone) and spinlocks through the
+# agent: the same trace, and the agent took most of them.
+t_agent_rwlock_same() {
+	record_both global rwlock 3 2 20
+	[ "$AGENT_EVENTS" -ge 150 ] || fail "only $AGENT_EVENTS rwlock events in-process"
+	expect_count a rd_acquire table_lock 60
+	expect_count a wr_acquire table_lock 40
+}
+
+t_agent_spin_same() {
+	record_both global spin 2 100
+	[ "$AGENT_EVENTS" -ge 300 ] || fail "only $AGENT_EVENTS spinlock events in-process"
+}
+
+# Contended: with a 1 ms slice threads are preempted holding the lock, and
+# the others' fast paths fail over to the ptrace hook (the slow path, a
+# jump to libc's own function): mutual exclusion holds in the trace, and
+# the program's own count is right.
+t_agent_rwlock_spin_contended() {
+	REC_OPTS="--no-auto-watch --agent --slice 1" record r rwlock 4 4 3000
+	expect_recorded r 0
+	expect_match "$(cat r.stdout)" 'torn=0' "rwlock's output"
+	[ "$(jq .agent_events r/meta.json)" -gt 1000 ] || fail "few rwlock events through the agent"
+	REC_OPTS="--no-auto-watch --agent --slice 1" record s spin 4 20000
+	expect_recorded s 0
+	expect_match "$(cat s.stdout)" 'spin_counter=80000' "spin's output"
+	[ "$(jq .agent_events s/meta.json)" -gt 10000 ] || fail "few spinlock events through the agent"
+}
+
+# Each kind of lock held across a sleep while another thread asks for it:
+# that thread's fast path finds it taken and jumps to libc's function,
+# where the ptrace hook blocks it in the model (the slow path).  The same
+# events per thread as on ptrace, locks exclusive, the count right.
+t_agent_held_locks_slow_path() {
+	need_jq
+	local lk total
+	record_both perthread held_across 3
+	expect_match "$(cat a.stdout)" '^held_count=21$' "held_across's output"
+	total=$(jq -s '[.[] | select(.kind | test("acquire|release|trylock"))] | length' a.json)
+	[ "$AGENT_EVENTS" -lt "$total" ] || fail "no lock event took the slow path ($AGENT_EVENTS of $total in-process)"
+	[ "$AGENT_EVENTS" -ge 30 ] || fail "only $AGENT_EVENTS lock events in-process"
+	for lk in held_mutex held_spin; do
+		lock_discipline a "$lk"
+	done
+}
+
 t_agent_checkthenact_same() {
 	record_both global checkthenact
 }
