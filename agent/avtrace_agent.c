@@ -4,7 +4,7 @@
  * Loaded into the target by LD_PRELOAD when avtrace records it (and when
  * it replays such a recording).  It interposes the lock, trylock and
  * unlock of mutexes, rwlocks (rdlock, wrlock and their try forms) and
- * spinlocks.  The supervisor still serializes the threads under ptrace
+ * spinlocks, and condition variables' signal and broadcast.  The supervisor still serializes the threads under ptrace
  * (one runs at a time) and says which thread may take a fast path and for
  * how many events (the run token: run_tid, budget); what the agent saves
  * is the ptrace stop per uncontended operation:
@@ -18,6 +18,7 @@
  *            call it always sees and its model decides
  *   trylock  the same, committing acquire or trylock_fail
  *   unlock   commit a release event, then unlock through the unhooked copy
+ *   signal   commit a signal (broadcast) event, then call the unhooked copy
  *
  * The supervisor drains the ring at every ptrace stop and turns each
  * record into the event the ptrace hook would have emitted (same model,
@@ -71,6 +72,8 @@ FAST(avt_rw_unlock);
 FAST(avt_spin_lock);
 FAST(avt_spin_trylock);
 FAST(avt_spin_unlock);
+FAST(avt_cond_signal);
+FAST(avt_cond_broadcast);
 
 /*
  * The exported entry points.  Each hands the fast path its argument and
@@ -95,11 +98,11 @@ FAST(avt_spin_unlock);
 		"1:	jmp " #real "@PLT\n"                    \
 		".size " #name ", .-" #name "\n")
 
-/* The same with libc's function reached through a pointer: spinlocks have
- * no __pthread_* alias, and a reference to pthread_spin_lock@GLIBC_2.2.5
- * binds to this library's own unversioned definition (a loop), so the
- * pointer is libc's, from dlsym(RTLD_NEXT) (the fast path sets it before
- * it first declines). */
+/* The same with libc's function reached through a pointer: spinlocks and
+ * condition variables have no __pthread_* alias, and a reference to
+ * pthread_spin_lock@GLIBC_2.2.5 binds to this library's own unversioned
+ * definition (a loop), so the pointer is libc's, from dlvsym(RTLD_NEXT)
+ * (the fast path sets it before it first declines). */
 #define STUB_PTR(name, fast, ptr)                               \
 	__asm__(".text\n"                                       \
 		".globl " #name "\n"                            \
@@ -124,7 +127,8 @@ __asm__(".symver avt_real_lock, __pthread_mutex_lock@GLIBC_2.2.5\n"
 	".symver avt_real_wrlock, __pthread_rwlock_wrlock@GLIBC_2.2.5\n"
 	".symver avt_real_trywrlock, __pthread_rwlock_trywrlock@GLIBC_2.2.5\n"
 	".symver avt_real_rwunlock, __pthread_rwlock_unlock@GLIBC_2.2.5\n");
-HIDDEN void *avt_real_spin[3]; /* lock, trylock, unlock: libc's */
+/* libc's spin lock, trylock, unlock, cond signal, broadcast */
+HIDDEN void *avt_real_ptr[5];
 STUB(pthread_mutex_lock, avt_mutex_lock, avt_real_lock);
 STUB(pthread_mutex_trylock, avt_mutex_trylock, avt_real_trylock);
 STUB(pthread_mutex_unlock, avt_mutex_unlock, avt_real_unlock);
@@ -133,9 +137,11 @@ STUB(pthread_rwlock_tryrdlock, avt_rw_tryrdlock, avt_real_tryrdlock);
 STUB(pthread_rwlock_wrlock, avt_rw_wrlock, avt_real_wrlock);
 STUB(pthread_rwlock_trywrlock, avt_rw_trywrlock, avt_real_trywrlock);
 STUB(pthread_rwlock_unlock, avt_rw_unlock, avt_real_rwunlock);
-STUB_PTR(pthread_spin_lock, avt_spin_lock, avt_real_spin);
-STUB_PTR(pthread_spin_trylock, avt_spin_trylock, avt_real_spin + 8);
-STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_spin + 16);
+STUB_PTR(pthread_spin_lock, avt_spin_lock, avt_real_ptr);
+STUB_PTR(pthread_spin_trylock, avt_spin_trylock, avt_real_ptr + 8);
+STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_ptr + 16);
+STUB_PTR(pthread_cond_signal, avt_cond_signal, avt_real_ptr + 24);
+STUB_PTR(pthread_cond_broadcast, avt_cond_broadcast, avt_real_ptr + 32);
 
 /* Enters a fast path: the ring is there, the supervisor enabled it, this
  * is not a forked child, and no hook of this thread is in progress. */
@@ -234,28 +240,61 @@ FAST(avt_rw_tryrdlock) { return lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_
 FAST(avt_rw_wrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 0); }
 FAST(avt_rw_trywrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 1); }
 FAST(avt_rw_unlock) { return unlock_like(m, site, AVT_RAW_RW_UNLOCK); }
-/* libc's spinlock functions, for the stubs' slow path: found once (in
- * the constructor; here if some other library's constructor locks a
- * spinlock before it ran). */
-static void real_spin(void)
+/* libc's functions for the pointer stubs' slow path: found once (in the
+ * constructor; here if some other library's constructor calls one before
+ * it ran).  Condition variables at their default version (2.3.2: the
+ * 2.2.5 ones are the old layout's). */
+static void real_ptrs(void)
 {
-	static const char *const names[3] = { "pthread_spin_lock", "pthread_spin_trylock",
-					      "pthread_spin_unlock" };
-	for (int i = 0; i < 3; i++)
-		if (!__atomic_load_n(&avt_real_spin[i], __ATOMIC_ACQUIRE))
-			__atomic_store_n(&avt_real_spin[i], dlsym(RTLD_NEXT, names[i]), __ATOMIC_RELEASE);
+	static const struct { const char *name, *version; } fn[5] = {
+		{ "pthread_spin_lock", "GLIBC_2.2.5" },
+		{ "pthread_spin_trylock", "GLIBC_2.2.5" },
+		{ "pthread_spin_unlock", "GLIBC_2.2.5" },
+		{ "pthread_cond_signal", "GLIBC_2.3.2" },
+		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
+	};
+	for (int i = 0; i < 5; i++)
+		if (!__atomic_load_n(&avt_real_ptr[i], __ATOMIC_ACQUIRE))
+			__atomic_store_n(&avt_real_ptr[i], dlvsym(RTLD_NEXT, fn[i].name, fn[i].version),
+					 __ATOMIC_RELEASE);
 }
 
-static inline int spin_fast(int rv)
+static inline int ptr_fast(int rv)
 {
-	if (rv == -1 && __builtin_expect(!__atomic_load_n(&avt_real_spin[2], __ATOMIC_ACQUIRE), 0))
-		real_spin();
+	if (rv == -1 && __builtin_expect(!__atomic_load_n(&avt_real_ptr[4], __ATOMIC_ACQUIRE), 0))
+		real_ptrs();
 	return rv;
 }
 
-FAST(avt_spin_lock) { return spin_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 0)); }
-FAST(avt_spin_trylock) { return spin_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 1)); }
-FAST(avt_spin_unlock) { return spin_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK)); }
+/* A condition variable signalled: the event is committed, and the thread
+ * leaves the fast path, before libc's function runs: glibc's signal may
+ * sleep in the kernel until waiters interrupted earlier leave their group,
+ * and a thread asleep there must be free to be set aside, as on ptrace.
+ * The model wakes the waiters when the record is drained, as the ptrace
+ * hook does at the call's entry. */
+static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t kind)
+{
+	if (!enter())
+		return -1;
+	lock_fn call = raw(fn);
+	int64_t ticket = call ? avt_agent_claim(ring, AVT_AGENT_UNLOCK_RESERVE) : -1;
+	if (ticket < 0) {
+		if (call)
+			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
+		leave();
+		return -1;
+	}
+	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, my_tid);
+	avt_agent_spend(ring);
+	leave();
+	return call(c);
+}
+
+FAST(avt_spin_lock) { return ptr_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 0)); }
+FAST(avt_spin_trylock) { return ptr_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 1)); }
+FAST(avt_spin_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK)); }
+FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL, AVT_EV_SIGNAL)); }
+FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
 
 /* fork(): the child is not traced (avtrace detaches it, as without the
  * agent); it must never write into the parent's ring. */
@@ -294,7 +333,7 @@ static int is_our_memfd(int fd)
 
 __attribute__((constructor)) static void agent_init(void)
 {
-	real_spin();
+	real_ptrs();
 	const char *s = getenv(AVT_AGENT_ENV_FD);
 	if (!s || !*s)
 		return;

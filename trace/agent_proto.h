@@ -65,7 +65,9 @@ enum avt_agent_raw {
 	AVT_RAW_RW_UNLOCK,
 	AVT_RAW_SPIN_TRYLOCK,
 	AVT_RAW_SPIN_UNLOCK,
-	AVT_RAW_COUNT = 8,
+	AVT_RAW_COND_SIGNAL,
+	AVT_RAW_COND_BROADCAST,
+	AVT_RAW_COUNT = 16,
 };
 
 struct avt_agent_hdr {

@@ -256,6 +256,8 @@ static const char *const raw_names[AVT_RAW_COUNT] = {
 	[AVT_RAW_RW_UNLOCK] = "pthread_rwlock_unlock",
 	[AVT_RAW_SPIN_TRYLOCK] = "pthread_spin_trylock",
 	[AVT_RAW_SPIN_UNLOCK] = "pthread_spin_unlock",
+	[AVT_RAW_COND_SIGNAL] = "pthread_cond_signal",
+	[AVT_RAW_COND_BROADCAST] = "pthread_cond_broadcast",
 };
 
 /* At the entry stop, hooks planted: the fast path may start.  A family
@@ -310,6 +312,10 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 		break;
 	case AVT_EV_RELEASE:
 		hooks_release(tr, t, ev->obj, ev->site_off);
+		break;
+	case AVT_EV_SIGNAL:
+	case AVT_EV_BROADCAST:
+		hooks_signal(tr, t, ev->obj, (enum avt_kind)ev->kind, ev->site_off);
 		break;
 	case AVT_EV_TRYLOCK_FAIL:
 		tr_emit(tr, t, AVT_EV_TRYLOCK_FAIL, ev->obj, 0, ev->site_off, 0, 0);

@@ -446,16 +446,9 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		return push_ret(tr, t, r);
 	}
 	case OP_SIGNAL:
-	case OP_BROADCAST: {
-		struct mlock *c = model_lock(&tr->model, q->obj);
-		if (!c->is_cond) {
-			c->is_cond = true;
-			tr->stats.condvars++;
-		}
-		tr_emit(tr, t, q->kind, q->obj, 0, q->site, 0, 0);
-		wake_waiters(tr, TW_COND, q->obj, q->kind == AVT_EV_BROADCAST);
+	case OP_BROADCAST:
+		hooks_signal(tr, t, q->obj, q->kind, q->site);
 		return 0;
-	}
 	case OP_SEMPOST:
 		tr_emit(tr, t, AVT_EV_SEM_POST, q->obj, 0, q->site, 0, 0);
 		wake_waiters(tr, TW_SEM, q->obj, true);
@@ -597,6 +590,20 @@ void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_
 void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
 {
 	release(tr, t, obj, site);
+}
+
+/* A condition variable signalled or broadcast (kind): the event, and the
+ * waiters it wakes in the model.  Also for the agent's records. */
+void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		  uint64_t site)
+{
+	struct mlock *c = model_lock(&tr->model, obj);
+	if (!c->is_cond) {
+		c->is_cond = true;
+		tr->stats.condvars++;
+	}
+	tr_emit(tr, t, kind, obj, 0, site, 0, 0);
+	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }
 
 bool hooks_internal_caller(struct tracer *tr, uint64_t ret)

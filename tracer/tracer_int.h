@@ -282,6 +282,8 @@ bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_reso
 void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		   uint64_t obj2, uint64_t site, uint16_t flags);
 void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site);
+void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
+		  uint64_t site);
 bool hooks_internal_caller(struct tracer *tr, uint64_t ret);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */

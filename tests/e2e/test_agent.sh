@@ -160,6 +160,41 @@ t_agent_held_locks_slow_path() {
 	done
 }
 
+# Condition variables: signal and broadcast in-process (the model wakes
+# the waiters when the record is drained); waits stay on ptrace.
+t_agent_condvar_same() {
+	record_both global condvar
+	expect_count a signal "" 200
+	[ "$AGENT_EVENTS" -ge 600 ] || fail "only $AGENT_EVENTS events in-process (signals included: 600)"
+}
+
+t_agent_workqueue_same() {
+	record_both global workqueue 4 32
+	expect_match "$(cat a.stdout)" . "workqueue's output"
+	[ "$(count_kind a broadcast)" -ge 1 ] || fail "no broadcast recorded"
+}
+
+# A replay through the agent that puts the condition variable's waits and
+# signals in another order than the recording: the same as on ptrace.
+t_agent_condvar_replay_reordered() {
+	need_jq
+	REC_OPTS="--no-access" record out condvar 8
+	expect_recorded out 0
+	# the consumer starts right after main, before the producer (as in
+	# test_replay.sh's t_condvar_observed_and_reordered)
+	awk '/^run T2 / && !done { n = $3 - 1; if (n) print "run T2 " n; done = 1; next }
+	     { print } /^run T0 3$/ && !ins { print "run T2 1"; ins = 1 }' \
+		out/schedules/0000.sched >out/schedules/0001.sched
+	avt_timed 60 replay -d out --schedule 1 --json --no-agent >p.json 2>/dev/null
+	replay_dump out 1 rp >rp.proj || exit
+	avt_timed 60 replay -d out --schedule 1 --json >a.json 2>/dev/null
+	replay_dump out 1 ra >ra.proj || exit
+	expect_eq "$(jq -r .outcome a.json)" "$(jq -r .outcome p.json)" "outcome through the agent"
+	expect_eq "$(jq -r .outcome a.json)" PASS "outcome"
+	[ "$(jq .agent_events a.json)" -gt 0 ] || fail "no replay event through the agent"
+	cmp -s rp.proj ra.proj || fail "the replays differ: $(diff rp.proj ra.proj | head -n 3 | tr '\n' ' ')"
+}
+
 t_agent_checkthenact_same() {
 	record_both global checkthenact
 }
@@ -395,25 +430,24 @@ kill_at() {
 	[ "$(jq .agent_events "k$i/meta.json")" -gt 0 ] || fail "kill $i: no event through the agent"
 }
 
-# Twenty SIGKILLs of the target, at twenty points of the recording.
-t_agent_sigkill_target_20() {
+# kill_20 WHO: kill_at WHO at twenty points.
+kill_20() {
 	need_jq
 	PROG=$(target sigkill_at) || exit
 	local i
 	for i in $(seq 1 20); do
-		kill_at self "$i"
+		kill_at "$1" "$i"
 		rm -rf "k$i" "k$i".*
 	done
+}
+
+# Twenty SIGKILLs of the target, at twenty points of the recording.
+t_agent_sigkill_target_20() {
+	kill_20 self
 }
 
 # Twenty SIGKILLs of avtrace: the target dies with it (PR_SET_PDEATHSIG),
 # nothing is left stopped, the trace reads up to its last event.
 t_agent_sigkill_avtrace_20() {
-	need_jq
-	PROG=$(target sigkill_at) || exit
-	local i
-	for i in $(seq 1 20); do
-		kill_at parent "$i"
-		rm -rf "k$i" "k$i".*
-	done
+	kill_20 parent
 }
