@@ -65,7 +65,8 @@ static const char explore_help[] =
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
 	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
-	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap too\n"
+	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
+	"                     --no-agent too\n"
 	"  -q, --quiet        no progress\n";
 
 static void show_progress(void *ctx, const struct explore_progress *p)
@@ -360,6 +361,7 @@ int cmd_explore(int argc, char **argv)
 		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
 		{ "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
+		{ "no-agent", no_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
@@ -367,7 +369,7 @@ int cmd_explore(int argc, char **argv)
 				   .cfg = EXPLORE_DEFAULT_CFG };
 	static const char *watch[5];
 	const char *dir = NULL, *algo = NULL;
-	bool vars_set = false, threads_set = false, depth_set = false;
+	bool vars_set = false, threads_set = false, depth_set = false, no_agent = false;
 	int c;
 	unsigned v;
 	optind = 1;
@@ -420,6 +422,7 @@ int cmd_explore(int argc, char **argv)
 			ro.access_scope = optarg;
 			break;
 		case 'H': ro.no_heap = true; break;
+		case 0x102: no_agent = true; break;
 		case 'q': avt_quiet = 1; break;
 		case 'h': fputs(explore_help, stdout); return 0;
 		default: return usage_error("explore", "bad option");
@@ -449,6 +452,11 @@ int cmd_explore(int argc, char **argv)
 	if (!dir && optind >= argc)
 		return usage_error("explore", "no program to explore (-- PROG ARGS, or -d DIR)");
 	if (!dir) {
+		/* the recording as record makes it: through the agent unless
+		 * --no-agent (the runs themselves decide at every event, on
+		 * ptrace) */
+		if (agent_choice(no_agent ? 0 : -1, &ro.agent_lib))
+			return EXIT_USAGE;
 		ro.argv = argv + optind;
 		ro.watch = watch;
 		ro.quiet_target = true;
