@@ -348,6 +348,15 @@ void agent_grant(struct tracer *tr, const struct tthread *t)
 	avt_agent_grant(a->hdr, t ? (uint32_t)t->tid : 0, budget);
 }
 
+void agent_detach(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return;
+	agent_grant(tr, NULL);
+	atomic_store(&a->hdr->enabled, 0);
+}
+
 bool agent_busy(struct tracer *tr, const struct tthread *t)
 {
 	struct agent *a = tr->agent;

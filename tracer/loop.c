@@ -870,6 +870,8 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
 	}
 	bpt_restore_all(&tr->bpts, tr->memfd);
+	/* under gdb the program runs on its own: every call goes to libc */
+	agent_detach(tr);
 	kill(tr->pid, SIGSTOP);
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *t = tr->thr[i];

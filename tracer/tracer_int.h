@@ -303,6 +303,8 @@ bool agent_busy(struct tracer *tr, const struct tthread *t);
 /* t is resumed: it holds the run token, with the in-process events the
  * sink allows (tracer_sink.allow); NULL: nobody may take a fast path. */
 void agent_grant(struct tracer *tr, const struct tthread *t);
+/* The target goes on without avtrace (replay --gdb): fast path off. */
+void agent_detach(struct tracer *tr);
 
 /* model.c */
 void model_init(struct model *m);
