@@ -397,7 +397,8 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		msg.exit_status = res.exit_status;
 		msg.thread = res.fail_thread;
 		msg.nbt = res.nbt < MSG_FRAMES ? res.nbt : MSG_FRAMES;
-		memcpy(msg.bt, res.bt, msg.nbt * sizeof *msg.bt);
+		if (msg.nbt) /* res.bt is NULL without a backtrace */
+			memcpy(msg.bt, res.bt, msg.nbt * sizeof *msg.bt);
 		for (size_t i = 0; i < res.nwaits && msg.nwaits < 4; i++)
 			msg.wait_obj[msg.nwaits++] = res.waits[i].obj;
 		/* the choices once the run is over (what the policy did) */

@@ -102,6 +102,8 @@ static size_t uniq(uint64_t *a, size_t n)
 {
 	size_t k = 0;
 
+	if (!n)
+		return 0; /* a may be NULL: qsort must not see it */
 	qsort(a, n, sizeof *a, cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || a[k - 1] != a[i])
