@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
@@ -292,7 +293,7 @@ static int check_exe(struct tracer *tr)
 	return 0;
 }
 
-static void child_exec(struct tracer *tr, int errfd)
+static void child_exec(struct tracer *tr, int errfd, pid_t parent)
 {
 	if (tr->opts.cwd && chdir(tr->opts.cwd) < 0)
 		goto fail;
@@ -315,7 +316,14 @@ static void child_exec(struct tracer *tr, int errfd)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
+	/* until avtrace has seized it (PTRACE_O_EXITKILL from then on), the
+	 * stopped child would outlive an avtrace killed now: stopped for
+	 * ever, under avtrace's own name */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
 	raise(SIGSTOP);
+	prctl(PR_SET_PDEATHSIG, 0); /* PROG's own state, as without avtrace */
 	if (tr->opts.envp)
 		execve(tr->exe, tr->opts.argv, tr->opts.envp);
 	else
@@ -607,13 +615,14 @@ int tracer_launch(struct tracer *tr)
 		return -1;
 	tracer_pin_cpu(tr->opts.cpu);
 	fflush(NULL);
+	pid_t self = getpid();
 	tr->pid = fork();
 	if (tr->pid < 0) {
 		avt_error("cannot fork: %s", strerror(errno));
 		return -1;
 	}
 	if (tr->pid == 0)
-		child_exec(tr, pfd[1]);
+		child_exec(tr, pfd[1], self);
 	close(pfd[1]);
 	agent_launched(tr);
 	tr->alive = true;
