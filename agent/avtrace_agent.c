@@ -178,6 +178,24 @@ static inline lock_fn raw(enum avt_agent_raw which)
 	return (lock_fn)(uintptr_t)atomic_load_explicit(&ring->raw[which], memory_order_relaxed);
 }
 
+/* Begins a fast path: enters it, finds the unhooked entry of which (*fn)
+ * and claims a ring slot with reserve slots left free.  The ticket, or -1
+ * (not entered, or left again: take the ptrace path) when the fast path
+ * is off, the entry is not published or the ring is that full. */
+static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn)
+{
+	if (!enter())
+		return -1;
+	*fn = raw(which);
+	int64_t ticket = *fn ? avt_agent_claim(ring, reserve) : -1;
+	if (ticket < 0) {
+		if (*fn)
+			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
+		leave();
+	}
+	return ticket;
+}
+
 /* A lock that must not block in-process: tried through the unhooked
  * try-function; taken: the event is committed (kind); not taken: a
  * try-call commits trylock_fail, a blocking call cancels its slot and
@@ -186,16 +204,10 @@ static inline lock_fn raw(enum avt_agent_raw which)
 static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t kind_taken,
 		     int is_try)
 {
-	if (!enter())
+	lock_fn trylock;
+	int64_t ticket = begin(try_fn, AVT_AGENT_UNLOCK_RESERVE, &trylock);
+	if (ticket < 0)
 		return -1;
-	lock_fn trylock = raw(try_fn);
-	int64_t ticket = trylock ? avt_agent_claim(ring, AVT_AGENT_UNLOCK_RESERVE) : -1;
-	if (ticket < 0) {
-		if (trylock)
-			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
-		leave();
-		return -1;
-	}
 	int rv = trylock(m);
 	/* EOWNERDEAD: a robust mutex whose owner died, taken (the caller
 	 * must make it consistent); anything else: not taken */
@@ -215,16 +227,10 @@ static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t
  * lock never locked, not held) the supervisor's model says. */
 static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 {
-	if (!enter())
+	lock_fn unlock;
+	int64_t ticket = begin(unlock_fn, 0, &unlock);
+	if (ticket < 0)
 		return -1;
-	lock_fn unlock = raw(unlock_fn);
-	int64_t ticket = unlock ? avt_agent_claim(ring, 0) : -1;
-	if (ticket < 0) {
-		if (unlock)
-			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
-		leave();
-		return -1;
-	}
 	avt_agent_commit(ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, my_tid);
 	avt_agent_spend(ring);
 	int rv = unlock(m);
@@ -274,16 +280,10 @@ static inline int ptr_fast(int rv)
  * hook does at the call's entry. */
 static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t kind)
 {
-	if (!enter())
+	lock_fn call;
+	int64_t ticket = begin(fn, AVT_AGENT_UNLOCK_RESERVE, &call);
+	if (ticket < 0)
 		return -1;
-	lock_fn call = raw(fn);
-	int64_t ticket = call ? avt_agent_claim(ring, AVT_AGENT_UNLOCK_RESERVE) : -1;
-	if (ticket < 0) {
-		if (call)
-			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
-		leave();
-		return -1;
-	}
 	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, my_tid);
 	avt_agent_spend(ring);
 	leave();
