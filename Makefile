@@ -46,8 +46,12 @@ avtrace: cli/main.o $(wildcard cli/*.c) $(LIB)
 # linked with nothing of avtrace.
 AGENT_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -fvisibility=hidden \
 	-ftls-model=initial-exec -I.
-$(AGENT): agent/avtrace_agent.c trace/agent_proto.h trace/event.h
-	$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,now -Wl,-soname,$(AGENT) -o $@ $< -pthread
+# agent/access.c runs between any two instructions of the program: no
+# vector register may change (-mgeneral-regs-only).
+$(AGENT): agent/avtrace_agent.c agent/access.c agent/agent_int.h trace/agent_proto.h trace/event.h
+	$(CC) $(AGENT_CFLAGS) -mgeneral-regs-only -c -o agent/access.pic.o agent/access.c
+	$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,now -Wl,-soname,$(AGENT) -o $@ agent/avtrace_agent.c \
+		agent/access.pic.o -pthread
 
 # ---- test target programs (known behaviour, -O0 -g unless named otherwise)
 include tests/targets/targets.mk
@@ -119,7 +123,7 @@ install: avtrace $(AGENT)
 	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
 clean:
-	rm -f avtrace $(AGENT) bench/int3_floor $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
+	rm -f avtrace $(AGENT) agent/*.o bench/int3_floor $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
 	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench

@@ -9,7 +9,7 @@
  * how many events (the run token: run_tid, budget); what the agent saves
  * is the ptrace stop per uncontended operation:
  *
- *   lock     claim a ring slot, try the lock through the unhooked copy of
+ *   lock     claim a avt_ring slot, try the lock through the unhooked copy of
  *            its try-function (pthread_mutex_trylock, tryrdlock, ...);
  *            taken: commit an acquire event, return 0; busy (held by a
  *            stopped thread, or relocked by its owner): cancel the slot
@@ -20,14 +20,14 @@
  *   unlock   commit a release event, then unlock through the unhooked copy
  *   signal   commit a signal (broadcast) event, then call the unhooked copy
  *
- * The supervisor drains the ring at every ptrace stop and turns each
+ * The supervisor drains the avt_ring at every ptrace stop and turns each
  * record into the event the ptrace hook would have emitted (same model,
  * same sequence numbers, same sites, same filters).
  *
  * Rules of a hook here: no malloc, no stdio, no locks, no system call on
- * the fast path (a thread's tid is read once); the ring and the switches
+ * the fast path (a thread's tid is read once); the avt_ring and the switches
  * are plain atomics in shared memory.  Whenever anything is not right
- * (no region, not enabled yet, ring full, a call nested inside a hook by a
+ * (no region, not enabled yet, avt_ring full, a call nested inside a hook by a
  * signal handler, a forked child) the call goes down the ptrace path:
  * exactly what happens without the agent.
  */
@@ -44,16 +44,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "trace/agent_proto.h"
 
-#define HIDDEN __attribute__((visibility("hidden")))
-#define TLS __attribute__((tls_model("initial-exec")))
+#include "agent_int.h"
 
-static struct avt_agent_hdr *ring;   /* NULL: passive, every call goes to ptrace */
+struct avt_agent_hdr *avt_ring;      /* NULL: passive, every call goes to ptrace */
 static size_t ring_len;
-static volatile int detached;        /* a forked child: never touch the ring */
-static __thread int depth TLS;       /* > 0: inside a fast path (signal nesting) */
-static __thread uint32_t my_tid TLS;
+volatile int avt_detached;           /* a forked child: never touch the avt_ring */
+__thread int avt_depth TLS;          /* > 0: inside a fast path (signal nesting) */
+__thread uint32_t avt_my_tid TLS;
 
 typedef int (*lock_fn)(void *);
 
@@ -143,55 +141,25 @@ STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_ptr + 16);
 STUB_PTR(pthread_cond_signal, avt_cond_signal, avt_real_ptr + 24);
 STUB_PTR(pthread_cond_broadcast, avt_cond_broadcast, avt_real_ptr + 32);
 
-/* Enters a fast path: the ring is there, the supervisor enabled it, this
- * is not a forked child, and no hook of this thread is in progress. */
-static inline int enter(void)
-{
-	if (!ring || detached || depth ||
-	    !atomic_load_explicit(&ring->enabled, memory_order_acquire)) {
-		if (ring && depth && !detached)
-			atomic_fetch_add_explicit(&ring->nested, 1, memory_order_relaxed);
-		return 0;
-	}
-	if (!my_tid)
-		my_tid = (uint32_t)syscall(SYS_gettid);
-	/* the run token: this thread was resumed by the supervisor with
-	 * events left before the scheduler's next decision */
-	if (!avt_agent_may_run(ring, my_tid))
-		return 0;
-	depth = 1;
-	/* the supervisor does not take a thread as preempted inside here */
-	atomic_store_explicit(&ring->busy, my_tid, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	return 1;
-}
-
-static inline void leave(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&ring->busy, 0, memory_order_relaxed);
-	depth = 0;
-}
-
 static inline lock_fn raw(enum avt_agent_raw which)
 {
-	return (lock_fn)(uintptr_t)atomic_load_explicit(&ring->raw[which], memory_order_relaxed);
+	return (lock_fn)(uintptr_t)atomic_load_explicit(&avt_ring->raw[which], memory_order_relaxed);
 }
 
 /* Begins a fast path: enters it, finds the unhooked entry of which (*fn)
- * and claims a ring slot with reserve slots left free.  The ticket, or -1
+ * and claims a avt_ring slot with reserve slots left free.  The ticket, or -1
  * (not entered, or left again: take the ptrace path) when the fast path
- * is off, the entry is not published or the ring is that full. */
+ * is off, the entry is not published or the avt_ring is that full. */
 static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn)
 {
-	if (!enter())
+	if (!avt_enter())
 		return -1;
 	*fn = raw(which);
-	int64_t ticket = *fn ? avt_agent_claim(ring, reserve) : -1;
+	int64_t ticket = *fn ? avt_agent_claim(avt_ring, reserve) : -1;
 	if (ticket < 0) {
 		if (*fn)
-			atomic_fetch_add_explicit(&ring->full, 1, memory_order_relaxed);
-		leave();
+			atomic_fetch_add_explicit(&avt_ring->full, 1, memory_order_relaxed);
+		avt_leave();
 	}
 	return ticket;
 }
@@ -213,16 +181,16 @@ static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t
 	 * must make it consistent); anything else: not taken */
 	int taken = rv == 0 || rv == EOWNERDEAD;
 	uint16_t kind = taken ? kind_taken : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
-	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, my_tid);
+	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, avt_my_tid);
 	if (kind != AVT_EV_NONE)
-		avt_agent_spend(ring);
-	leave();
+		avt_agent_spend(avt_ring);
+	avt_leave();
 	if (!taken && !is_try)
 		return -1; /* busy: the ptrace hook and its model decide */
 	return rv;
 }
 
-/* The release is in the ring before the lock is free, as the ptrace hook
+/* The release is in the avt_ring before the lock is free, as the ptrace hook
  * emits it at the entry of the call; whether it is an event at all (a
  * lock never locked, not held) the supervisor's model says. */
 static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
@@ -231,10 +199,10 @@ static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 	int64_t ticket = begin(unlock_fn, 0, &unlock);
 	if (ticket < 0)
 		return -1;
-	avt_agent_commit(ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, my_tid);
-	avt_agent_spend(ring);
+	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, avt_my_tid);
+	avt_agent_spend(avt_ring);
 	int rv = unlock(m);
-	leave();
+	avt_leave();
 	return rv;
 }
 
@@ -284,9 +252,9 @@ static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t k
 	int64_t ticket = begin(fn, AVT_AGENT_UNLOCK_RESERVE, &call);
 	if (ticket < 0)
 		return -1;
-	avt_agent_commit(ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, my_tid);
-	avt_agent_spend(ring);
-	leave();
+	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, avt_my_tid);
+	avt_agent_spend(avt_ring);
+	avt_leave();
 	return call(c);
 }
 
@@ -297,15 +265,15 @@ FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL
 FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
 
 /* fork(): the child is not traced (avtrace detaches it, as without the
- * agent); it must never write into the parent's ring. */
+ * agent); it must never write into the parent's avt_ring. */
 static void on_fork_child(void)
 {
-	detached = 1;
-	if (ring)
-		munmap(ring, ring_len);
-	ring = NULL;
-	my_tid = 0;
-	depth = 0;
+	avt_detached = 1;
+	if (avt_ring)
+		munmap(avt_ring, ring_len);
+	avt_ring = NULL;
+	avt_my_tid = 0;
+	avt_depth = 0;
 }
 
 /* Is fd the supervisor's memfd (and not some file the program opened
@@ -361,6 +329,9 @@ __attribute__((constructor)) static void agent_init(void)
 	ring_len = len;
 	atomic_store_explicit(&h->pid, (int32_t)getpid(), memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->attached, 1, memory_order_relaxed);
+	atomic_store_explicit(&h->self, (uint64_t)(uintptr_t)p, memory_order_relaxed);
+	atomic_store_explicit(&h->access_entry, (uint64_t)(uintptr_t)avt_access_entry,
+			      memory_order_release);
 	pthread_atfork(NULL, NULL, on_fork_child);
-	ring = h;
+	avt_ring = h;
 }

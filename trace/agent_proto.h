@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 2u
+#define AVT_AGENT_VERSION 3u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -53,6 +53,11 @@
  * stacks, arenas) land where they land without the agent. */
 #define AVT_AGENT_MAP_ADDR 0x6f0000000000ull
 #define AVT_AGENT_DEFAULT_SLOTS 65536u
+/* Access sites the table after the ring holds (its pages are touched only
+ * when used) */
+#define AVT_AGENT_DEFAULT_SITES 65536u
+/* avt_agent_site.left: no limit (a site with a shared hit) */
+#define AVT_AGENT_SITE_NOLIMIT INT32_MAX
 
 /* Unhooked entry points the supervisor publishes (hdr.raw[]): the
  * out-of-line copy of each hooked function, callable without a ptrace
@@ -95,7 +100,11 @@ struct avt_agent_hdr {
 	                              before it must stop at a ptrace hook (the
 	                              scheduler's next decision);
 	                              AVT_AGENT_UNLIMITED: no limit */
-	uint8_t pad2[48];
+	_Atomic uint64_t self;     /* agent: where it mapped the region */
+	_Atomic uint64_t access_entry; /* agent: its entry for access stubs
+	                              (decode/stub.h), 0 if none */
+	uint32_t nsites;           /* the access-site table's capacity */
+	uint8_t pad2[28];
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
 };
@@ -106,14 +115,31 @@ struct avt_agent_slot {
 	struct avt_event ev;
 };
 
+/* One access site taken in-process (tracer/access.c writes it, the stub
+ * passes its index): the event it makes, and how many hits it may still
+ * commit in-process before one must stop at ptrace, where the supervisor
+ * decides (the private-hit budget, a recorded disarm).  left is written by
+ * the supervisor while every thread is stopped and spent by the thread
+ * that holds the run token. */
+struct avt_agent_site {
+	uint64_t pc;               /* the instruction (the event's site) */
+	_Atomic int32_t left;      /* AVT_AGENT_SITE_NOLIMIT: no limit */
+	uint16_t size;             /* bytes accessed */
+	uint16_t flags;            /* AVT_F_* of its events */
+	uint16_t kind;             /* AVT_EV_READ, WRITE or RMW; 0: unused */
+	uint8_t pad[14];
+};
+
 _Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
+_Static_assert(sizeof(struct avt_agent_site) == 32, "two sites a cache line");
 _Static_assert(offsetof(struct avt_agent_hdr, head) % 64 == 0, "head on its own line");
 _Static_assert(offsetof(struct avt_agent_hdr, tail) % 64 == 0, "tail on its own line");
 _Static_assert(sizeof(struct avt_agent_hdr) % 64 == 0, "slots cache-line aligned");
 
-static inline size_t avt_agent_region_size(uint32_t nslots)
+static inline size_t avt_agent_region_size(uint32_t nslots, uint32_t nsites)
 {
-	return sizeof(struct avt_agent_hdr) + (size_t)nslots * sizeof(struct avt_agent_slot);
+	return sizeof(struct avt_agent_hdr) + (size_t)nslots * sizeof(struct avt_agent_slot) +
+	       (size_t)nsites * sizeof(struct avt_agent_site);
 }
 
 static inline struct avt_agent_slot *avt_agent_slots(struct avt_agent_hdr *h)
@@ -121,9 +147,15 @@ static inline struct avt_agent_slot *avt_agent_slots(struct avt_agent_hdr *h)
 	return (struct avt_agent_slot *)(void *)((char *)h + sizeof *h);
 }
 
-/* Lays out a fresh region of avt_agent_region_size(nslots) zeroed bytes.
- * nslots must be a power of two. */
-static inline void avt_agent_init(struct avt_agent_hdr *h, uint32_t nslots)
+static inline struct avt_agent_site *avt_agent_sites(struct avt_agent_hdr *h)
+{
+	return (struct avt_agent_site *)(void *)((char *)h + sizeof *h +
+						 (size_t)h->nslots * sizeof(struct avt_agent_slot));
+}
+
+/* Lays out a fresh region of avt_agent_region_size(nslots, nsites) zeroed
+ * bytes.  nslots must be a power of two. */
+static inline void avt_agent_init(struct avt_agent_hdr *h, uint32_t nslots, uint32_t nsites)
 {
 	for (int i = 0; i < 8; i++)
 		h->magic[i] = AVT_AGENT_MAGIC[i];
@@ -131,6 +163,7 @@ static inline void avt_agent_init(struct avt_agent_hdr *h, uint32_t nslots)
 	h->hdr_size = (uint32_t)sizeof *h;
 	h->nslots = nslots;
 	h->slot_size = (uint32_t)sizeof(struct avt_agent_slot);
+	h->nsites = nsites;
 }
 
 /* Is this a region this code can use (magic, version, sizes)? */
@@ -141,7 +174,7 @@ static inline int avt_agent_valid(const struct avt_agent_hdr *h, size_t maplen)
 			return 0;
 	return h->version == AVT_AGENT_VERSION && h->hdr_size == sizeof *h &&
 	       h->slot_size == sizeof(struct avt_agent_slot) && h->nslots &&
-	       !(h->nslots & (h->nslots - 1)) && avt_agent_region_size(h->nslots) <= maplen;
+	       !(h->nslots & (h->nslots - 1)) && avt_agent_region_size(h->nslots, h->nsites) <= maplen;
 }
 
 /* Slots a lock may not take, kept for the unlocks of locks already held:
@@ -209,6 +242,27 @@ static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, ui
 	s->ev.site_mod = AVT_MOD_NONE;
 	s->ev.size = 0;
 	atomic_store_explicit(&s->commit, ticket + 1, memory_order_release);
+}
+
+/* Producer: the same for an access through a stub (site i of the table):
+ * obj = the address, obj2 = the thread's rsp at the instruction, tindex =
+ * the site's index. */
+static inline void avt_agent_commit_access(struct avt_agent_hdr *h, uint64_t ticket,
+					   const struct avt_agent_site *s, uint32_t i,
+					   uint64_t addr, uint64_t rsp, uint32_t tid)
+{
+	struct avt_agent_slot *sl = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
+	sl->ev.seq = 0;
+	sl->ev.obj = addr;
+	sl->ev.obj2 = rsp;
+	sl->ev.site_off = s->pc;
+	sl->ev.thread = tid;
+	sl->ev.tindex = i;
+	sl->ev.kind = s->kind;
+	sl->ev.flags = s->flags;
+	sl->ev.site_mod = AVT_MOD_NONE;
+	sl->ev.size = s->size;
+	atomic_store_explicit(&sl->commit, ticket + 1, memory_order_release);
 }
 
 /* Consumer: the next committed event in ticket order, copied to *ev;

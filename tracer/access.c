@@ -50,6 +50,8 @@
 #include <unistd.h>
 
 #include "decode/decode.h"
+#include "decode/stub.h"
+#include "trace/agent_proto.h"
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
@@ -72,6 +74,7 @@ struct asite {
 	bool off;             /* disarmed */
 	uint32_t hits;
 	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
+	int agent;            /* its entry in the agent's site table (a stub), or -1 */
 };
 
 struct owner_slot {
@@ -100,6 +103,8 @@ struct access {
 	size_t owncap, nown;
 	struct tracer_access_stats st;
 	bool replay;          /* decisions come from opts.disarms */
+	uint32_t *by_agent;   /* agent table index -> site index */
+	size_t nby_agent, capby;
 };
 
 /* ---- who touched what */
@@ -482,10 +487,12 @@ static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_
 	return r.rax;
 }
 
-/* Scratch for n slots within rip-relative reach (±2 GB) of the module. */
-static uint64_t scratch_near(struct tracer *tr, pid_t tid, const struct elfmod *m, size_t n)
+/* Scratch for n sites of per bytes each within rip-relative reach (±2 GB)
+ * of the module. */
+static uint64_t scratch_near(struct tracer *tr, pid_t tid, const struct elfmod *m, size_t n,
+			     size_t per)
 {
-	uint64_t size = ((uint64_t)n * BPT_SLOT_SIZE + 4095) & ~4095ull;
+	uint64_t size = ((uint64_t)n * per + 4095) & ~4095ull;
 	for (int k = 0; k < 16; k++) {
 		/* below the module first: above an executable lies its heap */
 		uint64_t below = (m->lo - size - (uint64_t)(k + 1) * 0x200000) & ~0xfffull;
@@ -528,6 +535,7 @@ void access_release(struct tracer *tr)
 	}
 	free(ac->slots);
 	free(ac->site);
+	free(ac->by_agent);
 	free(ac->own);
 	free(ac);
 	tr->acc = NULL;
@@ -575,6 +583,76 @@ static bool in_scope(const char *scope, const char *path)
 	return false;
 }
 
+/* The event kind and flags of a site's (first) operand. */
+static enum avt_kind mem_kind(const struct dec_mem *m)
+{
+	return m->kind == DEC_READ ? AVT_EV_READ : m->kind == DEC_WRITE ? AVT_EV_WRITE : AVT_EV_RMW;
+}
+
+static uint16_t mem_flags(const struct dec_mem *m)
+{
+	uint16_t flags = AVT_F_ACCESS_BPT | AVT_F_SITE_EXACT;
+	if (m->flags & DEC_F_ATOMIC)
+		flags |= AVT_F_ATOMIC;
+	return flags;
+}
+
+/* How many more hits site s may take in-process before one stops at
+ * ptrace, where its fate is decided: the hit that reaches the private
+ * budget (record) or the recorded disarm (replay) always stops. */
+static int32_t site_left(const struct tracer *tr, const struct asite *s)
+{
+	uint64_t limit;
+	if (s->off)
+		return 0;
+	if (tr->acc->replay) {
+		if (!s->disarm_at)
+			return AVT_AGENT_SITE_NOLIMIT;
+		limit = s->disarm_at;
+	} else {
+		if (s->shared)
+			return AVT_AGENT_SITE_NOLIMIT;
+		limit = tr->opts.access_budget ? tr->opts.access_budget : 256;
+	}
+	if (limit <= s->hits + 1)
+		return 0;
+	uint64_t left = limit - s->hits - 1;
+	return left >= AVT_AGENT_SITE_NOLIMIT ? AVT_AGENT_SITE_NOLIMIT - 1 : (int32_t)left;
+}
+
+/* Builds site s's stub into code (to run at at), registered in the
+ * agent's table; the site's jump is pointed at it once every stub of the
+ * module is written. */
+static void add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
+		     uint64_t at, uint64_t entry, uint64_t slot)
+{
+	struct access *ac = tr->acc;
+	if (!stub_supported(in))
+		return;
+	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
+				    mem_flags(&in->mem[0]), site_left(tr, s));
+	if (idx < 0)
+		return;
+	if ((size_t)idx >= ac->capby) {
+		size_t ncap = (size_t)idx + 1024;
+		uint32_t *n = realloc(ac->by_agent, ncap * sizeof *n);
+		if (!n) {
+			agent_access_left(tr, idx, 0);
+			return;
+		}
+		ac->by_agent = n;
+		ac->capby = ncap;
+	}
+	if (!stub_encode(code, at, in, (uint32_t)idx, entry, slot + 1, slot)) {
+		agent_access_left(tr, idx, 0);
+		return;
+	}
+	while (ac->nby_agent <= (size_t)idx)
+		ac->by_agent[ac->nby_agent++] = UINT32_MAX;
+	ac->by_agent[idx] = (uint32_t)(s - ac->site);
+	s->agent = idx;
+}
+
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
 	/* avtrace's own agent (record --agent) is avtrace's code, not the
@@ -599,7 +677,11 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		free(sc.c);
 		return;
 	}
-	uint64_t slots = scratch_near(tr, tid, m, sc.n);
+	/* with the agent, a stub per site after the slots (decode/stub.h) */
+	uint64_t entry = agent_access_entry(tr);
+	uint64_t slots = scratch_near(tr, tid, m, sc.n, BPT_SLOT_SIZE + (entry ? STUB_SIZE : 0));
+	uint64_t stubs = slots + sc.n * BPT_SLOT_SIZE;
+	uint8_t *stub_code = entry ? calloc(sc.n, STUB_SIZE) : NULL;
 	char why[256], first[512] = "";
 	unsigned skipped = 0;
 	if (!slots) {
@@ -655,6 +737,32 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		memcpy(s->mem, c->in.mem, sizeof s->mem);
 		if (ac->replay)
 			s->disarm_at = recorded_disarm(tr, m, c->addr);
+		s->agent = -1;
+		if (stub_code && b && b->jump)
+			add_stub(tr, s, &c->in, stub_code + i * STUB_SIZE, stubs + i * STUB_SIZE, entry, slot);
+	}
+	if (stub_code) {
+		/* the stubs first, then the sites' jumps to them */
+		size_t nstubs = 0;
+		for (size_t i = 0; i < ac->nsite; i++)
+			nstubs += ac->site[i].agent >= 0 && ac->site[i].addr >= m->lo && ac->site[i].addr < m->hi;
+		if (nstubs && ptu_write(tr->memfd, stubs, stub_code, sc.n * STUB_SIZE) == 0) {
+			for (size_t i = 0; i < ac->nsite; i++) {
+				struct asite *s = &ac->site[i];
+				if (s->agent < 0 || s->addr < m->lo || s->addr >= m->hi)
+					continue;
+				size_t k = 0;
+				while (k < sc.n && sc.c[k].addr != s->addr)
+					k++;
+				if (k == sc.n || bpt_jump_to(&tr->bpts, s->addr, stubs + k * STUB_SIZE) < 0) {
+					agent_access_left(tr, s->agent, 0);
+					s->agent = -1;
+				} else {
+					ac->st.stubs++;
+				}
+			}
+		}
+		free(stub_code);
 	}
 	ac->st.sites += (unsigned)(sc.n - skipped);
 	ac->st.skipped += skipped;
@@ -742,6 +850,42 @@ static void disarm(struct tracer *tr, struct asite *s)
 		tr->sink.disarm(tr->sink.ctx, tr, &d);
 }
 
+/* After a hit of s (priv: every address it touched was private): the
+ * private budget, a recorded disarm, and what the agent may take next. */
+static void after_hit(struct tracer *tr, struct asite *s, bool priv)
+{
+	struct access *ac = tr->acc;
+	s->hits++;
+	if (!priv)
+		s->shared = true;
+	if (!s->off) {
+		if (ac->replay) {
+			if (s->disarm_at && s->hits >= s->disarm_at)
+				disarm(tr, s);
+		} else {
+			unsigned budget = tr->opts.access_budget ? tr->opts.access_budget : 256;
+			if (!s->shared && s->hits >= budget)
+				disarm(tr, s);
+		}
+	}
+	if (s->agent >= 0)
+		agent_access_left(tr, s->agent, site_left(tr, s));
+}
+
+/* One access event of t at ea (n bytes, rsp: t's stack pointer then);
+ * false when it touched memory another thread shares. */
+static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
+			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
+{
+	struct access *ac = tr->acc;
+	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
+	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
+		flags |= AVT_F_OWN_STACK;
+	ac->st.events++;
+	tr_emit(tr, t, kind, ea, 0, s->addr, flags, (uint16_t)n);
+	return priv;
+}
+
 void access_commit(struct tracer *tr, struct tthread *t)
 {
 	struct access *ac = tr->acc;
@@ -757,34 +901,27 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		uint64_t n = dec_extent(m, r, 0xffff);
 		if (!n)
 			continue; /* rep with rcx = 0: touches nothing */
-		enum avt_kind kind = m->kind == DEC_READ ? AVT_EV_READ :
-				     m->kind == DEC_WRITE ? AVT_EV_WRITE : AVT_EV_RMW;
-		uint16_t flags = AVT_F_ACCESS_BPT | AVT_F_SITE_EXACT;
-		if (m->flags & DEC_F_ATOMIC)
-			flags |= AVT_F_ATOMIC;
+		enum avt_kind kind = mem_kind(m);
 		if (m->flags & DEC_F_CAS && !cas_succeeds(tr, m, ea[k], r))
 			kind = AVT_EV_READ;
 		if (m->seg != DEC_SEG_NONE)
 			continue;
-		priv &= touch(ac, t, ea[k], n, kind != AVT_EV_READ, tr->seq);
-		if (ea[k] + 128 >= r->rsp && ea[k] < r->rsp + OWN_STACK_SPAN)
-			flags |= AVT_F_OWN_STACK;
-		ac->st.events++;
-		tr_emit(tr, t, kind, ea[k], 0, s->addr, flags, (uint16_t)n);
+		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
 	}
-	s->hits++;
-	if (!priv)
-		s->shared = true;
-	if (s->off)
+	after_hit(tr, s, priv);
+}
+
+void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev)
+{
+	struct access *ac = tr->acc;
+	if (!ac || ev->tindex >= ac->nby_agent || ac->by_agent[ev->tindex] >= ac->nsite)
 		return;
-	if (ac->replay) {
-		if (s->disarm_at && s->hits >= s->disarm_at)
-			disarm(tr, s);
+	struct asite *s = &ac->site[ac->by_agent[ev->tindex]];
+	if (s->addr != ev->site_off)
 		return;
-	}
-	unsigned budget = tr->opts.access_budget ? tr->opts.access_budget : 256;
-	if (!s->shared && s->hits >= budget)
-		disarm(tr, s);
+	bool priv = emit_access(tr, t, s, (enum avt_kind)ev->kind, ev->flags, ev->obj, ev->size,
+				ev->obj2);
+	after_hit(tr, s, priv);
 }
 
 uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)

@@ -44,6 +44,8 @@ struct agent {
 	unsigned deferrals;
 	uint64_t deferred, forced; /* preemptions put off; taken after MAX_DEFERRALS */
 	uint64_t foreign;    /* records of tids not in the traced process */
+	bool active;         /* this image's fast path is on (agent_publish) */
+	uint32_t nsites;     /* access-site table entries in use */
 };
 
 const char *tracer_agent_lib_default(void)
@@ -148,7 +150,7 @@ int agent_prepare(struct tracer *tr)
 	BUG_ON(!a);
 	a->fd = -1;
 	uint32_t nslots = AVT_AGENT_DEFAULT_SLOTS;
-	a->len = avt_agent_region_size(nslots);
+	a->len = avt_agent_region_size(nslots, AVT_AGENT_DEFAULT_SITES);
 	/* no MFD_CLOEXEC: the target inherits it, across its own execs too */
 	a->fd = memfd_create(AVT_AGENT_MEMFD_NAME, 0);
 	/* at a number of three digits whatever avtrace has open: the
@@ -173,7 +175,7 @@ int agent_prepare(struct tracer *tr)
 		goto fail;
 	}
 	a->hdr = p;
-	avt_agent_init(a->hdr, nslots);
+	avt_agent_init(a->hdr, nslots, AVT_AGENT_DEFAULT_SITES);
 	extern char **environ;
 	a->envp = build_env(tr->opts.envp ? tr->opts.envp : environ, lib, a->fd);
 	tr->opts.envp = a->envp;
@@ -230,6 +232,8 @@ void agent_exec_reset(struct tracer *tr)
 	atomic_store(&a->hdr->enabled, 0);
 	for (int i = 0; i < AVT_RAW_COUNT; i++)
 		atomic_store(&a->hdr->raw[i], 0);
+	a->active = false;
+	a->nsites = 0; /* the old image's stubs are gone with it */
 }
 
 static uint64_t raw_entry(struct tracer *tr, const char *name)
@@ -288,6 +292,37 @@ void agent_publish(struct tracer *tr)
 	for (int i = 0; i < AVT_RAW_COUNT; i++)
 		atomic_store(&a->hdr->raw[i], e[i]);
 	atomic_store(&a->hdr->enabled, 1);
+	a->active = true;
+}
+
+uint64_t agent_access_entry(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->active || a->nsites >= a->hdr->nsites)
+		return 0;
+	return atomic_load(&a->hdr->access_entry);
+}
+
+int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
+		      uint16_t flags, int32_t left)
+{
+	struct agent *a = tr->agent;
+	if (!a || a->nsites >= a->hdr->nsites)
+		return -1;
+	struct avt_agent_site *s = &avt_agent_sites(a->hdr)[a->nsites];
+	s->pc = pc;
+	s->size = size;
+	s->flags = flags;
+	s->kind = kind;
+	atomic_store(&s->left, left);
+	return (int)a->nsites++;
+}
+
+void agent_access_left(struct tracer *tr, int idx, int32_t left)
+{
+	struct agent *a = tr->agent;
+	if (a && idx >= 0 && (uint32_t)idx < a->nsites)
+		atomic_store(&avt_agent_sites(a->hdr)[idx].left, left);
 }
 
 /* One record: the event the ptrace hook would have emitted. */
@@ -301,9 +336,14 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 		a->foreign++;
 		return;
 	}
+	uint64_t before = tr->seq;
+	if (ev->flags & AVT_F_ACCESS_BPT) {
+		access_agent_event(tr, t, ev);
+		tr->stats.agent_events += tr->seq - before;
+		return;
+	}
 	if (hooks_internal_caller(tr, ev->site_off))
 		return;
-	uint64_t before = tr->seq;
 	switch (ev->kind) {
 	case AVT_EV_ACQUIRE:
 	case AVT_EV_RD_ACQUIRE:

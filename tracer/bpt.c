@@ -510,6 +510,18 @@ int bpt_remove(struct bpt_table *bt, uint64_t addr)
 	return rc;
 }
 
+int bpt_jump_to(struct bpt_table *bt, uint64_t addr, uint64_t target)
+{
+	struct bpt *b = bpt_find(bt, addr);
+	int64_t rel = (int64_t)target - (int64_t)(addr + BPT_JMP_LEN);
+	if (!b || !b->jump || rel != (int32_t)rel)
+		return -1;
+	uint8_t jmp[BPT_JMP_LEN] = { 0xe9 };
+	int32_t r32 = (int32_t)rel;
+	memcpy(jmp + 1, &r32, 4);
+	return ptu_write(bt->memfd, addr, jmp, sizeof jmp);
+}
+
 bool bpt_retired(const struct bpt_table *bt, uint64_t trap, uint64_t *resume)
 {
 	for (size_t i = bt->nretired; i-- > 0;)

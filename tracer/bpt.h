@@ -92,6 +92,10 @@ int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
  * one-shot entry stop); the caller sets the pc itself. */
 int bpt_insert_raw(struct bpt_table *bt, uint64_t addr, int kind, int data);
 int bpt_remove(struct bpt_table *bt, uint64_t addr);
+/* Points a jump-form breakpoint's jmp at target instead of its slot (an
+ * access stub that ends in the slot).  bpt_remove still restores the
+ * original bytes. */
+int bpt_jump_to(struct bpt_table *bt, uint64_t addr, uint64_t target);
 /* A SIGTRAP at trap + 1 that no planted int3 explains may come from one
  * bpt_remove() took away after a thread hit it and before its stop was
  * seen (a site disarmed by another thread's hits meanwhile).  true, with

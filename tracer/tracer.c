@@ -551,9 +551,10 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
 		return -1;
 	}
+	/* the agent first: access stubs call into it (agent_access_entry) */
+	agent_publish(tr);
 	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
-	agent_publish(tr);
 	return 0;
 }
 

@@ -265,6 +265,7 @@ struct tracer_access_stats {
 	unsigned skipped;     /* could not run out of line (or no scratch) */
 	unsigned undecodable; /* bytes of code capstone could not decode */
 	unsigned disarmed;    /* sites removed after their private budget */
+	unsigned stubs;       /* sites the agent takes in-process (decode/stub.h) */
 	uint64_t events;      /* access events emitted */
 };
 bool tracer_access_on(const struct tracer *tr);

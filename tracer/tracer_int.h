@@ -238,6 +238,9 @@ void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
 void access_release(struct tracer *tr);
+/* An access the agent committed in-process (through a stub): the event
+ * the ptrace path would have emitted, and the site's bookkeeping. */
+void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
 /* A pc inside an access breakpoint's out-of-line copy -> the original
  * instruction's address (any other pc is returned as is). */
 uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
@@ -305,6 +308,14 @@ bool agent_busy(struct tracer *tr, const struct tthread *t);
 void agent_grant(struct tracer *tr, const struct tthread *t);
 /* The target goes on without avtrace (replay --gdb): fast path off. */
 void agent_detach(struct tracer *tr);
+/* Access stubs (decode/stub.h): the agent's entry, or 0 when this image
+ * has no fast path (then sites keep the jump form's ptrace stop). */
+uint64_t agent_access_entry(struct tracer *tr);
+/* A new entry in the agent's site table: its index, or -1 when full. */
+int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
+		      uint16_t flags, int32_t left);
+/* Hits site idx may still take in-process (all threads stopped). */
+void agent_access_left(struct tracer *tr, int idx, int32_t left);
 
 /* model.c */
 void model_init(struct model *m);

@@ -24,10 +24,10 @@
 
 static struct avt_agent_hdr *region(uint32_t nslots, size_t *len)
 {
-	*len = avt_agent_region_size(nslots);
+	*len = avt_agent_region_size(nslots, 16);
 	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(p, MAP_FAILED);
-	avt_agent_init(p, nslots);
+	avt_agent_init(p, nslots, 16);
 	return p;
 }
 
@@ -262,11 +262,11 @@ static void run_fix_token(struct rec *r, const char *arg, char *out, size_t outl
 {
 	int fd = memfd_create(AVT_AGENT_MEMFD_NAME, 0);
 	ck_assert_int_ge(fd, 0);
-	size_t len = avt_agent_region_size(4096);
+	size_t len = avt_agent_region_size(4096, 16);
 	ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
 	struct avt_agent_hdr *h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ck_assert_ptr_ne(h, MAP_FAILED);
-	avt_agent_init(h, 4096);
+	avt_agent_init(h, 4096, 16);
 	int p[2];
 	ck_assert_int_eq(pipe(p), 0);
 	pid_t pid = fork();
