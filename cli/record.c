@@ -231,9 +231,11 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
 			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
 	if (res.access_on) {
-		char ae[32];
-		avt_info("avtrace: access breakpoints: %u site%s, %s access events; %u site%s disarmed (private after %u hits)%s",
-			 res.access.sites, res.access.sites == 1 ? "" : "s",
+		char ae[32], in[64] = "";
+		if (res.access.stubs)
+			snprintf(in, sizeof in, " (%u taken in-process)", res.access.stubs);
+		avt_info("avtrace: access breakpoints: %u site%s%s, %s access events; %u site%s disarmed (private after %u hits)%s",
+			 res.access.sites, res.access.sites == 1 ? "" : "s", in,
 			 fmt_thousands(res.access.events, ae, sizeof ae), res.access.disarmed,
 			 res.access.disarmed == 1 ? "" : "s", o.access_budget ? o.access_budget : 256,
 			 res.access.skipped ? "; some sites skipped (see the trace notes)" : "");

@@ -623,34 +623,35 @@ static int32_t site_left(const struct tracer *tr, const struct asite *s)
 /* Builds site s's stub into code (to run at at), registered in the
  * agent's table; the site's jump is pointed at it once every stub of the
  * module is written. */
-static void add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
+static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
 		     uint64_t at, uint64_t entry, uint64_t slot)
 {
 	struct access *ac = tr->acc;
 	if (!stub_supported(in))
-		return;
+		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
 				    mem_flags(&in->mem[0]), site_left(tr, s));
 	if (idx < 0)
-		return;
+		return false;
 	if ((size_t)idx >= ac->capby) {
 		size_t ncap = (size_t)idx + 1024;
 		uint32_t *n = realloc(ac->by_agent, ncap * sizeof *n);
 		if (!n) {
 			agent_access_left(tr, idx, 0);
-			return;
+			return false;
 		}
 		ac->by_agent = n;
 		ac->capby = ncap;
 	}
 	if (!stub_encode(code, at, in, (uint32_t)idx, entry, slot + 1, slot)) {
 		agent_access_left(tr, idx, 0);
-		return;
+		return false;
 	}
 	while (ac->nby_agent <= (size_t)idx)
 		ac->by_agent[ac->nby_agent++] = UINT32_MAX;
 	ac->by_agent[idx] = (uint32_t)(s - ac->site);
 	s->agent = idx;
+	return true;
 }
 
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
@@ -682,6 +683,11 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	uint64_t slots = scratch_near(tr, tid, m, sc.n, BPT_SLOT_SIZE + (entry ? STUB_SIZE : 0));
 	uint64_t stubs = slots + sc.n * BPT_SLOT_SIZE;
 	uint8_t *stub_code = entry ? calloc(sc.n, STUB_SIZE) : NULL;
+	size_t *stubbed = stub_code ? calloc(sc.n, sizeof *stubbed) : NULL; /* site index + 1 */
+	if (!stubbed) {
+		free(stub_code);
+		stub_code = NULL;
+	}
 	char why[256], first[512] = "";
 	unsigned skipped = 0;
 	if (!slots) {
@@ -738,31 +744,26 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		if (ac->replay)
 			s->disarm_at = recorded_disarm(tr, m, c->addr);
 		s->agent = -1;
-		if (stub_code && b && b->jump)
-			add_stub(tr, s, &c->in, stub_code + i * STUB_SIZE, stubs + i * STUB_SIZE, entry, slot);
+		if (stub_code && b && b->jump &&
+		    add_stub(tr, s, &c->in, stub_code + i * STUB_SIZE, stubs + i * STUB_SIZE, entry, slot))
+			stubbed[i] = ac->nsite;
 	}
 	if (stub_code) {
 		/* the stubs first, then the sites' jumps to them */
-		size_t nstubs = 0;
-		for (size_t i = 0; i < ac->nsite; i++)
-			nstubs += ac->site[i].agent >= 0 && ac->site[i].addr >= m->lo && ac->site[i].addr < m->hi;
-		if (nstubs && ptu_write(tr->memfd, stubs, stub_code, sc.n * STUB_SIZE) == 0) {
-			for (size_t i = 0; i < ac->nsite; i++) {
-				struct asite *s = &ac->site[i];
-				if (s->agent < 0 || s->addr < m->lo || s->addr >= m->hi)
-					continue;
-				size_t k = 0;
-				while (k < sc.n && sc.c[k].addr != s->addr)
-					k++;
-				if (k == sc.n || bpt_jump_to(&tr->bpts, s->addr, stubs + k * STUB_SIZE) < 0) {
-					agent_access_left(tr, s->agent, 0);
-					s->agent = -1;
-				} else {
-					ac->st.stubs++;
-				}
+		bool written = ptu_write(tr->memfd, stubs, stub_code, sc.n * STUB_SIZE) == 0;
+		for (size_t i = 0; i < sc.n; i++) {
+			if (!stubbed[i])
+				continue;
+			struct asite *s = &ac->site[stubbed[i] - 1];
+			if (!written || bpt_jump_to(&tr->bpts, s->addr, stubs + i * STUB_SIZE) < 0) {
+				agent_access_left(tr, s->agent, 0);
+				s->agent = -1;
+			} else {
+				ac->st.stubs++;
 			}
 		}
 		free(stub_code);
+		free(stubbed);
 	}
 	ac->st.sites += (unsigned)(sc.n - skipped);
 	ac->st.skipped += skipped;

@@ -436,6 +436,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
 	json_object_set_new(m, "access_sites", json_integer(as->sites));
 	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));
+	json_object_set_new(m, "access_stubs", json_integer(as->stubs));
 	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
 	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));

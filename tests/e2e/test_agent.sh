@@ -60,6 +60,81 @@ record_both() {
 	AGENT_EVENTS=$n
 }
 
+# access_both PROG ARGS...: records PROG with --no-agent and with the
+# agent, access breakpoints on (the default), and compares every event in
+# order and the disarm records; the agent takes the accesses of the sites
+# long enough for a jump through its stubs (decode/stub.h).  An unnamed
+# address on the stack differs by the environment's length (the agent's
+# two variables): it compares as "stack".  Sets AGENT_EVENTS, STUBS.
+access_both() {
+	need_jq
+	local prog=$1
+	shift
+	local opts="-f --slice 60000 ${ACC_OPTS:-}"
+	REC_OPTS="$opts --no-agent" record p "$prog" "$@"
+	expect_recorded p 0
+	REC_OPTS="$opts --agent" record a "$prog" "$@"
+	expect_recorded a 0
+	expect_match "$(cat a.stderr)" '^avtrace: access breakpoints: [0-9]+ sites? \([0-9]+ taken in-process\)' "record --agent summary"
+	expect_eq "$(jq .access_stubs p/meta.json)" 0 "in-process sites with --no-agent"
+	project p | sed -E 's/"0x7fff[0-9a-f]+"/"stack"/g' >p.proj || exit
+	project a | sed -E 's/"0x7fff[0-9a-f]+"/"stack"/g' >a.proj || exit
+	cmp -s p.proj a.proj || fail "the traces differ: $(diff p.proj a.proj | head -n 3 | tr '\n' ' ')"
+	avt dump -d p | grep '^# disarmed' >p.disarm
+	avt dump -d a | grep '^# disarmed' >a.disarm
+	cmp -s p.disarm a.disarm || fail "the disarms differ: $(diff p.disarm a.disarm | head -n 3 | tr '\n' ' ')"
+	AGENT_EVENTS=$(jq .agent_events a/meta.json)
+	STUBS=$(jq .access_stubs a/meta.json)
+}
+
+# Shared loads and stores (never disarmed): all in-process but those of
+# short instructions, which keep their int3.
+t_agent_access_same() {
+	access_both acc_events 5000
+	[ "$AGENT_EVENTS" -ge 9900 ] || fail "only $AGENT_EVENTS of 10,000 accesses in-process"
+	[ "$STUBS" -gt 0 ] || fail "no site taken in-process"
+	access_both acc_events_O2 5000
+	[ "$AGENT_EVENTS" -ge 9900 ] || fail "-O2: only $AGENT_EVENTS of 10,000 accesses in-process"
+}
+
+# The private budget: a site's hit that reaches it always stops at ptrace,
+# where the site is disarmed after exactly as many hits as without the
+# agent (here 10, and the default 256).
+t_agent_access_budget() {
+	ACC_OPTS="--access-budget 10" access_both acc_private
+	[ "$(grep -c . a.disarm)" -gt 0 ] || fail "no site disarmed with --access-budget 10"
+	expect_match "$(cat a.disarm)" 'after 10 hits' "the disarm records"
+	access_both acc_private
+	[ "$(grep -c . a.disarm)" -gt 0 ] || fail "no site disarmed at the default budget"
+	[ "$AGENT_EVENTS" -gt 0 ] || fail "no access in-process"
+}
+
+# Objects on the stack (own-stack flags, names from the frame), atomics,
+# a deque, the double-checked lock: the same events both ways.
+t_agent_access_shapes_same() {
+	local p
+	for p in acc_stackobj_O2 acc_treiber_O2 acc_deque_O2 mem_dcl_plain acc_setters; do
+		access_both "$p"
+	done
+}
+
+# A recording whose accesses came through the agent replays through it
+# (the run token covers them) with the same events as on ptrace alone.
+t_agent_access_replay_in_process() {
+	need_jq
+	record out acc_events 5000
+	expect_recorded out 0
+	avt_timed 60 replay -d out --schedule 0 --json >a.json 2>a.err
+	expect_eq "$(jq -r .outcome a.json)" PASS "outcome through the agent ($(head -n 1 a.err))"
+	[ "$(jq .agent_events a.json)" -ge 9900 ] ||
+		fail "only $(jq .agent_events a.json) of 10,000 accesses in-process in the replay"
+	replay_dump out 0 ra >ra.proj || exit
+	avt_timed 60 replay -d out --schedule 0 --json --no-agent >p.json 2>p.err
+	expect_eq "$(jq -r .outcome p.json)" PASS "outcome with --no-agent ($(head -n 1 p.err))"
+	replay_dump out 0 rp >rp.proj || exit
+	cmp -s rp.proj ra.proj || fail "the replays differ: $(diff rp.proj ra.proj | head -n 3 | tr '\n' ' ')"
+}
+
 # lock_discipline DIR OBJ: in the global order, OBJ (a normal mutex) is
 # acquired only when free and released only by its holder.
 lock_discipline() {
