@@ -19,6 +19,8 @@ int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 	struct avt_agent_hdr *h = avt_ring;
 	struct avt_agent_site *s = index < h->nsites ? &avt_agent_sites(h)[index] : 0;
 	int32_t left = s ? atomic_load_explicit(&s->left, memory_order_relaxed) : 0;
+	if (left > 0 && !avt_agent_expected(h, s->kind, addr, s->pc))
+		left = 0; /* not the event the budget expects: ptrace decides */
 	int64_t ticket = left > 0 && s->kind ? avt_agent_claim(h, AVT_AGENT_UNLOCK_RESERVE) : -1;
 	if (ticket < 0) {
 		if (left > 0 && s->kind)

@@ -164,6 +164,16 @@ static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn)
 	return ticket;
 }
 
+/* Gives a claimed slot back (kind none: the drain skips it) and leaves:
+ * the call takes the ptrace path. */
+static int cancel(int64_t ticket, void *obj, uint64_t site)
+{
+	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_NONE, (uint64_t)(uintptr_t)obj, site,
+			 avt_my_tid);
+	avt_leave();
+	return -1;
+}
+
 /* A lock that must not block in-process: tried through the unhooked
  * try-function; taken: the event is committed (kind); not taken: a
  * try-call commits trylock_fail, a blocking call cancels its slot and
@@ -176,11 +186,16 @@ static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t
 	int64_t ticket = begin(try_fn, AVT_AGENT_UNLOCK_RESERVE, &trylock);
 	if (ticket < 0)
 		return -1;
+	/* a budget that expects events: only the acquire it expects here */
+	if (!avt_agent_expected(avt_ring, kind_taken, (uint64_t)(uintptr_t)m, site))
+		return cancel(ticket, m, site);
 	int rv = trylock(m);
 	/* EOWNERDEAD: a robust mutex whose owner died, taken (the caller
 	 * must make it consistent); anything else: not taken */
 	int taken = rv == 0 || rv == EOWNERDEAD;
 	uint16_t kind = taken ? kind_taken : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
+	if (!taken && atomic_load_explicit(&avt_ring->expect_n, memory_order_relaxed))
+		return cancel(ticket, m, site); /* not the acquire expected: ptrace decides */
 	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, avt_my_tid);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(avt_ring);
@@ -199,6 +214,8 @@ static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 	int64_t ticket = begin(unlock_fn, 0, &unlock);
 	if (ticket < 0)
 		return -1;
+	if (!avt_agent_expected(avt_ring, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site))
+		return cancel(ticket, m, site);
 	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, avt_my_tid);
 	avt_agent_spend(avt_ring);
 	int rv = unlock(m);
@@ -252,6 +269,8 @@ static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t k
 	int64_t ticket = begin(fn, AVT_AGENT_UNLOCK_RESERVE, &call);
 	if (ticket < 0)
 		return -1;
+	if (!avt_agent_expected(avt_ring, kind, (uint64_t)(uintptr_t)c, site))
+		return cancel(ticket, c, site);
 	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, avt_my_tid);
 	avt_agent_spend(avt_ring);
 	avt_leave();

@@ -1,5 +1,6 @@
 /* avtrace explore; and the exploration round of avtrace test. */
 #include <dirent.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <sched.h>
@@ -67,6 +68,9 @@ static const char explore_help[] =
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
 	"                     --no-agent too\n"
+	"      --no-agent     also: the runs on ptrace alone (a recording made with\n"
+	"                     the agent runs through it: SURW's events that need no\n"
+	"                     decision are taken in-process)\n"
 	"  -q, --quiet        no progress\n";
 
 static void show_progress(void *ctx, const struct explore_progress *p)
@@ -274,6 +278,9 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
 	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
 	       r.counts[3], r.counts[2], r.counts[4]);
+	if (r.agent_events)
+		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
+		       r.agent_events, r.events);
 	if (tally) {
 		tally->ran += r.counts[0] + r.counts[1] + r.counts[3];
 		tally->unfinished += r.counts[2] + r.counts[4]; /* run time limit, errors */
@@ -468,5 +475,6 @@ int cmd_explore(int argc, char **argv)
 		dir = ro.dir;
 	}
 	eo.dir = dir;
+	eo.no_agent = no_agent;
 	return explore_and_report(&eo, "2", NULL, NULL);
 }

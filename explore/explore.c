@@ -43,6 +43,7 @@ struct run_msg {
 	uint64_t wait_obj[4];
 	char choices[256];
 	uint64_t target;           /* guided: the run's target pair, or 0 */
+	uint64_t events, agent_events;
 	uint32_t nrf;              /* reads-from keys new to the run's guide,
 	                              sent after the message */
 };
@@ -269,6 +270,23 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 		xp_policy_yield(pk->xr, ev->thread);
 }
 
+/* Events the thread just picked may make in-process: what its policy
+ * would give it anyway, cut where this picker's own spin count could end
+ * it (the read that completes SPIN_REPEATS may be the last: the yield it
+ * brings is applied when the ring is drained, at the stop that follows). */
+static size_t pk_budget(void *ctx, uint32_t lid, struct tracer_expect *ev, size_t max)
+{
+	struct picker *pk = ctx;
+	struct xp_rev r[SPIN_REPEATS];
+	uint32_t repeats = lid < pk->nspin ? pk->spin[lid].repeats : 0;
+	size_t cap = SPIN_REPEATS - repeats % SPIN_REPEATS;
+	size_t n = xp_policy_budget(pk->xr, lid, r, cap < max ? cap : max);
+	for (size_t i = 0; i < n; i++)
+		ev[i] = (struct tracer_expect){ r[i].obj, r[i].site & ((1ull << 48) - 1),
+						(uint16_t)(r[i].site >> 48), r[i].kind };
+	return n;
+}
+
 static size_t pk_pick(void *ctx, const uint32_t *lids, size_t n)
 {
 	struct picker *pk = ctx;
@@ -383,9 +401,10 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	xp_policy_describe(xr, msg.choices, sizeof msg.choices);
 	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
 			     NULL, 0 };
-	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop };
+	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop, pk_budget };
 	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
-				  .picker = &pk, .run_timeout_s = o->timeout_s };
+				  .picker = &pk, .run_timeout_s = o->timeout_s,
+				  .no_agent = o->no_agent };
 	struct replay *rp = replay_open(&ro);
 	if (rp && replay_launch(rp) == 0) {
 		struct replay_result res;
@@ -405,6 +424,8 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		xp_policy_describe(xr, msg.choices, sizeof msg.choices);
 		msg.nrf = new_rf(&o->cfg, &res, rf);
 		msg.target = xp_policy_target(xr);
+		msg.events = res.nev;
+		msg.agent_events = res.agent_events;
 		if (write_run(o, rp, &res, num, msg.choices) < 0)
 			msg.outcome = RO_ERROR;
 		replay_result_release(&res);
@@ -543,6 +564,8 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 		fb_keep(fb, s->num, m.target, s->fd, m.nrf <= MSG_RF ? m.nrf : 0);
 	close(s->fd);
 	res->done++;
+	res->events += m.events;
+	res->agent_events += m.agent_events;
 	if ((unsigned)m.outcome < 5)
 		res->counts[m.outcome]++;
 	if (m.outcome != RO_BUG && m.outcome != RO_DEADLOCK)

@@ -66,6 +66,8 @@ struct explore_opts {
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
+	bool no_agent;          /* runs on ptrace alone, even if the recording
+	                           was made with the agent */
 	/* starting points (predictions that replayed INFEASIBLE or PASS, or
 	 * every prediction): run i follows the i-th as far as it can, then
 	 * its policy decides (explore/policy.h) */
@@ -102,6 +104,8 @@ struct explore_result {
 	struct explore_bug *bugs;
 	size_t nbugs;
 	double seconds;
+	uint64_t events;        /* events of the finished runs */
+	uint64_t agent_events;  /* of them, made in-process (the agent) */
 };
 
 /* The variables PCTVB chooses from: every address read or written and

@@ -151,6 +151,14 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev);
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n);
 /* lid ran through a time slice without an event (it may spin). */
 void xp_policy_yield(struct xp_policy *p, uint32_t lid);
+/* lid was just picked: the next events every pick would give it again,
+ * with no random choice and whatever the others do, if they are these
+ * recorded ones (up to max into ev; their number), so that they may run
+ * with no decision (the agent's run token; an event that is not the one
+ * expected takes the ptrace path, and a pick).  0 when the next is a
+ * decision.  SURW only: the current thread up to its next interesting
+ * event; the other policies decide at every event. */
+size_t xp_policy_budget(const struct xp_policy *p, uint32_t lid, struct xp_rev *ev, size_t max);
 /* A guided run's target (a reads-from pair key), 0 for none or another
  * policy. */
 uint64_t xp_policy_target(const struct xp_policy *p);

@@ -185,6 +185,27 @@ uint64_t xp_surw_weight(const struct xp_surw *s, uint32_t lid)
 	return s->suf[lid][done];
 }
 
+/* The current thread, once picked, is picked again at each of its next
+ * events that is not interesting (choose's first rule), with no draw:
+ * those events need no decision, as long as they are the recorded ones
+ * xp_look_next reads (each then moves the look on by one).  A thread
+ * past its recording gets none: nothing says what it does next. */
+size_t xp_surw_budget(const struct xp_surw *s, uint32_t lid, struct xp_rev *ev, size_t max)
+{
+	if (s->all || lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
+		return 0;
+	size_t done = s->look.t[lid].done, k = 0;
+	for (size_t i = done; k < max; i++) {
+		const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
+		if (r && i == done && r->kind == AVT_EV_START)
+			continue;
+		if (!r || xp_surw_interesting(s, r->obj))
+			break;
+		ev[k++] = *r;
+	}
+	return k;
+}
+
 static size_t choose(struct xp_surw *s, const uint32_t *lids, size_t n)
 {
 	size_t k = xp_look_candidates(&s->look, lids, n, s->idx), nsel = 0;

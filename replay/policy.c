@@ -229,9 +229,11 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 		sleepers &= last[i]->state == TS_KWAIT && last[i]->wait == TW_SLEEP;
 	if (sleepers)
 		all_spun = all_gave;
+	rp->pk_chose = false;
 	if (!n || (all_spun && nlast))
 		return tracer_pick_round_robin(tr, run, nrun, last, nlast, use_last);
 	*use_last = false;
+	rp->pk_chose = true;
 	return (int)idx[pk->pick(pk->ctx, lids, n)];
 }
 
@@ -370,15 +372,23 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 }
 
 /* How many events t may do in-process (the agent's fast path) before the
- * policy looks again: the rest of its step under a schedule, none under a
- * picker (every event is a decision) or while other threads are run up to
- * their requests, no limit after "free" (the record policy). */
+ * policy looks again: the rest of its step under a schedule; under a
+ * picker, what it says the thread it chose would be given anyway (none
+ * for a last resort); none while other threads are run up to their
+ * requests; no limit after "free" (the record policy). */
 uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
 {
 	struct replay *rp = ctx;
-	(void)tr;
-	if (rp->stop || rp->opts.picker || rp->advancing)
+	if (rp->stop || rp->advancing)
 		return 0;
+	if (rp->opts.picker) {
+		const struct replay_picker *pk = rp->opts.picker;
+		if (!pk->budget || !rp->pk_chose || t->lid != rp->pk_last)
+			return 0;
+		struct tracer_expect ev[64];
+		size_t n = pk->budget(pk->ctx, t->lid, ev, sizeof ev / sizeof ev[0]);
+		return n ? tracer_agent_expect(tr, ev, n) : 0;
+	}
 	if (!current_step(rp))
 		return rp->opts.gdb ? 0 : UINT64_MAX;
 	const struct sched_step *st = &rp->sched->steps[rp->step];

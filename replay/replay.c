@@ -259,7 +259,7 @@ int replay_launch(struct replay *rp)
 	};
 	/* the recording's fast path: the same environment (the agent is
 	 * preloaded either way), the run token handed out step by step */
-	if (rp->agent && !rp->opts.no_agent && !rp->opts.picker) {
+	if (rp->agent && !rp->opts.no_agent) {
 		to.agent_lib = tracer_agent_lib_default();
 		if (!to.agent_lib)
 			avt_warn("cannot find libavtrace-agent.so: replaying on ptrace alone");

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "trace/event.h"
+#include "tracer/tracer.h"
 #include "trace/schedule.h"
 #include "trace/trace.h"
 
@@ -45,6 +46,11 @@ struct replay_picker {
 	/* optional: thread lid gives way to every other thread (it is about
 	 * to end the process: exit(), return from main) */
 	void (*drop)(void *ctx, uint32_t lid);
+	/* optional: thread lid, just picked, may make these n events (n
+	 * returned, at most max, into ev) with no pick (in-process, through the
+	 * agent): every pick would give it them if they are those; 0 none
+	 * (docs/agent.md) */
+	size_t (*budget)(void *ctx, uint32_t lid, struct tracer_expect *ev, size_t max);
 };
 
 /* In a run under a picker: thread `thread` ran on through `count`

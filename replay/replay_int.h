@@ -44,6 +44,7 @@ struct replay {
 	struct replay_mark *marks;    /* under a picker: event-less turns */
 	size_t nmarks, markcap;
 	uint32_t pk_last;             /* thread picked last (UINT32_MAX: none) */
+	bool pk_chose;                /* the picker chose it (not a last resort) */
 	size_t pk_nev;                /* events when it was picked */
 	uint32_t pk_pending;          /* its picks in a row that made no event */
 	struct avt_module_rec *mods;  /* modules of the run (for its trace) */

@@ -58,6 +58,8 @@
 #define AVT_AGENT_DEFAULT_SITES 65536u
 /* avt_agent_site.left: no limit (a site with a shared hit) */
 #define AVT_AGENT_SITE_NOLIMIT INT32_MAX
+/* Expected events a budget may carry (after the site table) */
+#define AVT_AGENT_MAX_EXPECT 64u
 
 /* Unhooked entry points the supervisor publishes (hdr.raw[]): the
  * out-of-line copy of each hooked function, callable without a ptrace
@@ -104,7 +106,11 @@ struct avt_agent_hdr {
 	_Atomic uint64_t access_entry; /* agent: its entry for access stubs
 	                              (decode/stub.h), 0 if none */
 	uint32_t nsites;           /* the access-site table's capacity */
-	uint8_t pad2[28];
+	_Atomic uint32_t expect_n; /* supervisor: the budget's events must be
+	                              expect[0 .. expect_n) in order (0: no
+	                              check) */
+	_Atomic uint32_t expect_pos; /* the token's holder: the next to match */
+	uint8_t pad2[20];
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
 };
@@ -130,6 +136,17 @@ struct avt_agent_site {
 	uint8_t pad[14];
 };
 
+/* An event a budget expects (explore: the recording's next events of the
+ * thread, which its policy would let it make with no decision only if
+ * they are those): an event that is not the next one expected takes the
+ * ptrace path, where the policy sees what really happened. */
+struct avt_agent_expect {
+	uint64_t obj;
+	uint64_t site;             /* absolute: the return address, or the pc */
+	uint16_t kind;
+	uint16_t pad[3];
+};
+
 _Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
 _Static_assert(sizeof(struct avt_agent_site) == 32, "two sites a cache line");
 _Static_assert(offsetof(struct avt_agent_hdr, head) % 64 == 0, "head on its own line");
@@ -139,7 +156,8 @@ _Static_assert(sizeof(struct avt_agent_hdr) % 64 == 0, "slots cache-line aligned
 static inline size_t avt_agent_region_size(uint32_t nslots, uint32_t nsites)
 {
 	return sizeof(struct avt_agent_hdr) + (size_t)nslots * sizeof(struct avt_agent_slot) +
-	       (size_t)nsites * sizeof(struct avt_agent_site);
+	       (size_t)nsites * sizeof(struct avt_agent_site) +
+	       AVT_AGENT_MAX_EXPECT * sizeof(struct avt_agent_expect);
 }
 
 static inline struct avt_agent_slot *avt_agent_slots(struct avt_agent_hdr *h)
@@ -151,6 +169,26 @@ static inline struct avt_agent_site *avt_agent_sites(struct avt_agent_hdr *h)
 {
 	return (struct avt_agent_site *)(void *)((char *)h + sizeof *h +
 						 (size_t)h->nslots * sizeof(struct avt_agent_slot));
+}
+
+static inline struct avt_agent_expect *avt_agent_expects(struct avt_agent_hdr *h)
+{
+	return (struct avt_agent_expect *)(void *)(avt_agent_sites(h) + h->nsites);
+}
+
+/* Producer, holding the token: may its next in-process event be this one?
+ * (No expectations: any.) */
+static inline int avt_agent_expected(struct avt_agent_hdr *h, uint16_t kind, uint64_t obj,
+				     uint64_t site)
+{
+	uint32_t n = atomic_load_explicit(&h->expect_n, memory_order_relaxed);
+	if (!n)
+		return 1;
+	uint32_t pos = atomic_load_explicit(&h->expect_pos, memory_order_relaxed);
+	if (pos >= n)
+		return 0;
+	const struct avt_agent_expect *e = &avt_agent_expects(h)[pos];
+	return e->kind == kind && e->obj == obj && e->site == site;
 }
 
 /* Lays out a fresh region of avt_agent_region_size(nslots, nsites) zeroed
@@ -205,6 +243,8 @@ static inline void avt_agent_spend(struct avt_agent_hdr *h)
 	uint64_t b = atomic_load_explicit(&h->budget, memory_order_relaxed);
 	if (b != AVT_AGENT_UNLIMITED && b != 0)
 		atomic_store_explicit(&h->budget, b - 1, memory_order_relaxed);
+	if (atomic_load_explicit(&h->expect_n, memory_order_relaxed))
+		atomic_fetch_add_explicit(&h->expect_pos, 1, memory_order_relaxed);
 }
 
 /* Producer: claims the next slot, leaving reserve slots free.  Returns its

@@ -45,6 +45,7 @@ struct agent {
 	uint64_t deferred, forced; /* preemptions put off; taken after MAX_DEFERRALS */
 	uint64_t foreign;    /* records of tids not in the traced process */
 	bool active;         /* this image's fast path is on (agent_publish) */
+	bool expect_set;     /* the sink's allow() set expectations */
 	uint32_t nsites;     /* access-site table entries in use */
 };
 
@@ -295,6 +296,33 @@ void agent_publish(struct tracer *tr)
 	a->active = true;
 }
 
+size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, size_t n)
+{
+	struct agent *a = tr->agent;
+	if (!a)
+		return 0;
+	if (n > AVT_AGENT_MAX_EXPECT)
+		n = AVT_AGENT_MAX_EXPECT;
+	struct avt_agent_expect *e = avt_agent_expects(a->hdr);
+	size_t k = 0;
+	for (; k < n; k++) {
+		uint64_t site = ev[k].site_off;
+		if (ev[k].site_mod != AVT_MOD_NONE) {
+			const struct elfmod *m = NULL;
+			for (size_t i = 0; i < tr->mods.n && !m; i++)
+				if (tr->mods.m[i].id == (int)ev[k].site_mod)
+					m = &tr->mods.m[i];
+			if (!m)
+				break; /* a module not loaded (yet): expect no further */
+			site += m->bias;
+		}
+		e[k] = (struct avt_agent_expect){ ev[k].obj, site, ev[k].kind, { 0 } };
+	}
+	atomic_store(&a->hdr->expect_n, (uint32_t)k);
+	a->expect_set = true;
+	return k;
+}
+
 uint64_t agent_access_entry(struct tracer *tr)
 {
 	struct agent *a = tr->agent;
@@ -383,8 +411,12 @@ void agent_grant(struct tracer *tr, const struct tthread *t)
 	if (!a)
 		return;
 	uint64_t budget = 0;
+	a->expect_set = false;
 	if (t)
 		budget = tr->sink.allow ? tr->sink.allow(tr->sink.ctx, tr, t) : AVT_AGENT_UNLIMITED;
+	if (!a->expect_set)
+		atomic_store(&a->hdr->expect_n, 0);
+	atomic_store(&a->hdr->expect_pos, 0);
 	avt_agent_grant(a->hdr, t ? (uint32_t)t->tid : 0, budget);
 }
 

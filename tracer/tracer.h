@@ -281,4 +281,17 @@ char *const *tracer_envp(const struct tracer *tr);
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);
 
+/* An event a budget of the agent expects (a recorded one). */
+struct tracer_expect {
+	uint64_t obj;
+	uint64_t site_off;
+	uint16_t site_mod;  /* trace module id, or AVT_MOD_NONE */
+	uint16_t kind;
+};
+/* From a sink's allow(): the budget being granted must take exactly these
+ * events in-process, in this order; any other event of the thread takes
+ * the ptrace path.  Returns how many were accepted (the budget must not
+ * exceed it); 0 without the agent. */
+size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, size_t n);
+
 #endif

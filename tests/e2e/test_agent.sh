@@ -135,6 +135,43 @@ t_agent_access_replay_in_process() {
 	cmp -s rp.proj ra.proj || fail "the replays differ: $(diff rp.proj ra.proj | head -n 3 | tr '\n' ' ')"
 }
 
+# explore_both PROG ARGS...: records PROG (through the agent), explores
+# it 12 runs with seed 7 through the agent and with --no-agent, and
+# compares every run's schedule file (its order, its policy's choices and
+# outcome in the comment) and the summary line.  (A failing run's
+# directory holds timings: not compared.)  Sets IN_PROCESS (the
+# runs' events the agent took).
+explore_both() {
+	local prog=$1
+	shift
+	rm -rf out a.runs p.runs
+	record out "$prog" "$@"
+	expect_recorded out 0
+	avt_timed 120 explore -q -d out -n 12 -j 2 --seed 7 >a.txt 2>a.err
+	cp -r out/explore/runs a.runs || fail "no runs of the exploration through the agent"
+	avt_timed 120 explore -q -d out -n 12 -j 2 --seed 7 --no-agent >p.txt 2>p.err
+	cp -r out/explore/runs p.runs || fail "no runs of the exploration with --no-agent"
+	expect_eq "$(ls a.runs/*.sched | wc -l)" 12 "schedules of the runs"
+	for f in a.runs/*.sched; do
+		diff "$f" "p.runs/${f#a.runs/}" >runs.diff ||
+			fail "run ${f#a.runs/} differs: $(head -n 4 runs.diff | tr '\n' ' ')"
+	done
+	expect_eq "$(grep 'runs in' a.txt | sed 's/ in .* s (.*runs\/s)//')" \
+		"$(grep 'runs in' p.txt | sed 's/ in .* s (.*runs\/s)//')" "the summary through the agent"
+	expect_no_match "$(cat p.txt)" 'in-process' "explore --no-agent's summary"
+	IN_PROCESS=$(sed -n 's/^  \([0-9]*\) of the runs.*/\1/p' a.txt)
+}
+
+# SURW's events that need no decision run in-process (the run token,
+# each checked against the recorded event the policy expects there): the
+# same runs, decision for decision, as on ptrace alone.
+t_agent_explore_same() {
+	explore_both lockheavy 3000 2
+	[ "${IN_PROCESS:-0}" -gt 0 ] || fail "no event of the runs in-process: $(cat a.txt)"
+	explore_both acc_deque
+	expect_match "$(cat a.txt)" ' [1-9][0-9]* bug' "acc_deque's runs"
+}
+
 # lock_discipline DIR OBJ: in the global order, OBJ (a normal mutex) is
 # acquired only when free and released only by its holder.
 lock_discipline() {

@@ -241,6 +241,64 @@ START_TEST(test_surw_selective)
 }
 END_TEST
 
+/* The budget (xp_policy_budget): the events the current thread would be
+ * picked for again with no draw are its next recorded ones up to an
+ * interesting one; every pick over them does give it them, and a
+ * thread not picked, or at an interesting event, gets none. */
+START_TEST(test_surw_budget)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_WRITE, P1, 2 }, { 0, AVT_EV_READ, P1, 3 },
+		{ 0, AVT_EV_WRITE, X, 4 }, { 1, AVT_EV_WRITE, P2, 5 }, { 1, AVT_EV_WRITE, X, 6 },
+		{ 1, AVT_EV_WRITE, P2, 7 },
+	};
+	struct avt_event *ev = events(s, 7);
+	struct xp_rec *rec = xp_rec_new(ev, 7);
+	struct xp_config c = config(XP_SURW, rec, 1);
+	struct xp_rev got[8];
+	uint32_t both[2] = { 0, 1 }, t0[1] = { 0 }, t1[1] = { 1 };
+
+	for (unsigned r = 0; r < 50; r++) {
+		struct xp_policy *p = xp_policy_new(&c, 5, r);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0); /* X next: a decision */
+		ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0); /* not the one picked */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 1), 1);  /* at most max */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 2);
+		ck_assert(got[0].obj == P1 && got[0].kind == AVT_EV_WRITE);
+		ck_assert(got[1].obj == P1 && got[1].kind == AVT_EV_READ);
+		/* and each pick over them gives T0 them, whatever the draw */
+		for (int k = 1; k <= 2; k++) {
+			ck_assert_uint_eq(xp_policy_pick(p, both, 2), 0);
+			ck_assert_int_eq(xp_policy_event(p, &ev[k]), 0);
+		}
+		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0); /* X again */
+		/* T1 runs to its end: past its recording nothing is expected */
+		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
+		ck_assert_int_eq(xp_policy_event(p, &ev[4]), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0);
+		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
+		ck_assert_int_eq(xp_policy_event(p, &ev[5]), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 1);
+		ck_assert(got[0].obj == P2);
+		ck_assert_int_eq(xp_policy_event(p, &ev[6]), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0);
+		xp_policy_free(p);
+	}
+	/* the other policies decide at every event */
+	struct xp_config pc = config(XP_POS, rec, 1);
+	struct xp_policy *p = xp_policy_new(&pc, 5, 1);
+	ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
+	ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
+	ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0);
+	xp_policy_free(p);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
 /* Weights follow the run: after T1's first X event its weight drops. */
 START_TEST(test_surw_weights_follow_the_run)
 {
@@ -600,6 +658,7 @@ static Suite *explore_policy_suite(void)
 	tcase_add_test(surw, test_surw_naive_walk_fails_the_check);
 	tcase_add_test(surw, test_surw_selective);
 	tcase_add_test(surw, test_surw_weights_follow_the_run);
+	tcase_add_test(surw, test_surw_budget);
 	suite_add_tcase(s, surw);
 	tcase_add_test(pos, test_pos_reassigns_racing_events);
 	tcase_add_test(pos, test_pos_race_is_a_coin);
