@@ -308,6 +308,35 @@ static void run_fix(struct rec *r, const char *arg, char *out, size_t outlen)
 	run_fix_token(r, arg, out, outlen, &unlimited, NULL);
 }
 
+/* A budget that expects events (explore): only the next expected one,
+ * kind, object and site, may be taken; each one spent moves on. */
+START_TEST(test_agent_expected)
+{
+	size_t len = avt_agent_region_size(64, 16);
+	struct avt_agent_hdr *h = calloc(1, len);
+	ck_assert_ptr_nonnull(h);
+	avt_agent_init(h, 64, 16);
+	ck_assert(avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x400)); /* none: any */
+	struct avt_agent_expect *e = avt_agent_expects(h);
+	ck_assert((char *)(e + AVT_AGENT_MAX_EXPECT) <= (char *)h + len);
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, { 0 } };
+	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, { 0 } };
+	atomic_store(&h->expect_n, 2);
+	avt_agent_grant(h, 7, 2);
+	ck_assert(!avt_agent_expected(h, AVT_EV_RELEASE, 0x10, 0x400)); /* kind */
+	ck_assert(!avt_agent_expected(h, AVT_EV_ACQUIRE, 0x11, 0x400)); /* object */
+	ck_assert(!avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x401)); /* site */
+	ck_assert(!avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));    /* not yet */
+	ck_assert(avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x400));
+	avt_agent_spend(h);
+	ck_assert(avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));
+	avt_agent_spend(h);
+	ck_assert(!avt_agent_may_run(h, 7));                            /* budget spent */
+	ck_assert(!avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));    /* list spent */
+	free(h);
+}
+END_TEST
+
 START_TEST(test_agent_records)
 {
 	char out[4096];
@@ -400,6 +429,7 @@ static Suite *agent_suite(void)
 	Suite *s = suite_create("agent_ring");
 	TCase *ring = tcase_create("ring");
 	tcase_add_test(ring, test_valid);
+	tcase_add_test(ring, test_agent_expected);
 	tcase_add_test(ring, test_order_and_wrap);
 	tcase_add_test(ring, test_full);
 	tcase_add_test(ring, test_reserve);
