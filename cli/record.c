@@ -233,11 +233,11 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	if (res.access_on) {
 		char ae[32], in[64] = "";
 		if (res.access.stubs)
-			snprintf(in, sizeof in, " (%u taken in-process)", res.access.stubs);
-		avt_info("avtrace: access breakpoints: %u site%s%s, %s access events; %u site%s disarmed (private after %u hits)%s",
-			 res.access.sites, res.access.sites == 1 ? "" : "s", in,
+			snprintf(in, sizeof in, "; %u taken in-process", res.access.stubs);
+		avt_info("avtrace: access breakpoints: %u site%s, %s access events; %u site%s disarmed (private after %u hits)%s%s",
+			 res.access.sites, res.access.sites == 1 ? "" : "s",
 			 fmt_thousands(res.access.events, ae, sizeof ae), res.access.disarmed,
-			 res.access.disarmed == 1 ? "" : "s", o.access_budget ? o.access_budget : 256,
+			 res.access.disarmed == 1 ? "" : "s", o.access_budget ? o.access_budget : 256, in,
 			 res.access.skipped ? "; some sites skipped (see the trace notes)" : "");
 	}
 	if (s->execs)
