@@ -693,6 +693,8 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 	}
 	double t0 = mono();
 	unsigned next = 0, busy = 0;
+	/* the runs decode the hooked functions once between them */
+	(void)tracer_share_decoding();
 	fflush(NULL); /* children must not flush our buffers */
 	for (;;) {
 		bool more = next < o->runs && !(o->stop_at_bug && res->nbugs);

@@ -46,12 +46,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "decode/decode.h"
 #include "decode/stub.h"
 #include "trace/agent_proto.h"
+#include "cache.h"
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
@@ -385,7 +387,7 @@ static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, s
 	free(ins);
 }
 
-static void scan_module(struct access *ac, const struct elfmod *m, struct scan *sc)
+static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc)
 {
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -446,6 +448,52 @@ out:
 	if (e)
 		elf_end(e);
 	close(fd);
+}
+
+/* What a module's scan found, as one blob for the shared cache. */
+struct scan_blob {
+	uint64_t n;
+	uint32_t undecodable, untrusted;
+};
+
+/* The candidate sites of module m: decoded from its file, or, in an
+ * exploration's later runs, taken from the cache (cache.c) under the
+ * file's identity (device, inode, size, modification time) and where it
+ * is mapped. */
+static void scan_module(struct access *ac, const struct elfmod *m, struct scan *sc)
+{
+	struct stat st;
+	uint64_t key = 0;
+	if (stat(m->path, &st) == 0) {
+		uint64_t id[6] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+				   (uint64_t)st.st_mtim.tv_nsec, m->bias };
+		key = cache_key(cache_key(0x5ca7, m->path, strlen(m->path)), &id, sizeof id);
+		size_t len;
+		const struct scan_blob *b = cache_get_blob(key, &len);
+		if (b && len >= sizeof *b && len == sizeof *b + b->n * sizeof(struct cand)) {
+			sc->c = b->n ? malloc(b->n * sizeof *sc->c) : NULL;
+			if (b->n && !sc->c)
+				return;
+			if (b->n)
+				memcpy(sc->c, b + 1, b->n * sizeof *sc->c);
+			sc->n = sc->cap = b->n;
+			sc->undecodable = b->undecodable;
+			sc->untrusted = b->untrusted;
+			return;
+		}
+	}
+	scan_file(ac, m, sc);
+	if (!key)
+		return;
+	size_t len = sizeof(struct scan_blob) + sc->n * sizeof(struct cand);
+	struct scan_blob *b = malloc(len);
+	if (!b)
+		return;
+	*b = (struct scan_blob){ sc->n, sc->undecodable, sc->untrusted };
+	if (sc->n)
+		memcpy(b + 1, sc->c, sc->n * sizeof *sc->c);
+	cache_put_blob(key, b, len);
+	free(b);
 }
 
 /* ---- scratch memory near a module */

@@ -235,6 +235,9 @@ void agent_exec_reset(struct tracer *tr)
 		atomic_store(&a->hdr->raw[i], 0);
 	a->active = false;
 	a->nsites = 0; /* the old image's stubs are gone with it */
+	/* the new image's agent writes its own entry, if it has an agent:
+	 * the old one's address means nothing there */
+	atomic_store(&a->hdr->access_entry, 0);
 }
 
 static uint64_t raw_entry(struct tracer *tr, const char *name)

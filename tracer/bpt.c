@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "ptrace_util.h"
 
 void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch)
@@ -153,7 +154,7 @@ static int plant(struct bpt_table *bt, struct bpt *b)
 	return ptu_write(bt->memfd, b->addr, &int3, 1);
 }
 
-int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
+static int relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
 		 uint8_t *out, size_t *outlen, char *why, size_t whylen)
 {
 	csh cs;
@@ -222,6 +223,37 @@ out:
 	if (n)
 		cs_free(insn, n);
 	cs_close(&cs);
+	return ilen;
+}
+
+/* A relocation as the shared cache keeps it (cache.c: an exploration's
+ * runs plant the same breakpoints at the same places). */
+struct reloc_blob {
+	int32_t ilen;
+	uint32_t outlen;
+	uint8_t out[];
+};
+
+int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
+		 uint8_t *out, size_t *outlen, char *why, size_t whylen)
+{
+	size_t n = len < 16 ? len : 16; /* an instruction is at most 15 bytes */
+	uint64_t key = cache_key(from * 0x9e3779b97f4a7c15ull ^ slot_addr ^ 0x7e1, code, n);
+	size_t blen;
+	const struct reloc_blob *b = cache_get_blob(key, &blen);
+	if (b && blen >= sizeof *b && blen == sizeof *b + b->outlen) {
+		memcpy(out, b->out, b->outlen);
+		*outlen = b->outlen;
+		return b->ilen;
+	}
+	int ilen = relocate(code, n, from, slot_addr, out, outlen, why, whylen);
+	uint8_t buf[sizeof(struct reloc_blob) + 64];
+	if (ilen > 0 && *outlen <= 64) {
+		struct reloc_blob hdr = { ilen, (uint32_t)*outlen };
+		memcpy(buf, &hdr, sizeof hdr);
+		memcpy(buf + sizeof hdr, out, *outlen);
+		cache_put_blob(key, buf, sizeof hdr + *outlen);
+	}
 	return ilen;
 }
 
@@ -412,8 +444,18 @@ int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int ki
 	int64_t rel = (int64_t)saddr - (int64_t)(addr + BPT_JMP_LEN);
 	if (rel == (int32_t)rel && fsize > BPT_JMP_LEN && fsize <= ENTRY_MAX_FUNC &&
 	    ptu_read(bt->pid, addr, first, sizeof first) == 0 && !has_lock_prefix(first, sizeof first) &&
-	    !bpt_find(bt, addr) && (code = malloc(fsize)) && ptu_read(bt->pid, addr, code, fsize) == 0)
-		cover = entry_cover(code, fsize, addr);
+	    !bpt_find(bt, addr) && (code = malloc(fsize)) && ptu_read(bt->pid, addr, code, fsize) == 0) {
+		/* the decoding depends on the bytes and where they are: an
+		 * exploration's runs share it (cache.c) */
+		uint64_t key = cache_key(addr * 0x9e3779b97f4a7c15ull ^ fsize ^ 0xe0, code, fsize);
+		uint32_t c;
+		if (cache_get(key, &c)) {
+			cover = c;
+		} else {
+			cover = entry_cover(code, fsize, addr);
+			cache_put(key, (uint32_t)cover);
+		}
+	}
 	free(code);
 	if (cover < BPT_JMP_LEN || cover > BPT_SLOT_SIZE - 1 - 14)
 		return bpt_insert_jump(bt, addr, kind, data, why, whylen);

@@ -281,6 +281,12 @@ char *const *tracer_envp(const struct tracer *tr);
 /* Module id and offset of an absolute address (AVT_MOD_NONE if unknown). */
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off);
 
+/* Makes the results of static decoding (the functions the sync hooks
+ * displace) shared with every process this one forks from now on: an
+ * exploration's runs then decode each function once between them.  0, or
+ * -1 (no shared memory: each run decodes for itself). */
+int tracer_share_decoding(void);
+
 /* An event a budget of the agent expects (a recorded one). */
 struct tracer_expect {
 	uint64_t obj;

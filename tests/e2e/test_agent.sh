@@ -172,6 +172,23 @@ t_agent_explore_same() {
 	expect_match "$(cat a.txt)" ' [1-9][0-9]* bug' "acc_deque's runs"
 }
 
+# An exec with an empty environment: the new image has no agent, so its
+# access sites keep their ptrace stops (a stub calling the old image's
+# agent entry would lose them, or worse); the same accesses as without
+# the agent.
+t_agent_exec_without_agent() {
+	local a p
+	REC_OPTS="--agent" record a exec_noenv
+	expect_recorded a 0
+	REC_OPTS="--no-agent" record p exec_noenv
+	expect_recorded p 0
+	a=$(avt dump -d a | grep -c 'acc_events\.c')
+	p=$(avt dump -d p | grep -c 'acc_events\.c')
+	[ "$p" -ge 1000 ] || fail "only $p events of the second image without the agent"
+	expect_eq "$a" "$p" "events of the second image (acc_events.c) through the agent"
+	[ "$(jq .agent_events a/meta.json)" -gt 0 ] || fail "no event of the first image in-process"
+}
+
 # lock_discipline DIR OBJ: in the global order, OBJ (a normal mutex) is
 # acquired only when free and released only by its holder.
 lock_discipline() {
