@@ -189,6 +189,18 @@ t_agent_exec_without_agent() {
 	[ "$(jq .agent_events a/meta.json)" -gt 0 ] || fail "no event of the first image in-process"
 }
 
+# Signals sent to a thread that runs through in-process accesses, with a
+# 1 ms slice (preempted anywhere, inside a stub too, and the signal then
+# delivered there): the thread's sums, its floating point and the
+# handler's count come out exact (the target checks them).  Where the
+# signals land is timing; what is asserted holds wherever they land.
+t_agent_access_signals() {
+	REC_OPTS="--agent --slice 1 --access-budget 1000000000" record a acc_signals 200000
+	expect_recorded a 0
+	expect_match "$(cat a.stdout)" '^ok [0-9]+$' "acc_signals' own check"
+	[ "$(jq .agent_events a/meta.json)" -ge 100000 ] || fail "few accesses in-process"
+}
+
 # lock_discipline DIR OBJ: in the global order, OBJ (a normal mutex) is
 # acquired only when free and released only by its holder.
 lock_discipline() {
