@@ -20,6 +20,17 @@ project() {
 		fail "jq cannot parse the dumps of $1"
 }
 
+# record_pair OPTS PROG ARGS...: records PROG with OPTS and --no-agent
+# into p/, with OPTS and --agent into a/; both must exit 0.
+record_pair() {
+	local opts=$1 prog=$2
+	shift 2
+	REC_OPTS="$opts --no-agent" record p "$prog" "$@"
+	expect_recorded p 0
+	REC_OPTS="$opts --agent" record a "$prog" "$@"
+	expect_recorded a 0
+}
+
 # record_both MODE PROG ARGS...: records PROG with --no-agent and --agent
 # into p/ and a/, with no automatic watchpoints (their budgets are global:
 # the accesses a thread gets depend on the interleaving) and a slice long
@@ -33,11 +44,7 @@ record_both() {
 	need_jq
 	local mode=$1 prog=$2 t
 	shift 2
-	local opts="--no-auto-watch --slice 60000"
-	REC_OPTS="$opts --no-agent" record p "$prog" "$@"
-	expect_recorded p 0
-	REC_OPTS="$opts --agent" record a "$prog" "$@"
-	expect_recorded a 0
+	record_pair "--no-auto-watch --slice 60000" "$prog" "$@"
 	expect_match "$(cat a.stderr)" '^avtrace: [0-9,]+ events through the in-process agent' "record --agent summary"
 	n=$(jq .agent_events a/meta.json)
 	[ "$n" -gt 0 ] || fail "no event came through the agent"
@@ -70,11 +77,7 @@ access_both() {
 	need_jq
 	local prog=$1
 	shift
-	local opts="-f --slice 60000 ${ACC_OPTS:-}"
-	REC_OPTS="$opts --no-agent" record p "$prog" "$@"
-	expect_recorded p 0
-	REC_OPTS="$opts --agent" record a "$prog" "$@"
-	expect_recorded a 0
+	record_pair "-f --slice 60000 ${ACC_OPTS:-}" "$prog" "$@"
 	expect_match "$(cat a.stderr)" '^avtrace: access breakpoints: [0-9]+ sites?, .*; [1-9][0-9]* taken in-process' "record --agent summary"
 	expect_eq "$(jq .access_stubs p/meta.json)" 0 "in-process sites with --no-agent"
 	project p | sed -E 's/"0x7fff[0-9a-f]+"/"stack"/g' >p.proj || exit
