@@ -9,7 +9,7 @@
  * how many events (the run token: run_tid, budget); what the agent saves
  * is the ptrace stop per uncontended operation:
  *
- *   lock     claim a avt_ring slot, try the lock through the unhooked copy of
+ *   lock     claim a ring slot, try the lock through the unhooked copy of
  *            its try-function (pthread_mutex_trylock, tryrdlock, ...);
  *            taken: commit an acquire event, return 0; busy (held by a
  *            stopped thread, or relocked by its owner): cancel the slot
@@ -20,14 +20,18 @@
  *   unlock   commit a release event, then unlock through the unhooked copy
  *   signal   commit a signal (broadcast) event, then call the unhooked copy
  *
- * The supervisor drains the avt_ring at every ptrace stop and turns each
+ * Access breakpoints taken in-process have their entry in access.c.  A
+ * budget that carries expected events (explore) lets through only the
+ * event expected next (begin()).
+ *
+ * The supervisor drains the ring at every ptrace stop and turns each
  * record into the event the ptrace hook would have emitted (same model,
  * same sequence numbers, same sites, same filters).
  *
  * Rules of a hook here: no malloc, no stdio, no locks, no system call on
- * the fast path (a thread's tid is read once); the avt_ring and the switches
+ * the fast path (a thread's tid is read once); the ring and the switches
  * are plain atomics in shared memory.  Whenever anything is not right
- * (no region, not enabled yet, avt_ring full, a call nested inside a hook by a
+ * (no region, not enabled yet, ring full, a call nested inside a hook by a
  * signal handler, a forked child) the call goes down the ptrace path:
  * exactly what happens without the agent.
  */
@@ -146,14 +150,21 @@ static inline lock_fn raw(enum avt_agent_raw which)
 	return (lock_fn)(uintptr_t)atomic_load_explicit(&avt_ring->raw[which], memory_order_relaxed);
 }
 
-/* Begins a fast path: enters it, finds the unhooked entry of which (*fn)
- * and claims a avt_ring slot with reserve slots left free.  The ticket, or -1
- * (not entered, or left again: take the ptrace path) when the fast path
- * is off, the entry is not published or the avt_ring is that full. */
-static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn)
+/* Begins a fast path for an event (kind on obj, from site): enters it,
+ * finds the unhooked entry of which (*fn) and claims a ring slot with
+ * reserve slots left free.  The ticket, or -1 (not entered, or left
+ * again: take the ptrace path) when the fast path is off, the event is
+ * not the one the budget expects next, the entry is not published or the
+ * ring is that full. */
+static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn, uint16_t kind,
+		     void *obj, uint64_t site)
 {
 	if (!avt_enter())
 		return -1;
+	if (!avt_agent_expected(avt_ring, kind, (uint64_t)(uintptr_t)obj, site)) {
+		avt_leave();
+		return -1;
+	}
 	*fn = raw(which);
 	int64_t ticket = *fn ? avt_agent_claim(avt_ring, reserve) : -1;
 	if (ticket < 0) {
@@ -162,16 +173,6 @@ static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn)
 		avt_leave();
 	}
 	return ticket;
-}
-
-/* Gives a claimed slot back (kind none: the drain skips it) and leaves:
- * the call takes the ptrace path. */
-static int cancel(int64_t ticket, void *obj, uint64_t site)
-{
-	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_NONE, (uint64_t)(uintptr_t)obj, site,
-			 avt_my_tid);
-	avt_leave();
-	return -1;
 }
 
 /* A lock that must not block in-process: tried through the unhooked
@@ -183,39 +184,34 @@ static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t
 		     int is_try)
 {
 	lock_fn trylock;
-	int64_t ticket = begin(try_fn, AVT_AGENT_UNLOCK_RESERVE, &trylock);
+	int64_t ticket = begin(try_fn, AVT_AGENT_UNLOCK_RESERVE, &trylock, kind_taken, m, site);
 	if (ticket < 0)
 		return -1;
-	/* a budget that expects events: only the acquire it expects here */
-	if (!avt_agent_expected(avt_ring, kind_taken, (uint64_t)(uintptr_t)m, site))
-		return cancel(ticket, m, site);
 	int rv = trylock(m);
 	/* EOWNERDEAD: a robust mutex whose owner died, taken (the caller
 	 * must make it consistent); anything else: not taken */
 	int taken = rv == 0 || rv == EOWNERDEAD;
-	uint16_t kind = taken ? kind_taken : is_try ? AVT_EV_TRYLOCK_FAIL : AVT_EV_NONE;
-	if (!taken && atomic_load_explicit(&avt_ring->expect_n, memory_order_relaxed))
-		return cancel(ticket, m, site); /* not the acquire expected: ptrace decides */
+	/* not taken, by a blocking call, or by a try-call whose budget
+	 * expected the acquire: the ptrace hook and its model decide */
+	int decline = !taken && (!is_try || atomic_load_explicit(&avt_ring->expect_n,
+								  memory_order_relaxed));
+	uint16_t kind = taken ? kind_taken : decline ? AVT_EV_NONE : AVT_EV_TRYLOCK_FAIL;
 	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, avt_my_tid);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(avt_ring);
 	avt_leave();
-	if (!taken && !is_try)
-		return -1; /* busy: the ptrace hook and its model decide */
-	return rv;
+	return decline ? -1 : rv;
 }
 
-/* The release is in the avt_ring before the lock is free, as the ptrace hook
+/* The release is in the ring before the lock is free, as the ptrace hook
  * emits it at the entry of the call; whether it is an event at all (a
  * lock never locked, not held) the supervisor's model says. */
 static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 {
 	lock_fn unlock;
-	int64_t ticket = begin(unlock_fn, 0, &unlock);
+	int64_t ticket = begin(unlock_fn, 0, &unlock, AVT_EV_RELEASE, m, site);
 	if (ticket < 0)
 		return -1;
-	if (!avt_agent_expected(avt_ring, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site))
-		return cancel(ticket, m, site);
 	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, avt_my_tid);
 	avt_agent_spend(avt_ring);
 	int rv = unlock(m);
@@ -266,11 +262,9 @@ static inline int ptr_fast(int rv)
 static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t kind)
 {
 	lock_fn call;
-	int64_t ticket = begin(fn, AVT_AGENT_UNLOCK_RESERVE, &call);
+	int64_t ticket = begin(fn, AVT_AGENT_UNLOCK_RESERVE, &call, kind, c, site);
 	if (ticket < 0)
 		return -1;
-	if (!avt_agent_expected(avt_ring, kind, (uint64_t)(uintptr_t)c, site))
-		return cancel(ticket, c, site);
 	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)c, site, avt_my_tid);
 	avt_agent_spend(avt_ring);
 	avt_leave();
@@ -284,7 +278,7 @@ FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL
 FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
 
 /* fork(): the child is not traced (avtrace detaches it, as without the
- * agent); it must never write into the parent's avt_ring. */
+ * agent); it must never write into the parent's ring. */
 static void on_fork_child(void)
 {
 	avt_detached = 1;

@@ -46,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -462,12 +461,8 @@ struct scan_blob {
  * is mapped. */
 static void scan_module(struct access *ac, const struct elfmod *m, struct scan *sc)
 {
-	struct stat st;
-	uint64_t key = 0;
-	if (stat(m->path, &st) == 0) {
-		uint64_t id[6] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
-				   (uint64_t)st.st_mtim.tv_nsec, m->bias };
-		key = cache_key(cache_key(0x5ca7, m->path, strlen(m->path)), &id, sizeof id);
+	uint64_t key = cache_file_key(0x5ca7 ^ m->bias, m->path);
+	if (key) {
 		size_t len;
 		const struct scan_blob *b = cache_get_blob(key, &len);
 		if (b && len >= sizeof *b && len == sizeof *b + b->n * sizeof(struct cand)) {

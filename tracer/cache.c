@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "cache.h"
 #include "tracer.h"
@@ -103,6 +104,16 @@ uint64_t cache_key(uint64_t seed, const void *data, size_t len)
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h && h != CACHE_BUSY ? h : 1;
+}
+
+uint64_t cache_file_key(uint64_t seed, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return 0;
+	uint64_t id[5] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+			   (uint64_t)st.st_mtim.tv_nsec };
+	return cache_key(cache_key(seed, path, strlen(path)), id, sizeof id);
 }
 
 bool cache_get(uint64_t key, uint32_t *val)

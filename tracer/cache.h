@@ -12,6 +12,10 @@
 /* A key for a result: a hash of what it depends on (seed: the kind of
  * result and any scalar inputs), never 0. */
 uint64_t cache_key(uint64_t seed, const void *data, size_t len);
+/* A key for a result that depends on a file's contents: its path, device,
+ * inode, size and modification time, and seed; 0 if it cannot be stat'ed
+ * (then do not cache). */
+uint64_t cache_file_key(uint64_t seed, const char *path);
 bool cache_get(uint64_t key, uint32_t *val);
 void cache_put(uint64_t key, uint32_t val);
 /* The same for a blob of bytes: cache_get_blob's pointer is into shared

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -279,13 +278,8 @@ struct lookup_blob {
 int elf_lookup_funcs(const char *path, const char *const *names, size_t n,
 		     struct elfsym *out, int *has_symtab)
 {
-	struct stat st;
-	uint64_t key = 0;
-	if (stat(path, &st) == 0) {
-		uint64_t id[5] = { st.st_dev, st.st_ino, (uint64_t)st.st_size,
-				   (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec };
-		key = cache_key(0x10c, path, strlen(path));
-		key = cache_key(key, id, sizeof id);
+	uint64_t key = cache_file_key(0x10c, path);
+	if (key) {
 		for (size_t i = 0; i < n; i++)
 			key = cache_key(key, names[i], strlen(names[i]) + 1);
 		size_t len;
