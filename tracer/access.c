@@ -640,23 +640,26 @@ static uint16_t mem_flags(const struct dec_mem *m)
 	return flags;
 }
 
+/* After how many hits site s is disarmed, as things stand (0: never): the
+ * recorded removal in a replay; the private budget in a recording, while
+ * no hit was shared. */
+static uint64_t disarm_limit(const struct tracer *tr, const struct asite *s)
+{
+	if (tr->acc->replay)
+		return s->disarm_at;
+	return s->shared ? 0 : tr->opts.access_budget ? tr->opts.access_budget : 256;
+}
+
 /* How many more hits site s may take in-process before one stops at
- * ptrace, where its fate is decided: the hit that reaches the private
- * budget (record) or the recorded disarm (replay) always stops. */
+ * ptrace, where its fate is decided: the hit that reaches its disarm
+ * always stops. */
 static int32_t site_left(const struct tracer *tr, const struct asite *s)
 {
-	uint64_t limit;
 	if (s->off)
 		return 0;
-	if (tr->acc->replay) {
-		if (!s->disarm_at)
-			return AVT_AGENT_SITE_NOLIMIT;
-		limit = s->disarm_at;
-	} else {
-		if (s->shared)
-			return AVT_AGENT_SITE_NOLIMIT;
-		limit = tr->opts.access_budget ? tr->opts.access_budget : 256;
-	}
+	uint64_t limit = disarm_limit(tr, s);
+	if (!limit)
+		return AVT_AGENT_SITE_NOLIMIT;
 	if (limit <= s->hits + 1)
 		return 0;
 	uint64_t left = limit - s->hits - 1;
@@ -898,20 +901,12 @@ static void disarm(struct tracer *tr, struct asite *s)
  * private budget, a recorded disarm, and what the agent may take next. */
 static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 {
-	struct access *ac = tr->acc;
 	s->hits++;
 	if (!priv)
 		s->shared = true;
-	if (!s->off) {
-		if (ac->replay) {
-			if (s->disarm_at && s->hits >= s->disarm_at)
-				disarm(tr, s);
-		} else {
-			unsigned budget = tr->opts.access_budget ? tr->opts.access_budget : 256;
-			if (!s->shared && s->hits >= budget)
-				disarm(tr, s);
-		}
-	}
+	uint64_t limit = disarm_limit(tr, s);
+	if (!s->off && limit && s->hits >= limit)
+		disarm(tr, s);
 	if (s->agent >= 0)
 		agent_access_left(tr, s->agent, site_left(tr, s));
 }
