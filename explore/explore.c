@@ -44,6 +44,7 @@ struct run_msg {
 	char choices[256];
 	uint64_t target;           /* guided: the run's target pair, or 0 */
 	uint64_t events, agent_events;
+	uint32_t stuck_waits;
 	uint32_t nrf;              /* reads-from keys new to the run's guide,
 	                              sent after the message */
 };
@@ -426,6 +427,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		msg.target = xp_policy_target(xr);
 		msg.events = res.nev;
 		msg.agent_events = res.agent_events;
+		msg.stuck_waits = res.stuck_waits;
 		if (write_run(o, rp, &res, num, msg.choices) < 0)
 			msg.outcome = RO_ERROR;
 		replay_result_release(&res);
@@ -566,6 +568,7 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	res->done++;
 	res->events += m.events;
 	res->agent_events += m.agent_events;
+	res->stuck_waits += m.stuck_waits;
 	if ((unsigned)m.outcome < 5)
 		res->counts[m.outcome]++;
 	if (m.outcome != RO_BUG && m.outcome != RO_DEADLOCK)

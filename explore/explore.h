@@ -106,6 +106,8 @@ struct explore_result {
 	double seconds;
 	uint64_t events;        /* events of the finished runs */
 	uint64_t agent_events;  /* of them, made in-process (the agent) */
+	uint64_t stuck_waits;   /* turns ended as their thread fell asleep where
+	                           only a stopped thread could wake it */
 };
 
 /* The variables PCTVB chooses from: every address read or written and

@@ -403,8 +403,10 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	}
 	if (rp->tr && !res->gdb_pid)
 		tracer_kill(rp->tr);
-	if (rp->tr)
+	if (rp->tr) {
 		res->agent_events = tracer_stats(rp->tr)->agent_events;
+		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
+	}
 	res->step = rp->step + (rp->in_free ? 0 : 1);
 	res->in_free = rp->in_free;
 	res->has_divergence = rp->has_div;
@@ -530,6 +532,7 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "signal", json_integer(res->signal));
 		json_object_set_new(o, "seconds", json_real(res->seconds));
 		json_object_set_new(o, "agent_events", json_integer((json_int_t)res->agent_events));
+		json_object_set_new(o, "stuck_waits", json_integer((json_int_t)res->stuck_waits));
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

@@ -120,6 +120,7 @@ struct replay_result {
 	pid_t gdb_pid;          /* --gdb: the stopped process, else 0 */
 	double seconds;
 	uint64_t agent_events;  /* events that came through the in-process agent */
+	unsigned stuck_waits;   /* turns ended at once: asleep where only a stopped thread could wake it */
 };
 
 void replay_result_release(struct replay_result *r);

@@ -552,6 +552,14 @@ static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t start
 	return pre + (cpu > rc->cpu0 ? cpu - rc->cpu0 : 0);
 }
 
+static bool others_running(const struct tracer *tr, const struct tthread *t)
+{
+	for (size_t i = 0; i < tr->nthr; i++)
+		if (tr->thr[i] && tr->thr[i] != t && tr->thr[i]->state == TS_RUNNING)
+			return true;
+	return false;
+}
+
 /* Called on every tick while t runs: preempt a spinner, set aside a
  * thread asleep in the kernel. */
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
@@ -569,12 +577,19 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	 * computing thread waits for a CPU, and its slices must end where
 	 * they end on an idle one (the same run for the same seed) */
 	uint64_t ran = tr->current_busy + run_busy_ns(tr, t, started, rc);
-	bool asleep = *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
+	/* asleep on a private futex with no timeout while no other thread
+	 * runs: only a thread we run can wake it, so its turn is over now,
+	 * where the clock would end it a slice later (glibc's internal
+	 * waits: a condition's signaller waiting for stopped waiters to
+	 * leave its group, a contended internal lock) */
+	bool stuck = *sleeping_ticks >= 1 && !others_running(tr, t) &&
+		     ptu_thread_futex_untimed(tr->pid, t->tid);
+	bool asleep = stuck || *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
 	/* ... but a thread asleep in the kernel spends no CPU time: its turn
 	 * ends by the clock, or one asleep on what a stopped thread must
 	 * write (with nobody else runnable) would sleep for ever */
 	uint64_t slice = (uint64_t)tr->opts.slice_ms * 1000000ull;
-	bool slice_over = ran >= slice || (asleep && now_ns() - started >= slice);
+	bool slice_over = stuck || ran >= slice || (asleep && now_ns() - started >= slice);
 	if (!asleep && !slice_over)
 		return;
 	if (asleep && !t->priv->expect_block && !sched_others_could_run(tr, t, false) && !slice_over)
@@ -583,6 +598,7 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 		return; /* a sleeping call and nobody else at all: let it sleep */
 	tr->interrupt_blocked = asleep;
 	t->priv->interrupt_pending = true;
+	tr->stats.stuck_waits += stuck;
 	ptu_interrupt(t->tid);
 }
 

@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +151,25 @@ uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid)
 {
 	char buf[128];
 	return read_task_file(pid, tid, "schedstat", buf, sizeof buf) < 0 ? 0 : strtoull(buf, NULL, 10);
+}
+
+bool ptu_thread_futex_untimed(pid_t pid, pid_t tid)
+{
+	char buf[256];
+	if (read_task_file(pid, tid, "syscall", buf, sizeof buf) < 0)
+		return false;
+	/* "NR arg0 ... arg5 sp pc" while in a system call */
+	char *p = buf, *end;
+	unsigned long long v[4];
+	for (int i = 0; i < 4; i++) {
+		v[i] = strtoull(p, &end, 0);
+		if (end == p)
+			return false;
+		p = end;
+	}
+	unsigned cmd = (unsigned)v[2] & ~(unsigned)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+	return v[0] == SYS_futex && (v[2] & FUTEX_PRIVATE_FLAG) &&
+	       (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) && strtoull(p, NULL, 0) == 0;
 }
 
 char ptu_thread_state(pid_t pid, pid_t tid)

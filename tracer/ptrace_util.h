@@ -56,6 +56,9 @@ int ptu_open_mem(pid_t pid);
 /* Kernel scheduling state of a thread from /proc/PID/task/TID/stat
  * ('R', 'S', 'D', 't', ...), or 0 when it cannot be read. */
 char ptu_thread_state(pid_t pid, pid_t tid);
+/* Whether the thread is in a futex wait that only the process's own
+ * threads can end: private, no timeout (/proc/PID/task/TID/syscall). */
+bool ptu_thread_futex_untimed(pid_t pid, pid_t tid);
 /* Nanoseconds the thread has spent on a CPU (schedstat); 0 if unknown. */
 uint64_t ptu_thread_cpu_ns(pid_t pid, pid_t tid);
 

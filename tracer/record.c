@@ -442,6 +442,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
 	json_object_set_new(m, "agent", rec->opts.agent_lib ? json_string(rec->opts.agent_lib) : json_false());
 	json_object_set_new(m, "agent_events", json_integer((json_int_t)st->agent_events));
+	json_object_set_new(m, "stuck_waits", json_integer((json_int_t)st->stuck_waits));
 	json_object_set_new(m, "cwd", json_string(cwd));
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));

@@ -250,6 +250,7 @@ struct tracer_stats {
 	unsigned execs;
 	unsigned preemptions;
 	unsigned kernel_waits;
+	unsigned stuck_waits;  /* turns ended at once: asleep on a private untimed futex */
 	unsigned mutexes, condvars;
 	uint64_t agent_events; /* events that came through the in-process agent */
 };

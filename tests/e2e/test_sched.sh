@@ -166,6 +166,22 @@ t_explore_same_seed_same_runs_under_load() {
 	done
 }
 
+# A turn ends as soon as its thread falls asleep on a private futex with
+# no timeout while no other thread runs (loop.c's stuck turn): workqueue's
+# signallers wait in glibc for stopped waiters to leave the condition's
+# group.  The clock used to end each such turn a time slice (10 ms) later;
+# the count says the new rule decided them, and the runs still pass.
+t_explore_internal_waits_end_at_once() {
+	record out workqueue
+	expect_recorded out 0
+	avt_timed 120 explore -q -d out -n 10 -j 1 --seed 3 >x.txt 2>x.err ||
+		fail "explore failed: $(tail -n 2 x.err)"
+	expect_match "$(cat x.txt)" '10 pass, 0 bug' "workqueue's runs"
+	local n
+	n=$(sed -n 's/^  \([0-9]*\) turns ended as soon as.*/\1/p' x.txt)
+	[ "${n:-0}" -gt 0 ] || fail "no turn ended at an internal wait: $(cat x.txt)"
+}
+
 # ---- reports
 
 # A deadlock in a condition wait names the wait's line (it was blank).

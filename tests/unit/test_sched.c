@@ -4,12 +4,19 @@
  * event-less turns.
  */
 #include <check.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace/schedule.h"
+#include "tracer/ptrace_util.h"
 #include "tracer/tracer_int.h"
 
 /* ---- round robin */
@@ -116,6 +123,81 @@ START_TEST(test_yield_round_trip)
 }
 END_TEST
 
+/* ---- a sleep only the process's own threads can end (loop.c's stuck
+ * turn): a private futex wait with no timeout, and nothing else */
+
+enum sleep_kind { SLEEP_WAIT, SLEEP_BITSET, SLEEP_TIMED, SLEEP_SHARED, SLEEP_READ };
+
+/* A child asleep as kind says; its pid once /proc says it sleeps. */
+static pid_t sleeper(enum sleep_kind kind)
+{
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static int word;
+		struct timespec t = { 600, 0 };
+		switch (kind) {
+		case SLEEP_WAIT:
+			syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+			break;
+		case SLEEP_BITSET:
+			syscall(SYS_futex, &word, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL,
+				FUTEX_BITSET_MATCH_ANY);
+			break;
+		case SLEEP_TIMED:
+			syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
+			break;
+		case SLEEP_SHARED:
+			syscall(SYS_futex, &word, FUTEX_WAIT, 0, NULL, NULL, 0);
+			break;
+		case SLEEP_READ: {
+			char c;
+			close(fds[1]);
+			(void)!read(fds[0], &c, 1);
+			break;
+		}
+		}
+		_exit(0);
+	}
+	/* told by the child's state, not by the clock (bounded: 5 s) */
+	for (int i = 0; i < 50000 && ptu_thread_state(pid, pid) != 'S'; i++)
+		usleep(100);
+	ck_assert_int_eq(ptu_thread_state(pid, pid), 'S');
+	close(fds[0]);
+	close(fds[1]);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+START_TEST(test_futex_untimed)
+{
+	static const struct {
+		enum sleep_kind kind;
+		bool stuck;
+	} cases[] = {
+		{ SLEEP_WAIT, true },    /* a contended internal lock */
+		{ SLEEP_BITSET, true },  /* a condition wait, glibc's */
+		{ SLEEP_TIMED, false },  /* its timeout ends it */
+		{ SLEEP_SHARED, false }, /* another process may wake it */
+		{ SLEEP_READ, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		pid_t pid = sleeper(cases[i].kind);
+		ck_assert_msg(ptu_thread_futex_untimed(pid, pid) == cases[i].stuck, "case %zu", i);
+		reap(pid);
+	}
+	/* a thread that is not in a system call */
+	ck_assert(!ptu_thread_futex_untimed(getpid(), getpid()));
+}
+END_TEST
+
 static Suite *sched_suite(void)
 {
 	Suite *s = suite_create("sched");
@@ -126,6 +208,9 @@ static Suite *sched_suite(void)
 	suite_add_tcase(s, rr);
 	tcase_add_test(y, test_yield_round_trip);
 	suite_add_tcase(s, y);
+	TCase *st = tcase_create("stuck");
+	tcase_add_test(st, test_futex_untimed);
+	suite_add_tcase(s, st);
 	return s;
 }
 
