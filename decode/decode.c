@@ -230,6 +230,12 @@ static void fill(const cs_insn *in, struct dec_insn *out)
 		    gr == CS_GRP_INT || gr == CS_GRP_IRET || gr == CS_GRP_BRANCH_RELATIVE)
 			out->flags |= DEC_F_BRANCH;
 	}
+	if (out->flags & DEC_F_BRANCH) {
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
+			out->target = (uint64_t)x->operands[0].imm;
+		else if (in->id == X86_INS_JMP || in->id == X86_INS_LJMP)
+			out->flags |= DEC_F_INDIRECT;
+	}
 	if (is_stack_op(in->id))
 		out->flags |= DEC_F_STACKOP;
 	frame_copy(in, x, out);
@@ -292,6 +298,40 @@ static void fill(const cs_insn *in, struct dec_insn *out)
 	}
 	if (has_mem && !out->nmem && is_no_access(in->id))
 		out->flags |= DEC_F_NOACCESS;
+}
+
+size_t dec_cover(const struct dec_insn *ins, size_t n, size_t i, const bool *site, size_t need,
+		 size_t max)
+{
+	if (i >= n)
+		return 0;
+	size_t cover = ins[i].len;
+	for (size_t j = i + 1, k = 1; cover < need; j++, k++) {
+		if (j >= n || k == 4 || ins[j].addr != ins[i].addr + cover || site[j] ||
+		    ins[j].flags & DEC_F_BRANCH)
+			return 0;
+		cover += ins[j].len;
+	}
+	return cover <= max ? cover : 0;
+}
+
+bool dec_lands_inside(const uint64_t *targets, size_t n, uint64_t addr, size_t cover)
+{
+	size_t lo = 0, hi = n; /* the first target above addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (targets[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && targets[lo] < addr + cover;
+}
+
+bool dec_same_function(const char *a, const char *b)
+{
+	size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+	return la == lb && !strncmp(a, b, la);
 }
 
 int dec_insn(struct dec *d, const uint8_t *code, size_t len, uint64_t addr, struct dec_insn *out)

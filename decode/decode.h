@@ -67,6 +67,7 @@ struct dec_mem {
 #define DEC_F_FRAMEADDR 0x08 /* copies rsp or rbp into another register (lea X(%rsp), mov %rsp,%r) */
 #define DEC_F_FPSETUP   0x10 /* mov %rsp,%rbp: a frame-pointer prologue */
 #define DEC_F_VSIB      0x20 /* a memory operand indexed by a vector register: not computed */
+#define DEC_F_INDIRECT  0x40 /* a jmp through a register or memory: a jump table may target anything */
 
 struct dec_insn {
 	uint64_t addr;
@@ -75,6 +76,7 @@ struct dec_insn {
 	uint8_t nmem;         /* accesses in mem[] */
 	struct dec_mem mem[2];
 	int8_t frame_src;     /* DEC_F_FRAMEADDR: DEC_RSP or DEC_RBP */
+	uint64_t target;      /* a direct jump, call or loop: where it goes; else 0 */
 	char text[80];        /* "mnemonic operands", for messages */
 };
 
@@ -87,6 +89,25 @@ void dec_free(struct dec *d);
  * length, 0 when it cannot be decoded. */
 int dec_insn(struct dec *d, const uint8_t *code, size_t len, uint64_t addr,
 	     struct dec_insn *out);
+
+/* Instructions too short for a jmp rel32 (need bytes) can be displaced
+ * together with the ones after them.  ins[0..n) are a function's
+ * instructions in order, site[k] says whether ins[k] is an access site
+ * itself.  Returns the bytes from ins[i] on that may be covered: the
+ * fewest contiguous instructions (at most 4, at most max bytes) reaching
+ * need, none after the first a branch or a site; 0 if there are none.
+ * Whether anything jumps into the covered bytes is the caller's
+ * question (targets and DEC_F_INDIRECT of the whole module). */
+size_t dec_cover(const struct dec_insn *ins, size_t n, size_t i, const bool *site, size_t need,
+		 size_t max);
+
+/* Whether one of targets[0..n) (sorted) lands inside (addr, addr + cover):
+ * in the displaced bytes after the first instruction. */
+bool dec_lands_inside(const uint64_t *targets, size_t n, uint64_t addr, size_t cover);
+
+/* foo, foo.cold, foo.part.0: parts of one function as the compiler splits
+ * it (a jump table in one may target the other's blocks). */
+bool dec_same_function(const char *a, const char *b);
 
 /* The effective address of m for registers r (fs_base / gs_base for
  * segment-relative operands).  rip-relative operands give rip_target. */

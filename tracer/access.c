@@ -92,6 +92,7 @@ struct slots {
 	size_t n;
 	uint64_t *addr;
 	uint8_t *copy;
+	uint8_t *len;    /* the jump form: the bytes displaced (a cover: several instructions) */
 };
 
 struct access {
@@ -202,6 +203,7 @@ static bool system_path(const char *p)
 struct func {
 	uint64_t lo, hi;  /* ELF virtual addresses */
 	bool skip;        /* the C runtime's start-up and tear-down code */
+	const char *name; /* while the ELF is open */
 };
 
 /* Functions the toolchain links into every executable (crtstuff, crt1):
@@ -258,6 +260,7 @@ static size_t module_funcs(Elf *e, struct func **out)
 			}
 			f[n].lo = s.st_value;
 			f[n].hi = s.st_value + s.st_size;
+			f[n].name = elf_strptr(e, sh.sh_link, s.st_name);
 			f[n++].skip = crt;
 		}
 	}
@@ -277,11 +280,18 @@ static size_t module_funcs(Elf *e, struct func **out)
 struct cand {
 	uint64_t addr;       /* runtime */
 	struct dec_insn in;
+	uint8_t cover;       /* a short instruction: the bytes displaced with
+	                        the ones after it (dec_cover), else 0 */
+	const char *func;    /* its function's name, during the scan (NULL: none) */
 };
 
 struct scan {
 	struct cand *c;
 	size_t n, cap;
+	uint64_t *targets;    /* every direct branch's target in the module */
+	size_t ntargets, captargets;
+	const char **indirect; /* functions with an indirect jmp */
+	size_t nindirect, capindirect;
 	unsigned undecodable;
 	unsigned untrusted;   /* functions left alone: their decoding is not sure */
 	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
@@ -323,8 +333,23 @@ static bool evex(const uint8_t *code, size_t len)
  * (data in the text, or an instruction the decoder does not know) or an
  * AVX-512 instruction - is left alone: decoding on past such a byte may
  * land inside an instruction, and an int3 planted there corrupts it. */
+static bool push(void **a, size_t *n, size_t *cap, size_t size, const void *v)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		void *na = realloc(*a, ncap * size);
+		if (!na)
+			return false;
+		*a = na;
+		*cap = ncap;
+	}
+	memcpy((char *)*a + *n * size, v, size);
+	(*n)++;
+	return true;
+}
+
 static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, size_t len,
-		      uint64_t rt)
+		      uint64_t rt, const char *name)
 {
 	struct dec_insn *ins = malloc((len + 1) * sizeof *ins);
 	size_t n = 0;
@@ -351,10 +376,22 @@ static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, s
 		free(ins);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	bool indirect = false;
+	for (size_t i = 0; i < n; i++) {
 		if (ins[i].flags & DEC_F_FRAMEADDR &&
 		    (ins[i].frame_src == DEC_RSP || (fp && ins[i].frame_src == DEC_RBP)))
 			escapes = true;
+		if (ins[i].target && !push((void **)&sc->targets, &sc->ntargets, &sc->captargets,
+					   sizeof *sc->targets, &ins[i].target))
+			name = NULL; /* out of memory: no cover here */
+		indirect |= !!(ins[i].flags & DEC_F_INDIRECT);
+	}
+	if (indirect && name &&
+	    !push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect, sizeof *sc->indirect, &name))
+		name = NULL;
+	bool *site = calloc(n + 1, sizeof *site);
+	if (!site)
+		n = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct dec_insn *in = &ins[i];
 		if (!in->nmem || in->flags & (DEC_F_BRANCH | DEC_F_VSIB))
@@ -370,20 +407,51 @@ static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, s
 				continue;
 			want = true;
 		}
-		if (!want)
-			continue;
-		if (sc->n == sc->cap) {
-			size_t ncap = sc->cap ? sc->cap * 2 : 256;
-			struct cand *nc = realloc(sc->c, ncap * sizeof *nc);
-			if (!nc)
-				break;
-			sc->c = nc;
-			sc->cap = ncap;
-		}
-		sc->c[sc->n].addr = in->addr;
-		sc->c[sc->n++].in = *in;
+		site[i] = want;
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (!site[i])
+			continue;
+		/* short: displaced with what follows, if only this function can
+		 * jump into it (a symbol's function; scan_file checks the
+		 * module's branches once all are known) */
+		size_t cover = name && ins[i].len < BPT_JMP_LEN ?
+			dec_cover(ins, n, i, site, BPT_JMP_LEN, BPT_COVER_MAX) : 0;
+		struct cand c = { ins[i].addr, ins[i], (uint8_t)cover, name };
+		if (!push((void **)&sc->c, &sc->n, &sc->cap, sizeof *sc->c, &c))
+			break;
+	}
+	free(site);
 	free(ins);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A cover stands only where nothing can jump into its displaced bytes:
+ * no direct branch of the module targets them, and neither the function
+ * nor a part of it (foo.cold) jumps indirectly.  (Other modules enter
+ * only at exported functions; C++ landing pads are checked by the
+ * caller.) */
+static void check_covers(struct scan *sc, bool landing_pads)
+{
+	if (sc->ntargets)
+		qsort(sc->targets, sc->ntargets, sizeof *sc->targets, cmp_u64);
+	for (size_t i = 0; i < sc->n; i++) {
+		struct cand *c = &sc->c[i];
+		if (!c->cover)
+			continue;
+		bool ok = !landing_pads && c->func;
+		for (size_t k = 0; ok && k < sc->nindirect; k++)
+			ok = !dec_same_function(c->func, sc->indirect[k]);
+		if (!ok || dec_lands_inside(sc->targets, sc->ntargets, c->in.addr, c->cover))
+			c->cover = 0;
+	}
+	for (size_t i = 0; i < sc->n; i++)
+		sc->c[i].func = NULL; /* the names go with the ELF */
 }
 
 static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc)
@@ -400,6 +468,13 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
 		goto out;
 	nf = module_funcs(e, &f);
+	bool landing_pads = false; /* C++ exceptions land anywhere in a function */
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *nm;
+		if (gelf_getshdr(scn, &sh) && (nm = elf_strptr(e, shstrndx, sh.sh_name)))
+			landing_pads |= !strcmp(nm, ".gcc_except_table");
+	}
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		const char *nm;
@@ -408,7 +483,7 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 			continue;
 		if (!(sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)) || !strcmp(nm, ".got"))
 			sc->ro[sc->nro++] = (struct func){ m->bias + sh.sh_addr,
-							   m->bias + sh.sh_addr + sh.sh_size, false };
+							   m->bias + sh.sh_addr + sh.sh_size, false, NULL };
 	}
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -428,22 +503,28 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 			uint64_t flo = i < nf ? f[i].lo : hi, fhi = i < nf ? f[i].hi : hi;
 			if (fhi <= at || flo >= hi) {
 				if (flo >= hi && at < hi && i == nf)
-					scan_func(ac, sc, code + (at - lo), hi - at, m->bias + at);
+					scan_func(ac, sc, code + (at - lo), hi - at, m->bias + at, NULL);
 				continue;
 			}
 			if (flo > at)
-				scan_func(ac, sc, code + (at - lo), flo - at, m->bias + at);
+				scan_func(ac, sc, code + (at - lo), flo - at, m->bias + at, NULL);
 			if (flo < at)
 				flo = at;
 			if (fhi > hi)
 				fhi = hi;
 			if (!f[i].skip)
-				scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo);
+				scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo, f[i].name);
 			at = fhi;
 		}
 	}
+	check_covers(sc, landing_pads);
 out:
 	free(f);
+	free(sc->targets);
+	free(sc->indirect);
+	sc->targets = NULL;
+	sc->indirect = NULL;
+	sc->ntargets = sc->captargets = sc->nindirect = sc->capindirect = 0;
 	if (e)
 		elf_end(e);
 	close(fd);
@@ -575,6 +656,7 @@ void access_release(struct tracer *tr)
 	for (size_t i = 0; i < ac->nslots; i++) {
 		free(ac->slots[i].addr);
 		free(ac->slots[i].copy);
+		free(ac->slots[i].len);
 	}
 	free(ac->slots);
 	free(ac->site);
@@ -746,18 +828,19 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	}
 	struct slots *nsl = realloc(ac->slots, (ac->nslots + 1) * sizeof *nsl);
 	uint64_t *addrs = calloc(sc.n, sizeof *addrs);
-	uint8_t *copy = calloc(sc.n, 1);
+	uint8_t *copy = calloc(sc.n, 1), *len = calloc(sc.n, 1);
 	struct slots *sl = NULL;
 	if (nsl)
 		ac->slots = nsl;
-	if (nsl && addrs && copy) {
+	if (nsl && addrs && copy && len) {
 		for (size_t i = 0; i < sc.n; i++)
 			addrs[i] = sc.c[i].addr;
 		sl = &ac->slots[ac->nslots++];
-		*sl = (struct slots){ slots, sc.n, addrs, copy };
+		*sl = (struct slots){ slots, sc.n, addrs, copy, len };
 	} else {
 		free(addrs);
 		free(copy);
+		free(len);
 	}
 	if (ac->nsite + sc.n > ac->capsite) {
 		size_t ncap = ac->nsite + sc.n;
@@ -772,7 +855,12 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	for (size_t i = 0; i < sc.n; i++) {
 		const struct cand *c = &sc.c[i];
 		uint64_t slot = slots + i * BPT_SLOT_SIZE;
-		if (bpt_insert_jump_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
+		int rc = -1;
+		if (c->cover && (rc = bpt_insert_cover_at(&tr->bpts, c->addr, c->cover, BK_ACCESS,
+							  (int)ac->nsite, slot, why, sizeof why)) == 0)
+			ac->st.covers++;
+		if (rc < 0 &&
+		    bpt_insert_jump_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
 			if (!skipped++)
 				snprintf(first, sizeof first, "%s at %s+0x%llx", why,
 					 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
@@ -780,8 +868,10 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 			continue;
 		}
 		const struct bpt *b = bpt_find(&tr->bpts, c->addr);
-		if (sl && b && b->jump)
+		if (sl && b && b->jump) {
 			sl->copy[i] = 1;
+			sl->len[i] = b->len;
+		}
 		struct asite *s = &ac->site[ac->nsite++];
 		memset(s, 0, sizeof *s);
 		s->addr = c->addr;
@@ -971,9 +1061,13 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
 			size_t k = (pc - s->base) / BPT_SLOT_SIZE;
 			/* before the copy ran (its int3, its first byte): the
-			 * instruction itself; in the jump back: where it is, a
-			 * jump to the instruction after it */
-			return (pc - s->base) % BPT_SLOT_SIZE <= s->copy[k] ? s->addr[k] : pc;
+			 * instruction itself; at a later instruction of a cover:
+			 * that one (the copies keep their lengths); in the jump
+			 * back: where it is, a jump to the instruction after it */
+			size_t off = (pc - s->base) % BPT_SLOT_SIZE;
+			if (off <= s->copy[k])
+				return s->addr[k];
+			return s->copy[k] && off < 1u + s->len[k] ? s->addr[k] + off - 1 : pc;
 		}
 	}
 	return pc;

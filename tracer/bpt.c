@@ -430,6 +430,56 @@ static size_t entry_cover(const uint8_t *code, size_t fsize, uint64_t addr)
 	return ok && at == fsize && cover >= BPT_JMP_LEN ? cover : 0;
 }
 
+/* The jump form over the instructions in [addr, addr + cover), whose bytes
+ * are code[0..cover): slot = int3; each instruction relocated in turn
+ * (each one's jmp back overwritten by the next); the last one's jmp back.
+ * Whether anything jumps into the covered bytes is the caller's check. */
+static int plant_cover(struct bpt_table *bt, uint64_t addr, const uint8_t *code, size_t cover,
+		       int kind, int data, uint64_t saddr, char *why, size_t whylen)
+{
+	uint8_t slot[BPT_SLOT_SIZE * 2];
+	size_t off = 1, slen = 0;
+	slot[0] = 0xcc;
+	for (size_t done = 0; done < cover;) {
+		int n = bpt_relocate(code + done, cover - done, addr + done, saddr + off,
+				     slot + off, &slen, why, whylen);
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+		off += (size_t)n;
+	}
+	if (off != cover + 1) {
+		snprintf(why, whylen, "instructions at 0x%llx do not end at %zu bytes",
+			 (unsigned long long)addr, cover);
+		return -1;
+	}
+	size_t end = off + 14; /* the last relocation's jmp back is at off */
+	struct bpt *b = add(bt, addr, kind, data);
+	if (!b || trap_add(bt, saddr, addr) < 0) {
+		if (b) {
+			b->used = false;
+			bt->n--;
+		}
+		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	int64_t rel = (int64_t)saddr - (int64_t)(addr + BPT_JMP_LEN);
+	uint8_t jmp[BPT_JMP_LEN] = { 0xe9 };
+	int32_t r32 = (int32_t)rel;
+	memcpy(jmp + 1, &r32, 4);
+	if (ptu_write(bt->memfd, saddr, slot, end) < 0 || ptu_write(bt->memfd, addr, jmp, sizeof jmp) < 0) {
+		snprintf(why, whylen, "cannot write to the target");
+		b->used = false;
+		bt->n--;
+		return -1;
+	}
+	b->len = (uint8_t)cover;
+	b->slot = saddr;
+	b->trap = saddr;
+	b->jump = true;
+	return 0;
+}
+
 int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int kind, int data,
 		     char *why, size_t whylen)
 {
@@ -457,46 +507,30 @@ int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int ki
 		}
 	}
 	free(code);
-	if (cover < BPT_JMP_LEN || cover > BPT_SLOT_SIZE - 1 - 14)
+	if (cover < BPT_JMP_LEN || cover > sizeof first ||
+	    plant_cover(bt, addr, first, cover, kind, data, saddr, why, whylen) < 0)
 		return bpt_insert_jump(bt, addr, kind, data, why, whylen);
-	/* slot: int3; each covered instruction relocated in turn (each one's
-	 * jmp back overwritten by the next); the last one's jmp back */
-	uint8_t slot[BPT_SLOT_SIZE * 2];
-	size_t off = 1, slen = 0;
-	slot[0] = 0xcc;
-	for (size_t done = 0; done < cover;) {
-		int n = bpt_relocate(first + done, sizeof first - done, addr + done, saddr + off,
-				     slot + off, &slen, why, whylen);
-		if (n <= 0)
-			return bpt_insert_jump(bt, addr, kind, data, why, whylen);
-		done += (size_t)n;
-		off += (size_t)n;
-	}
-	size_t end = off + 14; /* the last relocation's jmp back is at off */
-	struct bpt *b = add(bt, addr, kind, data);
-	if (!b || trap_add(bt, saddr, addr) < 0) {
-		if (b) {
-			b->used = false;
-			bt->n--;
-		}
-		snprintf(why, whylen, "cannot read code at 0x%llx", (unsigned long long)addr);
-		return -1;
-	}
-	uint8_t jmp[BPT_JMP_LEN] = { 0xe9 };
-	int32_t r32 = (int32_t)rel;
-	memcpy(jmp + 1, &r32, 4);
-	if (ptu_write(bt->memfd, saddr, slot, end) < 0 || ptu_write(bt->memfd, addr, jmp, sizeof jmp) < 0) {
-		snprintf(why, whylen, "cannot write to the target");
-		b->used = false;
-		bt->n--;
-		return -1;
-	}
 	bt->scratch_used += BPT_SLOT_SIZE;
-	b->len = (uint8_t)cover;
-	b->slot = saddr;
-	b->trap = saddr;
-	b->jump = true;
 	return 0;
+}
+
+int bpt_insert_cover_at(struct bpt_table *bt, uint64_t addr, size_t cover, int kind, int data,
+			uint64_t saddr, char *why, size_t whylen)
+{
+	uint8_t code[BPT_COVER_MAX];
+	int64_t rel = (int64_t)saddr - (int64_t)(addr + BPT_JMP_LEN);
+	if (cover < BPT_JMP_LEN || cover > BPT_COVER_MAX || rel != (int32_t)rel ||
+	    ptu_read(bt->pid, addr, code, cover) < 0 || has_lock_prefix(code, cover)) {
+		snprintf(why, whylen, "cannot displace %zu bytes at 0x%llx", cover, (unsigned long long)addr);
+		return -1;
+	}
+	for (size_t k = 0; k < cover; k++)
+		if (bpt_find(bt, addr + k)) {
+			snprintf(why, whylen, "a breakpoint is there already at 0x%llx",
+				 (unsigned long long)(addr + k));
+			return -1;
+		}
+	return plant_cover(bt, addr, code, cover, kind, data, saddr, why, whylen);
 }
 
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data)

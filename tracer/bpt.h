@@ -34,6 +34,9 @@
 #define BPT_SLOT_SIZE 32
 #define BPT_SCRATCH_SIZE 16384
 #define BPT_JMP_LEN 5   /* jmp rel32 */
+/* the most bytes displaced together: the slot's int3, their copy and an
+ * absolute jmp back (14 bytes) fill one slot */
+#define BPT_COVER_MAX (BPT_SLOT_SIZE - 1 - 14)
 
 struct bpt {
 	uint64_t addr;
@@ -84,6 +87,11 @@ int bpt_insert_jump(struct bpt_table *bt, uint64_t addr, int kind, int data,
 /* A function's entry (fsize bytes long): the jump form over its first
  * instructions when the first is too short, if the decoded function shows
  * nothing jumps into them; else as bpt_insert_jump. */
+/* The jump form over a short instruction and the ones after it, cover
+ * bytes in all (access sites: decode/'s dec_cover; the caller has made
+ * sure nothing jumps inside), its slot at saddr.  -1 with why. */
+int bpt_insert_cover_at(struct bpt_table *bt, uint64_t addr, size_t cover, int kind, int data,
+			uint64_t saddr, char *why, size_t whylen);
 int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int kind, int data,
 		     char *why, size_t whylen);
 /* Plants an int3 at a one-byte nop (resume = addr + 1). */

@@ -439,6 +439,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "access_stubs", json_integer(as->stubs));
 	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
 	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
+	json_object_set_new(m, "access_covers", json_integer(as->covers));
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
 	json_object_set_new(m, "agent", rec->opts.agent_lib ? json_string(rec->opts.agent_lib) : json_false());
 	json_object_set_new(m, "agent_events", json_integer((json_int_t)st->agent_events));

@@ -267,6 +267,7 @@ struct tracer_access_stats {
 	unsigned undecodable; /* bytes of code capstone could not decode */
 	unsigned disarmed;    /* sites removed after their private budget */
 	unsigned stubs;       /* sites the agent takes in-process (decode/stub.h) */
+	unsigned covers;      /* short sites displaced with the instructions after them */
 	uint64_t events;      /* access events emitted */
 };
 bool tracer_access_on(const struct tracer *tr);

@@ -100,6 +100,25 @@ t_agent_access_same() {
 	[ "$AGENT_EVENTS" -ge 9900 ] || fail "-O2: only $AGENT_EVENTS of 10,000 accesses in-process"
 }
 
+# -O0's shared loads and stores through pointers are 2-4 bytes, too short
+# for the jmp: each is displaced with the instructions after it (no site,
+# no branch, nothing of the module jumping into them), so the agent takes
+# them too.  The same events and disarms both ways, on ptrace the same
+# covers; the deque's thief has a `jne` into what a cover would displace
+# (refused) and still runs right.
+t_agent_access_short_covered() {
+	local p
+	for p in acc_deque acc_treiber; do
+		access_both "$p"
+		local covers
+		covers=$(jq .access_covers a/meta.json)
+		[ "$covers" -ge 10 ] || fail "$p: $covers short sites covered"
+		expect_eq "$(jq .access_covers p/meta.json)" "$covers" "$p: covers with --no-agent"
+		[ "$STUBS" -ge 20 ] || fail "$p: only $STUBS sites taken in-process"
+		[ "$AGENT_EVENTS" -ge 40 ] || fail "$p: only $AGENT_EVENTS events in-process"
+	done
+}
+
 # The private budget: a site's hit that reaches it always stops at ptrace,
 # where the site is disarmed after exactly as many hits as without the
 # agent (here 10, and the default 256).

@@ -177,6 +177,100 @@ START_TEST(t_bad_input)
 }
 END_TEST
 
+/* Branches: a direct one's target, an indirect jmp flagged (a jump table
+ * may target anything), other branches neither. */
+START_TEST(t_branch_targets)
+{
+	static const struct {
+		const char *what;
+		uint8_t code[8];
+		uint8_t len;
+		uint64_t target;
+		bool indirect;
+	} b[] = {
+		{ "jmp .+0x10 (rel8)", { 0xeb, 0x0e }, 2, AT + 0x10, false },
+		{ "jne .-0x20 (rel32)", { 0x0f, 0x85, 0xda, 0xff, 0xff, 0xff }, 6, AT - 0x20, false },
+		{ "call .+0x100", { 0xe8, 0xfb, 0x00, 0x00, 0x00 }, 5, AT + 0x100, false },
+		{ "loop .", { 0xe2, 0xfe }, 2, AT, false },
+		{ "jmp *%rax", { 0xff, 0xe0 }, 2, 0, true },
+		{ "jmp *0x10(,%rax,8)", { 0xff, 0x24, 0xc5, 0x10, 0x00, 0x00, 0x00 }, 7, 0, true },
+		{ "notrack jmp *%rax", { 0x3e, 0xff, 0xe0 }, 3, 0, true },
+		{ "call *%rax", { 0xff, 0xd0 }, 2, 0, false },
+		{ "ret", { 0xc3 }, 1, 0, false },
+		{ "mov (%rax),%eax", { 0x8b, 0x00 }, 2, 0, false },
+	};
+	struct dec *d = dec_new();
+	struct dec_insn in;
+	for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+		ck_assert_msg(dec_insn(d, b[i].code, b[i].len, AT, &in) == b[i].len, "%s", b[i].what);
+		ck_assert_msg(in.target == b[i].target, "%s: target 0x%llx", b[i].what,
+			      (unsigned long long)in.target);
+		ck_assert_msg(!!(in.flags & DEC_F_INDIRECT) == b[i].indirect, "%s: flags 0x%x", b[i].what,
+			      in.flags);
+	}
+	dec_free(d);
+}
+END_TEST
+
+/* dec_cover: the instructions after a short one, up to a jmp's 5 bytes,
+ * none a branch or a site, contiguous, at most 4 and at most max bytes. */
+START_TEST(t_cover)
+{
+	static const uint8_t code[] = {
+		0x8b, 0x00,             /*  0 mov (%rax),%eax       site */
+		0x8d, 0x50, 0x01,       /*  2 lea 0x1(%rax),%edx        */
+		0x89, 0x10,             /*  5 mov %edx,(%rax)       site */
+		0x90,                   /*  7 nop                       */
+		0x5d,                   /*  8 pop %rbp                  */
+		0xc3,                   /*  9 ret                       */
+		0x8b, 0x07,             /* 10 mov (%rdi),%eax       site */
+		0x90, 0x90, 0x90,       /* 12 three nops                */
+		0x8b, 0x06,             /* 15 mov (%rsi),%eax       site */
+		0x48, 0x8b, 0x45, 0xf8, /* 17 mov -0x8(%rbp),%rax       */
+	};
+	struct dec *d = dec_new();
+	struct dec_insn ins[16];
+	bool site[16] = { 0 };
+	size_t n = 0;
+	for (size_t off = 0; off < sizeof code; n++) {
+		int l = dec_insn(d, code + off, sizeof code - off, AT + off, &ins[n]);
+		ck_assert_int_gt(l, 0);
+		off += (size_t)l;
+	}
+	ck_assert_uint_eq(n, 12);
+	site[0] = site[2] = site[6] = site[10] = true;
+	ck_assert_uint_eq(dec_cover(ins, n, 0, site, 5, 17), 5);  /* with the lea */
+	ck_assert_uint_eq(dec_cover(ins, n, 2, site, 5, 17), 0);  /* ret within reach */
+	ck_assert_uint_eq(dec_cover(ins, n, 6, site, 5, 17), 5);  /* three nops: 4 instructions */
+	ck_assert_uint_eq(dec_cover(ins, n, 6, site, 6, 17), 0);  /* a fifth is too many */
+	ck_assert_uint_eq(dec_cover(ins, n, 10, site, 5, 17), 6); /* the load after it */
+	ck_assert_uint_eq(dec_cover(ins, n, 10, site, 5, 5), 0);  /* longer than allowed */
+	ck_assert_uint_eq(dec_cover(ins, n, 11, site, 5, 17), 0); /* nothing after the last */
+	ck_assert_uint_eq(dec_cover(ins, n, 0, site, 2, 17), 2);  /* long enough alone */
+	site[1] = true;
+	ck_assert_uint_eq(dec_cover(ins, n, 0, site, 5, 17), 0);  /* the next is a site */
+	dec_free(d);
+}
+END_TEST
+
+/* What may jump into a cover: a target strictly inside, and the parts of
+ * a function the compiler split off. */
+START_TEST(t_cover_entered)
+{
+	static const uint64_t t[] = { 0x100, 0x1d3, 0x200, 0x205 };
+	ck_assert(!dec_lands_inside(t, 4, 0x1d0, 3));  /* ends at 0x1d3: the next instruction */
+	ck_assert(dec_lands_inside(t, 4, 0x1d0, 5));   /* jne 0x1d3 into the displaced test */
+	ck_assert(!dec_lands_inside(t, 4, 0x200, 5));  /* a target at its start is fine */
+	ck_assert(dec_lands_inside(t, 4, 0x1ff, 6));
+	ck_assert(!dec_lands_inside(t, 4, 0x206, 8));  /* past every target */
+	ck_assert(!dec_lands_inside(t, 0, 0x1d0, 5));
+	ck_assert(dec_same_function("thief", "thief.cold"));
+	ck_assert(dec_same_function("push.part.0", "push"));
+	ck_assert(!dec_same_function("push", "pushall"));
+	ck_assert(!dec_same_function("pop", "push.cold"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -184,6 +278,9 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, t_table, 0, (int)(sizeof rows / sizeof rows[0]));
 	tcase_add_test(tc, t_frame_src);
 	tcase_add_test(tc, t_bad_input);
+	tcase_add_test(tc, t_branch_targets);
+	tcase_add_test(tc, t_cover);
+	tcase_add_test(tc, t_cover_entered);
 	suite_add_tcase(s, tc);
 	return s;
 }
