@@ -562,16 +562,28 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
  * that every setup failure is reported by tracer_launch itself. */
 static int run_to_entry(struct tracer *tr, struct tthread *t)
 {
+	int sig = 0;
 	for (;;) {
 		int st;
 		struct user_regs_struct r;
-		if (ptu_resume(tr->pid, 0) < 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
+		if (ptu_resume(tr->pid, sig) < 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
 			return -1;
+		sig = 0;
+		if (WIFSIGNALED(st)) {
+			avt_error("'%s' was killed by %s before reaching its entry point (as a shared library run as a program is)",
+				  tr->exe, strsignal(WTERMSIG(st)));
+			tr->alive = false;
+			return -1;
+		}
 		if (!WIFSTOPPED(st)) {
 			avt_error("'%s' exited before reaching its entry point", tr->exe);
 			tr->alive = false;
 			return -1;
 		}
+		/* a signal on the way (the loader faulted): delivered, or the
+		 * faulting instruction runs again for ever */
+		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP && WSTOPSIG(st) != SIGSTOP)
+			sig = WSTOPSIG(st);
 		if (WSTOPSIG(st) != SIGTRAP || (st >> 16) || ptu_getregs(tr->pid, &r) < 0)
 			continue;
 		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);

@@ -264,3 +264,16 @@ t_replay_max_time() {
 	expect_eq "$?" 3 "replay status past --max-time"
 	expect_match "$(cat r.out)" 'run timed out after 0.1 s' "replay's reason"
 }
+
+# A program that dies of a signal before its entry point (a shared library
+# run as a program faults in the loader): avtrace says so and exits 2.  It
+# used to resume the fault with the signal dropped, for ever.
+t_record_dies_before_entry() {
+	local so
+	so=$(target libannot.so) || exit
+	avt_timed 20 record -o out -- "$so" >out.txt 2>out.err
+	local st=$?
+	expect_eq "$st" 2 "exit status of record ($(head -n 1 out.err))"
+	expect_match "$(cat out.err)" 'was killed by Segmentation fault before reaching its entry point' \
+		"record's error"
+}
