@@ -275,13 +275,15 @@ static void pk_event(void *ctx, const struct avt_event *ev)
  * would give it anyway, cut where this picker's own spin count could end
  * it (the read that completes SPIN_REPEATS may be the last: the yield it
  * brings is applied when the ring is drained, at the stop that follows). */
-static size_t pk_budget(void *ctx, uint32_t lid, struct tracer_expect *ev, size_t max)
+static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, struct tracer_expect *ev,
+			size_t max)
 {
 	struct picker *pk = ctx;
 	struct xp_rev r[SPIN_REPEATS];
 	uint32_t repeats = lid < pk->nspin ? pk->spin[lid].repeats : 0;
 	size_t cap = SPIN_REPEATS - repeats % SPIN_REPEATS;
-	size_t n = xp_policy_budget(pk->xr, lid, r, cap < max ? cap : max);
+	struct xp_view v = { tv ? tv->lids : NULL, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0 };
+	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, cap < max ? cap : max);
 	for (size_t i = 0; i < n; i++)
 		ev[i] = (struct tracer_expect){ r[i].obj, r[i].site & ((1ull << 48) - 1),
 						(uint16_t)(r[i].site >> 48), r[i].kind };

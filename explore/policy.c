@@ -568,11 +568,12 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid)
 		xp_guided_yield(p->guided, lid);
 }
 
-size_t xp_policy_budget(const struct xp_policy *p, uint32_t lid, struct xp_rev *ev, size_t max)
+size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+			size_t max)
 {
 	if (!p->off && p->ppos < p->nprefix)
 		return 0; /* following a prediction's prefix: its steps decide */
-	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, ev, max) : 0;
+	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, v, ev, max) : 0;
 }
 
 uint64_t xp_policy_target(const struct xp_policy *p)

@@ -151,14 +151,29 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev);
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n);
 /* lid ran through a time slice without an event (it may spin). */
 void xp_policy_yield(struct xp_policy *p, uint32_t lid);
+/* The next pick as it stands while the thread just picked runs on alone:
+ * the threads it would be offered, in order (that thread among them), and
+ * the objects the others wait for (an event on one may change who can
+ * run).  From the tracer (tracer_pick_view). */
+struct xp_view {
+	const uint32_t *lids;
+	size_t n;
+	const uint64_t *objs;
+	size_t nobjs;
+};
 /* lid was just picked: the next events every pick would give it again,
- * with no random choice and whatever the others do, if they are these
- * recorded ones (up to max into ev; their number), so that they may run
- * with no decision (the agent's run token; an event that is not the one
- * expected takes the ptrace path, and a pick).  0 when the next is a
- * decision.  SURW only: the current thread up to its next interesting
- * event; the other policies decide at every event. */
-size_t xp_policy_budget(const struct xp_policy *p, uint32_t lid, struct xp_rev *ev, size_t max);
+ * whatever the others do, if they are these recorded ones (up to max into
+ * ev; their number), so that they may run with no decision (the agent's
+ * run token; an event that is not the one expected takes the ptrace path,
+ * and a pick).  0 when the next is a decision.  SURW only: the current
+ * thread up to its next interesting event, and with a view (may be NULL)
+ * on through the walks it would win there, drawn now, as long as none of
+ * its events touches what the others wait for; each such draw is applied
+ * by xp_policy_event when its event comes (a pick, a yield or the next
+ * budget drops those not reached).  The other policies decide at every
+ * event. */
+size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+			size_t max);
 /* A guided run's target (a reads-from pair key), 0 for none or another
  * policy. */
 uint64_t xp_policy_target(const struct xp_policy *p);

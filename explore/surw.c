@@ -44,6 +44,8 @@
 #include "policy_int.h"
 #include "trace/log.h"
 
+#define SURW_AHEAD 64
+
 struct xp_surw {
 	struct xp_look look;
 	struct xp_rng rng;
@@ -59,6 +61,16 @@ struct xp_surw {
 	uint64_t walks;        /* weighted choices made */
 	size_t *idx, *sel;     /* scratch for picks */
 	size_t idxcap;
+	/* walks decided ahead (xp_surw_budget): at its event number `done`
+	 * (kind, obj) the thread `lid` wins; the state the pick leaves */
+	struct ahead {
+		uint32_t lid, done;
+		uint16_t kind;
+		uint64_t obj;
+		struct xp_rng rng;
+		uint64_t walks;
+	} ahead[SURW_AHEAD];
+	size_t nahead, next_ahead;
 };
 
 bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj)
@@ -168,6 +180,19 @@ void xp_surw_free(struct xp_surw *s)
 
 int xp_surw_event(struct xp_surw *s, const struct avt_event *ev)
 {
+	if (s->next_ahead < s->nahead) {
+		/* the walk drawn ahead for this event: what its pick did */
+		const struct ahead *a = &s->ahead[s->next_ahead];
+		if (ev->thread == a->lid && a->lid < s->look.n && s->look.t[a->lid].done == a->done &&
+		    ev->kind == a->kind && ev->obj == a->obj) {
+			s->rng = a->rng;
+			s->walks = a->walks;
+			s->cur = a->lid;
+			s->cur_done = a->done;
+			s->committed_spins = 0;
+			s->next_ahead++;
+		}
+	}
 	return xp_look_event(&s->look, ev);
 }
 
@@ -185,24 +210,93 @@ uint64_t xp_surw_weight(const struct xp_surw *s, uint32_t lid)
 	return s->suf[lid][done];
 }
 
+/* A copy to draw ahead with: its own view of the threads and scratch. */
+static struct xp_surw *ahead_copy(const struct xp_surw *s)
+{
+	struct xp_surw *c = malloc(sizeof *c);
+	if (!c)
+		return NULL;
+	*c = *s;
+	c->look.t = malloc((s->look.n ? s->look.n : 1) * sizeof *c->look.t);
+	if (!c->look.t) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->look.t, s->look.t, s->look.n * sizeof *c->look.t);
+	c->look.cap = s->look.n;
+	c->idx = c->sel = NULL;
+	c->idxcap = 0;
+	return c;
+}
+
+static void ahead_free(struct xp_surw *c)
+{
+	if (!c)
+		return;
+	free(c->look.t);
+	free(c->idx);
+	free(c->sel);
+	free(c);
+}
+
+static bool waited_for(const struct xp_view *v, uint64_t obj)
+{
+	for (size_t i = 0; obj && i < v->nobjs; i++)
+		if (v->objs[i] == obj)
+			return true;
+	return false;
+}
+
 /* The current thread, once picked, is picked again at each of its next
  * events that is not interesting (choose's first rule), with no draw:
  * those events need no decision, as long as they are the recorded ones
  * xp_look_next reads (each then moves the look on by one).  A thread
- * past its recording gets none: nothing says what it does next. */
-size_t xp_surw_budget(const struct xp_surw *s, uint32_t lid, struct xp_rev *ev, size_t max)
+ * past its recording gets none: nothing says what it does next.
+ *
+ * With a view of the next pick, it goes on through an interesting event
+ * when the walk there would pick it again: the draw is made now, on a
+ * copy, with the threads the view offers (the others are stopped, so
+ * they and what they wait for stay as they are, unless one of the
+ * thread's events before it touches such an object), and kept for
+ * xp_surw_event to apply when that event comes.  A draw that picks
+ * another thread ends the budget before its event, where the real pick
+ * draws the same. */
+size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+		      size_t max)
 {
-	if (s->all || lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
+	s->nahead = s->next_ahead = 0;
+	if (lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
 		return 0;
-	size_t done = s->look.t[lid].done, k = 0;
+	size_t done = s->look.t[lid].done, k = 0, first = done;
+	struct xp_surw *c = NULL;
+	bool touched = false;
 	for (size_t i = done; k < max; i++) {
 		const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
-		if (r && i == done && r->kind == AVT_EV_START)
+		if (r && i == done && r->kind == AVT_EV_START) {
+			first++;
 			continue;
-		if (!r || xp_surw_interesting(s, r->obj))
+		}
+		if (!r)
 			break;
+		/* picked to make this very event: no draw (choose's first rule) */
+		bool decided = i == done && done == s->cur_done;
+		if (xp_surw_interesting(s, r->obj) && !decided) {
+			if (!v || touched || s->nahead == SURW_AHEAD || i > UINT32_MAX)
+				break;
+			if (!c && !(c = ahead_copy(s)))
+				break;
+			c->look.t[lid].done = (uint32_t)i;
+			c->look.t[lid].spins = 0;
+			c->look.t[lid].parked = false;
+			size_t pick = xp_surw_pick(c, v->lids, v->n);
+			if (pick >= v->n || v->lids[pick] != lid)
+				break;
+			s->ahead[s->nahead++] = (struct ahead){ lid, (uint32_t)i, r->kind, r->obj, c->rng, c->walks };
+		}
+		touched |= v && waited_for(v, r->obj);
 		ev[k++] = *r;
 	}
+	ahead_free(c);
 	return k;
 }
 
@@ -246,6 +340,8 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 {
 	uint32_t max = 0;
 
+	s->nahead = s->next_ahead = 0; /* a pick of its own: what was drawn ahead is not reached */
+
 	BUG_ON(n == 0);
 	for (size_t i = 0; i < n; i++)
 		if (lids[i] > max)
@@ -281,6 +377,7 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 
 void xp_surw_yield(struct xp_surw *s, uint32_t lid)
 {
+	s->nahead = s->next_ahead = 0;
 	if (lid == s->cur && lid < s->look.n && s->look.t[lid].done == s->cur_done &&
 	    ++s->committed_spins % SURW_COMMITTED_SLICES)
 		return;

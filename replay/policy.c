@@ -386,7 +386,9 @@ uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
 		if (!pk->budget || !rp->pk_chose || t->lid != rp->pk_last)
 			return 0;
 		struct tracer_expect ev[64];
-		size_t n = pk->budget(pk->ctx, t->lid, ev, sizeof ev / sizeof ev[0]);
+		struct tracer_view v;
+		bool view = tracer_pick_view(tr, t, &v) > 0;
+		size_t n = pk->budget(pk->ctx, t->lid, view ? &v : NULL, ev, sizeof ev / sizeof ev[0]);
 		return n ? tracer_agent_expect(tr, ev, n) : 0;
 	}
 	if (!current_step(rp))

@@ -49,8 +49,11 @@ struct replay_picker {
 	/* optional: thread lid, just picked, may make these n events (n
 	 * returned, at most max, into ev) with no pick (in-process, through the
 	 * agent): every pick would give it them if they are those; 0 none
-	 * (docs/agent.md) */
-	size_t (*budget)(void *ctx, uint32_t lid, struct tracer_expect *ev, size_t max);
+	 * (docs/agent.md).  v: the next pick as it stands (tracer_pick_view),
+	 * or NULL: the picker may decide picks ahead with it, and must then
+	 * apply each decision when the event it was made for comes. */
+	size_t (*budget)(void *ctx, uint32_t lid, const struct tracer_view *v,
+			 struct tracer_expect *ev, size_t max);
 };
 
 /* In a run under a picker: thread `thread` ran on through `count`

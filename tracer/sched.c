@@ -150,6 +150,53 @@ bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_reso
 	return false;
 }
 
+size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v)
+{
+	size_t n = 0, no = 0;
+	if (self->preempted) /* the next pick would make it give way first */
+		return 0;
+	for (size_t i = 0; i < tr->nthr; i++) {
+		struct tthread *o = tr->thr[i];
+		int c = 0;
+		if (!o || o->state == TS_DEAD)
+			continue;
+		if (o->state == TS_NEW || (o != self && o->state == TS_RUNNING))
+			return 0; /* its first stop, or its request, may come at any time */
+		if (o == self)
+			c = 1;
+		else if (o->state == TS_READY)
+			c = 1;
+		else if (o->state == TS_REQ)
+			c = model_can_commit(tr, o);
+		else if (o->state == TS_KWAIT)
+			c = model_can_wake(tr, o);
+		if (c == 1) {
+			if (n == TRACER_VIEW_THREADS)
+				return 0;
+			v->lids[n++] = o->lid;
+		}
+		uint64_t dep[3] = { 0, 0, 0 };
+		if (o != self && o->state == TS_REQ) {
+			dep[0] = o->req.obj;
+			dep[1] = o->req.obj2;
+		} else if (o != self && o->state == TS_KWAIT) {
+			dep[0] = o->wait_obj;
+			dep[1] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj2 : 0;
+			dep[2] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj : 0;
+		}
+		for (int k = 0; k < 3; k++) {
+			if (!dep[k])
+				continue;
+			if (no == TRACER_VIEW_OBJS)
+				return 0;
+			v->objs[no++] = dep[k];
+		}
+	}
+	v->n = n;
+	v->nobjs = no;
+	return n;
+}
+
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
 			    struct tthread **last, size_t nlast, bool *use_last)
 {

@@ -289,6 +289,22 @@ void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
  * -1 (no shared memory: each run decodes for itself). */
 int tracer_share_decoding(void);
 
+/* The next pick, as it stands while thread self runs on alone: the
+ * threads it would be offered, in order, self among them (its next
+ * request taken to be possible), and the objects the others wait for or
+ * ask for (an event of self on one may change who can run).  Returns n,
+ * 0 when nothing can be said (a thread starting or running, self about
+ * to give way, too many).  For the agent's decisions ahead (explore). */
+#define TRACER_VIEW_THREADS 64
+#define TRACER_VIEW_OBJS 192
+struct tracer_view {
+	uint32_t lids[TRACER_VIEW_THREADS];
+	size_t n;
+	uint64_t objs[TRACER_VIEW_OBJS];
+	size_t nobjs;
+};
+size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v);
+
 /* An event a budget of the agent expects (a recorded one). */
 struct tracer_expect {
 	uint64_t obj;

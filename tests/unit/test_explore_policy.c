@@ -241,10 +241,11 @@ START_TEST(test_surw_selective)
 }
 END_TEST
 
-/* The budget (xp_policy_budget): the events the current thread would be
- * picked for again with no draw are its next recorded ones up to an
- * interesting one; every pick over them does give it them, and a
- * thread not picked, or at an interesting event, gets none. */
+/* The budget (xp_policy_budget) with no view: the events the current
+ * thread would be picked for again with no draw are its next recorded
+ * ones up to an interesting one (the one it was picked for included);
+ * every pick over them does give it them, and a thread not picked, or at
+ * an interesting event, gets none. */
 START_TEST(test_surw_budget)
 {
 	static const struct spec s[] = {
@@ -262,11 +263,11 @@ START_TEST(test_surw_budget)
 		struct xp_policy *p = xp_policy_new(&c, 5, r);
 		ck_assert_ptr_nonnull(p);
 		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0); /* X next: a decision */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 3); /* picked for X: it, P1 twice, up to X */
 		ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0); /* not the one picked */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 1), 1);  /* at most max */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 2);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0); /* not the one picked */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 1), 1);  /* at most max */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 2);
 		ck_assert(got[0].obj == P1 && got[0].kind == AVT_EV_WRITE);
 		ck_assert(got[1].obj == P1 && got[1].kind == AVT_EV_READ);
 		/* and each pick over them gives T0 them, whatever the draw */
@@ -274,17 +275,17 @@ START_TEST(test_surw_budget)
 			ck_assert_uint_eq(xp_policy_pick(p, both, 2), 0);
 			ck_assert_int_eq(xp_policy_event(p, &ev[k]), 0);
 		}
-		ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0); /* X again */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 0); /* X again */
 		/* T1 runs to its end: past its recording nothing is expected */
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[4]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0);
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[5]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 1);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 1);
 		ck_assert(got[0].obj == P2);
 		ck_assert_int_eq(xp_policy_event(p, &ev[6]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, got, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0);
 		xp_policy_free(p);
 	}
 	/* the other policies decide at every event */
@@ -292,7 +293,7 @@ START_TEST(test_surw_budget)
 	struct xp_policy *p = xp_policy_new(&pc, 5, 1);
 	ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
 	ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-	ck_assert_uint_eq(xp_policy_budget(p, 0, got, 8), 0);
+	ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 0);
 	xp_policy_free(p);
 	xp_rec_free(rec);
 	free(ev);
@@ -645,6 +646,107 @@ START_TEST(test_shared_objects_and_names)
 }
 END_TEST
 
+/* Walks drawn ahead (xp_policy_budget with a view): a policy that takes
+ * each budget's events with no pick ends every run exactly as one that
+ * picks before every event (the ptrace path): the same threads in the
+ * same order, the same draws (describe: walks), and a budget ends where
+ * the walk gives the next event to another thread.  An event on what the
+ * others wait for ends the draws ahead. */
+START_TEST(test_surw_ahead)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 1, AVT_EV_WRITE, X, 2 }, { 2, AVT_EV_READ, X, 3 },
+		{ 0, AVT_EV_WRITE, P1, 4 }, { 0, AVT_EV_WRITE, X, 5 }, { 1, AVT_EV_WRITE, P2, 6 },
+		{ 0, AVT_EV_READ, X, 7 }, { 1, AVT_EV_WRITE, X, 8 }, { 0, AVT_EV_WRITE, X, 9 },
+		{ 2, AVT_EV_READ, X, 10 }, { 1, AVT_EV_READ, X, 11 }, { 0, AVT_EV_WRITE, P1, 12 },
+		{ 0, AVT_EV_WRITE, X, 13 }, { 1, AVT_EV_WRITE, X, 14 }, { 2, AVT_EV_WRITE, X, 15 },
+		{ 0, AVT_EV_READ, X, 16 },
+	};
+	const size_t ns = sizeof s / sizeof s[0];
+	struct avt_event *ev = events(s, ns);
+	struct xp_rec *rec = xp_rec_new(ev, ns);
+	struct xp_config c = config(XP_SURW, rec, 1);
+	unsigned ahead = 0, handed = 0;
+
+	for (unsigned r = 0; r < 200; r++) {
+		struct xp_policy *a = xp_policy_new(&c, 9, r), *b = xp_policy_new(&c, 9, r);
+		uint32_t done[3] = { 0 };
+		ck_assert(a && b);
+		for (;;) {
+			uint32_t lids[3];
+			size_t n = 0;
+			for (uint32_t t = 0; t < 3; t++)
+				if (done[t] < xp_rec_count(rec, t))
+					lids[n++] = t;
+			if (!n)
+				break;
+			size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
+			ck_assert_uint_eq(ia, ib);
+			uint32_t t = lids[ia];
+			struct xp_view v = { lids, n, NULL, 0 };
+			struct xp_rev got[16];
+			size_t nb = xp_policy_budget(a, t, &v, got, 16);
+			/* the budget starts with the event t was picked for;
+			 * a makes them with no pick, b with a pick before each
+			 * after the first, which must give t them */
+			ck_assert_uint_ge(nb, 1);
+			for (size_t j = 0; j < nb; j++) {
+				const struct xp_rev *x = xp_rec_event(rec, t, done[t]);
+				struct avt_event e = mk(t, done[t], x->kind, x->obj, x->site);
+				ck_assert(got[j].obj == x->obj && got[j].kind == x->kind);
+				if (j > 0) {
+					ck_assert_uint_eq(xp_policy_pick(b, lids, n), ia);
+					ahead += x->obj == X;
+				}
+				ck_assert_int_eq(xp_policy_event(a, &e), 0);
+				ck_assert_int_eq(xp_policy_event(b, &e), 0);
+				done[t]++;
+			}
+			/* the budget ended at a walk another thread wins */
+			if (done[t] < xp_rec_count(rec, t)) {
+				size_t nb2 = xp_policy_pick(b, lids, n);
+				handed += lids[nb2] != t;
+				ck_assert_uint_eq(xp_policy_pick(a, lids, n), nb2);
+				/* a and b both picked: event as usual */
+				const struct xp_rev *x = xp_rec_event(rec, lids[nb2], done[lids[nb2]]);
+				struct avt_event e = mk(lids[nb2], done[lids[nb2]], x->kind, x->obj, x->site);
+				ck_assert_int_eq(xp_policy_event(a, &e), 0);
+				ck_assert_int_eq(xp_policy_event(b, &e), 0);
+				done[lids[nb2]]++;
+			}
+		}
+		char da[256], db[256];
+		xp_policy_describe(a, da, sizeof da);
+		xp_policy_describe(b, db, sizeof db);
+		ck_assert_str_eq(da, db);
+		xp_policy_free(a);
+		xp_policy_free(b);
+	}
+	ck_assert_uint_gt(ahead, 100); /* walks were drawn ahead */
+	ck_assert_uint_gt(handed, 100); /* and budgets ended at lost walks */
+
+	/* T0's P1 is what another thread waits for: no walk after it */
+	uint64_t waited = P1;
+	uint32_t all[3] = { 0, 1, 2 };
+	struct xp_view v = { all, 3, &waited, 1 };
+	for (unsigned r = 0; r < 50; r++) {
+		struct xp_policy *p = xp_policy_new(&c, 9, r);
+		struct avt_event e0 = mk(0, 0, AVT_EV_WRITE, X, 1);
+		uint32_t t0[1] = { 0 };
+		struct xp_rev got[16];
+		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
+		ck_assert_int_eq(xp_policy_event(p, &e0), 0);
+		size_t nb = xp_policy_budget(p, 0, &v, got, 16);
+		ck_assert_uint_ge(nb, 1);
+		ck_assert(got[0].obj == P1);
+		ck_assert_uint_eq(nb, 1); /* the X after it would be a walk */
+		xp_policy_free(p);
+	}
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
 static Suite *explore_policy_suite(void)
 {
 	Suite *s = suite_create("explore_policy");
@@ -659,6 +761,7 @@ static Suite *explore_policy_suite(void)
 	tcase_add_test(surw, test_surw_selective);
 	tcase_add_test(surw, test_surw_weights_follow_the_run);
 	tcase_add_test(surw, test_surw_budget);
+	tcase_add_test(surw, test_surw_ahead);
 	suite_add_tcase(s, surw);
 	tcase_add_test(pos, test_pos_reassigns_racing_events);
 	tcase_add_test(pos, test_pos_race_is_a_coin);
