@@ -281,6 +281,8 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	if (r.agent_events)
 		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
 		       r.agent_events, r.events);
+	if (r.counts[4])
+		printf("  first error: %s\n", r.error);
 	if (r.stuck_waits)
 		printf("  %" PRIu64 " turns ended as soon as their thread slept where only a stopped thread could wake it\n",
 		       r.stuck_waits);

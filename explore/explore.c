@@ -45,6 +45,7 @@ struct run_msg {
 	uint64_t target;           /* guided: the run's target pair, or 0 */
 	uint64_t events, agent_events;
 	uint32_t stuck_waits;
+	char error[200];           /* RO_ERROR: why, if avtrace said */
 	uint32_t nrf;              /* reads-from keys new to the run's guide,
 	                              sent after the message */
 };
@@ -438,6 +439,8 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	free(st.spin);
 	xp_policy_free(xr);
 out:
+	if (msg.outcome == RO_ERROR)
+		snprintf(msg.error, sizeof msg.error, "%.199s", avt_last_error);
 	if (write(fd, &msg, sizeof msg) != (ssize_t)sizeof msg)
 		_exit(3);
 	if (msg.nrf && write(fd, rf, msg.nrf * sizeof *rf) != (ssize_t)(msg.nrf * sizeof *rf))
@@ -571,6 +574,11 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	res->events += m.events;
 	res->agent_events += m.agent_events;
 	res->stuck_waits += m.stuck_waits;
+	if (m.outcome == RO_ERROR && !res->error[0]) {
+		m.error[sizeof m.error - 1] = 0;
+		snprintf(res->error, sizeof res->error, "run %u: %s", s->num,
+			 m.error[0] ? m.error : "no message (see avtrace replay --file of its schedule)");
+	}
 	if ((unsigned)m.outcome < 5)
 		res->counts[m.outcome]++;
 	if (m.outcome != RO_BUG && m.outcome != RO_DEADLOCK)

@@ -108,6 +108,7 @@ struct explore_result {
 	uint64_t agent_events;  /* of them, made in-process (the agent) */
 	uint64_t stuck_waits;   /* turns ended as their thread fell asleep where
 	                           only a stopped thread could wake it */
+	char error[256];        /* the first run that ended in an error: why */
 };
 
 /* The variables PCTVB chooses from: every address read or written and

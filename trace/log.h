@@ -24,6 +24,9 @@ extern int avt_quiet;
 /* How many avt_error() lines were printed: lets cli/ say something when a
  * library call failed without a word (an error must never be silent). */
 extern unsigned long avt_nerrors;
+/* The last avt_error() message (no prefix): for a worker whose stderr is
+ * closed to report why it failed. */
+extern char avt_last_error[256];
 
 void avt_bug(const char *file, int line, const char *cond) __attribute__((noreturn));
 #define BUG_ON(cond) \

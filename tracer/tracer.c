@@ -243,6 +243,13 @@ static int resolve_exe(struct tracer *tr)
 {
 	const char *prog = tr->opts.argv[0];
 	if (strchr(prog, '/')) {
+		/* relative to where the program will run (a replay: the
+		 * recording's directory), not to where avtrace was started */
+		char joined[8192];
+		if (prog[0] != '/' && tr->opts.cwd) {
+			snprintf(joined, sizeof joined, "%s/%s", tr->opts.cwd, prog);
+			prog = joined;
+		}
 		tr->exe = realpath(prog, NULL);
 		if (!tr->exe) {
 			avt_error("cannot run '%s': %s", prog, strerror(errno));

@@ -221,3 +221,25 @@ t_every_recorded_order_replays() {
 	avt_timed 30 replay -d r_crash --schedule 0 >r_crash.txt 2>&1
 	expect_eq "$?" 1 "crash's recorded order reproduces the crash"
 }
+
+# A recording of a program named by a relative path replays and explores
+# from any directory: the path is the recording's, relative to its
+# directory (it used to be looked up from avtrace's own: every explored
+# run ended in an error, with no word why).  A run that cannot start says
+# why in explore's summary.
+t_relative_program_from_elsewhere() {
+	local here=$PWD
+	mkdir -p prog && cp "$(target mutex_counter)" prog/mc
+	(cd prog && avt_timed 30 record -o "$here/out" -- ./mc 2 20 >/dev/null 2>&1) ||
+		fail "record of ./mc failed"
+	mkdir elsewhere && cd elsewhere || exit
+	avt_timed 30 replay -d ../out --schedule 0 >r.txt 2>&1
+	expect_match "$(cat r.txt)" '^PASS' "replay from another directory"
+	avt_timed 60 explore -q -d ../out -n 3 -j 1 --seed 1 >x.txt 2>&1
+	expect_match "$(cat x.txt)" '3 pass, 0 bug' "explore from another directory"
+	rm ../prog/mc
+	avt_timed 60 explore -q -d ../out -n 2 -j 1 --seed 1 >y.txt 2>&1
+	expect_match "$(cat y.txt)" '2 error' "explore of a program that is gone"
+	expect_match "$(cat y.txt)" "first error: run [0-9]+: cannot replay: the recorded executable '.*/prog/mc' is gone" \
+		"explore's reason"
+}
