@@ -283,7 +283,10 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 	struct xp_rev r[SPIN_REPEATS];
 	uint32_t repeats = lid < pk->nspin ? pk->spin[lid].repeats : 0;
 	size_t cap = SPIN_REPEATS - repeats % SPIN_REPEATS;
-	struct xp_view v = { tv ? tv->lids : NULL, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0 };
+	struct xp_view_thread vt[TRACER_VIEW_THREADS];
+	for (size_t i = 0; tv && i < tv->n; i++)
+		vt[i] = (struct xp_view_thread){ tv->thr[i].lid, tv->thr[i].held, tv->thr[i].lock };
+	struct xp_view v = { vt, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0 };
 	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, cap < max ? cap : max);
 	for (size_t i = 0; i < n; i++)
 		ev[i] = (struct tracer_expect){ r[i].obj, r[i].site & ((1ull << 48) - 1),

@@ -151,12 +151,19 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev);
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n);
 /* lid ran through a time slice without an event (it may spin). */
 void xp_policy_yield(struct xp_policy *p, uint32_t lid);
-/* The next pick as it stands while the thread just picked runs on alone:
- * the threads it would be offered, in order (that thread among them), and
- * the objects the others wait for (an event on one may change who can
- * run).  From the tracer (tracer_pick_view). */
+/* The next pick as it stands while the thread just picked runs on alone
+ * (from the tracer: tracer_pick_view): the threads it may offer, in order
+ * (that thread among them), each as it is (lock 0) or while that lock is
+ * free (held: the running thread's holds on it now; its acquires and
+ * releases change that); and the objects the others wait for (any other
+ * event on one, or on a lock above, may change who can run). */
+struct xp_view_thread {
+	uint32_t lid;
+	uint32_t held;
+	uint64_t lock;
+};
 struct xp_view {
-	const uint32_t *lids;
+	const struct xp_view_thread *thr;
 	size_t n;
 	const uint64_t *objs;
 	size_t nobjs;

@@ -247,6 +247,36 @@ static bool waited_for(const struct xp_view *v, uint64_t obj)
 	return false;
 }
 
+/* The view's threads the pick offers with the running thread's holds on
+ * the locks they wait for (held[i] for thr[i]'s lock) as they are. */
+static size_t offered(const struct xp_view *v, const uint32_t *held, uint32_t *lids)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < v->n; i++)
+		if (!v->thr[i].lock || !held[i])
+			lids[n++] = v->thr[i].lid;
+	return n;
+}
+
+/* An event of the running thread on a lock the view's threads wait for:
+ * an acquire or a release moves the holds; anything else (a trylock that
+ * failed, a read lock, a condition wait's release) is not followed. */
+static bool follow_lock(const struct xp_view *v, uint32_t *held, const struct xp_rev *r)
+{
+	bool ok = r->kind != AVT_EV_WAIT; /* it releases a mutex not in obj */
+	for (size_t i = 0; i < v->n; i++) {
+		if (!v->thr[i].lock || v->thr[i].lock != r->obj)
+			continue;
+		if (r->kind == AVT_EV_ACQUIRE)
+			held[i]++;
+		else if (r->kind == AVT_EV_RELEASE && held[i])
+			held[i]--;
+		else
+			ok = false;
+	}
+	return ok;
+}
+
 /* The current thread, once picked, is picked again at each of its next
  * events that is not interesting (choose's first rule), with no draw:
  * those events need no decision, as long as they are the recorded ones
@@ -270,6 +300,11 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 	size_t done = s->look.t[lid].done, k = 0, first = done;
 	struct xp_surw *c = NULL;
 	bool touched = false;
+	uint32_t held[64], lids[64];
+	if (v && v->n > 64)
+		v = NULL;
+	for (size_t i = 0; v && i < v->n; i++)
+		held[i] = v->thr[i].held;
 	for (size_t i = done; k < max; i++) {
 		const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
 		if (r && i == done && r->kind == AVT_EV_START) {
@@ -288,12 +323,14 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 			c->look.t[lid].done = (uint32_t)i;
 			c->look.t[lid].spins = 0;
 			c->look.t[lid].parked = false;
-			size_t pick = xp_surw_pick(c, v->lids, v->n);
-			if (pick >= v->n || v->lids[pick] != lid)
+			size_t n = offered(v, held, lids);
+			size_t pick = n ? xp_surw_pick(c, lids, n) : n;
+			if (pick >= n || lids[pick] != lid)
 				break;
 			s->ahead[s->nahead++] = (struct ahead){ lid, (uint32_t)i, r->kind, r->obj, c->rng, c->walks };
 		}
-		touched |= v && waited_for(v, r->obj);
+		if (v)
+			touched |= waited_for(v, r->obj) || !follow_lock(v, held, r);
 		ev[k++] = *r;
 	}
 	ahead_free(c);

@@ -170,16 +170,28 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 			c = model_can_commit(tr, o);
 		else if (o->state == TS_KWAIT)
 			c = model_can_wake(tr, o);
+		uint64_t dep[3] = { 0, 0, 0 }, lock = 0;
+		uint32_t held = 0;
+		if (o != self && o->state == TS_REQ && !o->req.never && o->req.hook >= 0 &&
+		    (hook_defs[o->req.hook].op == OP_LOCK || hook_defs[o->req.hook].op == OP_SPINLOCK)) {
+			/* about to lock what is free or self's alone: offered
+			 * while it is free, which only self's events change */
+			const struct mlock *l = model_find(&tr->model, o->req.obj);
+			if (!l || (!l->readers && (l->owner == NO_THREAD || l->owner == self->lid))) {
+				lock = o->req.obj;
+				held = l && l->owner == self->lid ? (l->count ? l->count : 1) : 0;
+				c = 1;
+			}
+		}
 		if (c == 1) {
 			if (n == TRACER_VIEW_THREADS)
 				return 0;
-			v->lids[n++] = o->lid;
+			v->thr[n++] = (struct tracer_view_thread){ o->lid, held, lock };
 		}
-		uint64_t dep[3] = { 0, 0, 0 };
-		if (o != self && o->state == TS_REQ) {
+		if (!lock && o != self && o->state == TS_REQ) {
 			dep[0] = o->req.obj;
 			dep[1] = o->req.obj2;
-		} else if (o != self && o->state == TS_KWAIT) {
+		} else if (!lock && o != self && o->state == TS_KWAIT) {
 			dep[0] = o->wait_obj;
 			dep[1] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj2 : 0;
 			dep[2] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj : 0;

@@ -290,15 +290,22 @@ void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
 int tracer_share_decoding(void);
 
 /* The next pick, as it stands while thread self runs on alone: the
- * threads it would be offered, in order, self among them (its next
- * request taken to be possible), and the objects the others wait for or
- * ask for (an event of self on one may change who can run).  Returns n,
- * 0 when nothing can be said (a thread starting or running, self about
- * to give way, too many).  For the agent's decisions ahead (explore). */
+ * threads it may offer, in order, self among them (its next request taken
+ * to be possible): each one offered as it is (lock 0), or, waiting to
+ * acquire a mutex or spinlock that is free or held by self alone, offered
+ * once that lock is free (held: self's holds on it now); and the objects
+ * the others otherwise wait for or ask for (an event of self on one may
+ * change who can run).  Returns n, 0 when nothing can be said (a thread
+ * starting or running, self about to give way, too many).  For the
+ * agent's decisions ahead (explore). */
 #define TRACER_VIEW_THREADS 64
 #define TRACER_VIEW_OBJS 192
 struct tracer_view {
-	uint32_t lids[TRACER_VIEW_THREADS];
+	struct tracer_view_thread {
+		uint32_t lid;
+		uint32_t held;
+		uint64_t lock;
+	} thr[TRACER_VIEW_THREADS];
 	size_t n;
 	uint64_t objs[TRACER_VIEW_OBJS];
 	size_t nobjs;

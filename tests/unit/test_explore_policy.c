@@ -650,96 +650,171 @@ END_TEST
  * each budget's events with no pick ends every run exactly as one that
  * picks before every event (the ptrace path): the same threads in the
  * same order, the same draws (describe: walks), and a budget ends where
- * the walk gives the next event to another thread.  An event on what the
- * others wait for ends the draws ahead. */
+ * the walk gives the next event to another thread.  The threads waiting
+ * for lock L are offered as the running thread's acquires and releases
+ * leave it; an event on what the others otherwise wait for ends the
+ * draws ahead.  (A lock the budget lists but another thread holds is the
+ * agent's to refuse: its trylock fails, and the ptrace path picks.) */
+#define L 0x603000u
+
+struct world {
+	const struct xp_rec *rec;
+	uint32_t done[3];
+	uint32_t holder, count; /* of L; 3: nobody */
+};
+
+static const struct xp_rev *next_of(const struct world *w, uint32_t t)
+{
+	return w->done[t] < xp_rec_count(w->rec, t) ? xp_rec_event(w->rec, t, w->done[t]) : NULL;
+}
+
+/* The threads a pick offers: those with events left, not about to lock L
+ * held by another. */
+static size_t runnable(const struct world *w, uint32_t *lids)
+{
+	size_t n = 0;
+	for (uint32_t t = 0; t < 3; t++) {
+		const struct xp_rev *r = next_of(w, t);
+		if (r && !(r->kind == AVT_EV_ACQUIRE && r->obj == L && w->holder != 3 && w->holder != t))
+			lids[n++] = t;
+	}
+	return n;
+}
+
+/* The tracer's view while t runs alone (tracer_pick_view's rules). */
+static size_t view_of(const struct world *w, uint32_t t, struct xp_view_thread *vt, uint64_t *objs,
+		      size_t *nobjs)
+{
+	size_t n = 0;
+	*nobjs = 0;
+	for (uint32_t o = 0; o < 3; o++) {
+		const struct xp_rev *r = next_of(w, o);
+		if (!r)
+			continue;
+		bool lock = o != t && r->kind == AVT_EV_ACQUIRE && r->obj == L;
+		if (lock && w->holder != 3 && w->holder != t) {
+			objs[(*nobjs)++] = L; /* held by a third: not offered */
+			continue;
+		}
+		vt[n++] = (struct xp_view_thread){ o, lock && w->holder == t ? w->count : 0, lock ? L : 0 };
+	}
+	return n;
+}
+
+static struct avt_event step(struct world *w, uint32_t t)
+{
+	const struct xp_rev *r = next_of(w, t);
+	ck_assert_ptr_nonnull(r);
+	if (r->kind == AVT_EV_ACQUIRE && r->obj == L) {
+		ck_assert(w->holder == 3 || w->holder == t);
+		w->holder = t;
+		w->count++;
+	} else if (r->kind == AVT_EV_RELEASE && r->obj == L && --w->count == 0) {
+		w->holder = 3;
+	}
+	struct avt_event e = mk(t, w->done[t], r->kind, r->obj, r->site);
+	w->done[t]++;
+	return e;
+}
+
 START_TEST(test_surw_ahead)
 {
 	static const struct spec s[] = {
-		{ 0, AVT_EV_WRITE, X, 1 }, { 1, AVT_EV_WRITE, X, 2 }, { 2, AVT_EV_READ, X, 3 },
-		{ 0, AVT_EV_WRITE, P1, 4 }, { 0, AVT_EV_WRITE, X, 5 }, { 1, AVT_EV_WRITE, P2, 6 },
-		{ 0, AVT_EV_READ, X, 7 }, { 1, AVT_EV_WRITE, X, 8 }, { 0, AVT_EV_WRITE, X, 9 },
-		{ 2, AVT_EV_READ, X, 10 }, { 1, AVT_EV_READ, X, 11 }, { 0, AVT_EV_WRITE, P1, 12 },
-		{ 0, AVT_EV_WRITE, X, 13 }, { 1, AVT_EV_WRITE, X, 14 }, { 2, AVT_EV_WRITE, X, 15 },
-		{ 0, AVT_EV_READ, X, 16 },
+		{ 0, AVT_EV_ACQUIRE, L, 1 }, { 0, AVT_EV_WRITE, X, 2 }, { 0, AVT_EV_RELEASE, L, 3 },
+		{ 1, AVT_EV_ACQUIRE, L, 4 }, { 1, AVT_EV_WRITE, X, 5 }, { 1, AVT_EV_RELEASE, L, 6 },
+		{ 2, AVT_EV_READ, X, 7 },    { 0, AVT_EV_ACQUIRE, L, 8 }, { 0, AVT_EV_READ, X, 9 },
+		{ 0, AVT_EV_RELEASE, L, 10 }, { 1, AVT_EV_READ, X, 11 }, { 2, AVT_EV_ACQUIRE, L, 12 },
+		{ 2, AVT_EV_RELEASE, L, 13 }, { 1, AVT_EV_ACQUIRE, L, 14 }, { 1, AVT_EV_WRITE, X, 15 },
+		{ 1, AVT_EV_RELEASE, L, 16 }, { 0, AVT_EV_WRITE, P1, 17 }, { 2, AVT_EV_WRITE, X, 18 },
+		{ 0, AVT_EV_WRITE, X, 19 },
 	};
 	const size_t ns = sizeof s / sizeof s[0];
 	struct avt_event *ev = events(s, ns);
 	struct xp_rec *rec = xp_rec_new(ev, ns);
-	struct xp_config c = config(XP_SURW, rec, 1);
 	unsigned ahead = 0, handed = 0;
 
-	for (unsigned r = 0; r < 200; r++) {
-		struct xp_policy *a = xp_policy_new(&c, 9, r), *b = xp_policy_new(&c, 9, r);
-		uint32_t done[3] = { 0 };
-		ck_assert(a && b);
-		for (;;) {
-			uint32_t lids[3];
-			size_t n = 0;
-			for (uint32_t t = 0; t < 3; t++)
-				if (done[t] < xp_rec_count(rec, t))
-					lids[n++] = t;
-			if (!n)
-				break;
-			size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
-			ck_assert_uint_eq(ia, ib);
-			uint32_t t = lids[ia];
-			struct xp_view v = { lids, n, NULL, 0 };
-			struct xp_rev got[16];
-			size_t nb = xp_policy_budget(a, t, &v, got, 16);
-			/* the budget starts with the event t was picked for;
-			 * a makes them with no pick, b with a pick before each
-			 * after the first, which must give t them */
-			ck_assert_uint_ge(nb, 1);
-			for (size_t j = 0; j < nb; j++) {
-				const struct xp_rev *x = xp_rec_event(rec, t, done[t]);
-				struct avt_event e = mk(t, done[t], x->kind, x->obj, x->site);
-				ck_assert(got[j].obj == x->obj && got[j].kind == x->kind);
-				if (j > 0) {
-					ck_assert_uint_eq(xp_policy_pick(b, lids, n), ia);
-					ahead += x->obj == X;
+	for (unsigned nvars = 1; nvars <= 2; nvars++) { /* X; X and L */
+		struct xp_config c = config(XP_SURW, rec, nvars);
+		for (unsigned r = 0; r < 200; r++) {
+			struct xp_policy *a = xp_policy_new(&c, 9, r), *b = xp_policy_new(&c, 9, r);
+			struct world w = { rec, { 0 }, 3, 0 };
+			ck_assert(a && b);
+			for (;;) {
+				uint32_t lids[3];
+				size_t n = runnable(&w, lids);
+				if (!n)
+					break;
+				size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
+				ck_assert_uint_eq(ia, ib);
+				uint32_t t = lids[ia];
+				struct xp_view_thread vt[3];
+				uint64_t objs[3];
+				size_t nobjs, nv = view_of(&w, t, vt, objs, &nobjs);
+				struct xp_view v = { vt, nv, objs, nobjs };
+				struct xp_rev got[16];
+				size_t nb = xp_policy_budget(a, t, &v, got, 16);
+				/* the budget starts with the event t was picked for;
+				 * a makes them with no pick, b with a pick before
+				 * each after the first, which must give t them */
+				ck_assert_uint_ge(nb, 1);
+				for (size_t j = 0; j < nb; j++) {
+					const struct xp_rev *x = next_of(&w, t);
+					ck_assert(x && got[j].obj == x->obj && got[j].kind == x->kind);
+					/* the agent's lock finds L held: the ptrace path */
+					if (x->kind == AVT_EV_ACQUIRE && w.holder != 3 && w.holder != t)
+						break;
+					if (j > 0) {
+						n = runnable(&w, lids);
+						size_t k = xp_policy_pick(b, lids, n);
+						ck_assert_uint_eq(lids[k], t);
+						/* with both drawn, X and L are interesting */
+						ahead += nvars == 2 && (x->obj == X || x->obj == L);
+					}
+					struct avt_event e = step(&w, t);
+					ck_assert_int_eq(xp_policy_event(a, &e), 0);
+					ck_assert_int_eq(xp_policy_event(b, &e), 0);
 				}
+				/* where it ended, both pick the same */
+				n = runnable(&w, lids);
+				if (!n)
+					break;
+				size_t kb = xp_policy_pick(b, lids, n);
+				handed += lids[kb] != t;
+				ck_assert_uint_eq(xp_policy_pick(a, lids, n), kb);
+				struct avt_event e = step(&w, lids[kb]);
 				ck_assert_int_eq(xp_policy_event(a, &e), 0);
 				ck_assert_int_eq(xp_policy_event(b, &e), 0);
-				done[t]++;
 			}
-			/* the budget ended at a walk another thread wins */
-			if (done[t] < xp_rec_count(rec, t)) {
-				size_t nb2 = xp_policy_pick(b, lids, n);
-				handed += lids[nb2] != t;
-				ck_assert_uint_eq(xp_policy_pick(a, lids, n), nb2);
-				/* a and b both picked: event as usual */
-				const struct xp_rev *x = xp_rec_event(rec, lids[nb2], done[lids[nb2]]);
-				struct avt_event e = mk(lids[nb2], done[lids[nb2]], x->kind, x->obj, x->site);
-				ck_assert_int_eq(xp_policy_event(a, &e), 0);
-				ck_assert_int_eq(xp_policy_event(b, &e), 0);
-				done[lids[nb2]]++;
-			}
+			for (uint32_t t = 0; t < 3; t++)
+				ck_assert_uint_eq(w.done[t], xp_rec_count(rec, t));
+			char da[256], db[256];
+			xp_policy_describe(a, da, sizeof da);
+			xp_policy_describe(b, db, sizeof db);
+			ck_assert_str_eq(da, db);
+			xp_policy_free(a);
+			xp_policy_free(b);
 		}
-		char da[256], db[256];
-		xp_policy_describe(a, da, sizeof da);
-		xp_policy_describe(b, db, sizeof db);
-		ck_assert_str_eq(da, db);
-		xp_policy_free(a);
-		xp_policy_free(b);
 	}
-	ck_assert_uint_gt(ahead, 100); /* walks were drawn ahead */
+	ck_assert_uint_gt(ahead, 100);  /* walks were drawn ahead */
 	ck_assert_uint_gt(handed, 100); /* and budgets ended at lost walks */
 
 	/* T0's P1 is what another thread waits for: no walk after it */
+	struct xp_config c = config(XP_SURW, rec, 2);
 	uint64_t waited = P1;
-	uint32_t all[3] = { 0, 1, 2 };
+	struct xp_view_thread all[3] = { { 0, 0, 0 }, { 1, 0, 0 }, { 2, 0, 0 } };
 	struct xp_view v = { all, 3, &waited, 1 };
 	for (unsigned r = 0; r < 50; r++) {
 		struct xp_policy *p = xp_policy_new(&c, 9, r);
-		struct avt_event e0 = mk(0, 0, AVT_EV_WRITE, X, 1);
-		uint32_t t0[1] = { 0 };
+		uint32_t t0[1] = { 0 }; /* T0 up to its W P1 */
 		struct xp_rev got[16];
-		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
-		ck_assert_int_eq(xp_policy_event(p, &e0), 0);
+		for (uint32_t k = 0; k < 6; k++) {
+			struct avt_event e = mk(0, k, xp_rec_event(rec, 0, k)->kind, xp_rec_event(rec, 0, k)->obj, 0);
+			ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
+			ck_assert_int_eq(xp_policy_event(p, &e), 0);
+		}
 		size_t nb = xp_policy_budget(p, 0, &v, got, 16);
-		ck_assert_uint_ge(nb, 1);
+		ck_assert_uint_eq(nb, 1); /* P1; the X after it would be a walk */
 		ck_assert(got[0].obj == P1);
-		ck_assert_uint_eq(nb, 1); /* the X after it would be a walk */
 		xp_policy_free(p);
 	}
 	xp_rec_free(rec);
