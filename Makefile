@@ -95,6 +95,10 @@ bench/predict_bench: bench/predict_bench.c $(LIB)
 bench/int3_floor: bench/int3_floor.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
 
+# -O0 access events through a pointer (bench/agent); a workload
+bench/ptrsum: bench/ptrsum.c
+	$(CC) -std=gnu11 -O0 -g -pthread -o $@ $<
+
 bench/avfilter_bench: bench/avfilter_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
@@ -123,7 +127,7 @@ install: avtrace $(AGENT)
 	sed 's|@PREFIX@|$(PREFIX)|' include/avtrace.pc.in > $(DESTDIR)$(PREFIX)/share/pkgconfig/avtrace.pc
 
 clean:
-	rm -f avtrace $(AGENT) agent/*.o bench/int3_floor $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
+	rm -f avtrace $(AGENT) agent/*.o bench/int3_floor bench/ptrsum $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
 	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
 	rm -rf tests/unit/bin
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
