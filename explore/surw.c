@@ -286,9 +286,10 @@ static bool follow_lock(const struct xp_view *v, uint32_t *held, const struct xp
  * With a view of the next pick, it goes on through an interesting event
  * when the walk there would pick it again: the draw is made now, on a
  * copy, with the threads the view offers (the others are stopped, so
- * they and what they wait for stay as they are, unless one of the
- * thread's events before it touches such an object), and kept for
- * xp_surw_event to apply when that event comes.  A draw that picks
+ * they and what they wait for stay as they are, but for the locks they
+ * wait to take, whose acquires and releases by this thread are followed;
+ * any other event of it on what they wait for ends the draws), and kept
+ * for xp_surw_event to apply when that event comes.  A draw that picks
  * another thread ends the budget before its event, where the real pick
  * draws the same. */
 size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
@@ -297,7 +298,7 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 	s->nahead = s->next_ahead = 0;
 	if (lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
 		return 0;
-	size_t done = s->look.t[lid].done, k = 0, first = done;
+	size_t done = s->look.t[lid].done, k = 0;
 	struct xp_surw *c = NULL;
 	bool touched = false;
 	uint32_t held[64], lids[64];
@@ -307,10 +308,8 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 		held[i] = v->thr[i].held;
 	for (size_t i = done; k < max; i++) {
 		const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
-		if (r && i == done && r->kind == AVT_EV_START) {
-			first++;
+		if (r && i == done && r->kind == AVT_EV_START)
 			continue;
-		}
 		if (!r)
 			break;
 		/* picked to make this very event: no draw (choose's first rule) */

@@ -290,8 +290,9 @@ struct scan {
 	size_t n, cap;
 	uint64_t *targets;    /* every direct branch's target in the module */
 	size_t ntargets, captargets;
-	const char **indirect; /* functions with an indirect jmp */
+	const char **indirect; /* functions with an indirect jmp, or not decoded */
 	size_t nindirect, capindirect;
+	bool no_covers;       /* code not decoded that has no symbol */
 	unsigned undecodable;
 	unsigned untrusted;   /* functions left alone: their decoding is not sure */
 	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
@@ -372,6 +373,11 @@ static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, s
 		n++;
 	}
 	if (unsure) {
+		/* its branches are unknown: no cover in its function (foo.cold
+		 * jumps into foo), or, code with no symbol, in the module */
+		if (!name || !push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect,
+				   sizeof *sc->indirect, &name))
+			sc->no_covers = true;
 		sc->untrusted++;
 		free(ins);
 		return;
@@ -433,7 +439,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* A cover stands only where nothing can jump into its displaced bytes:
  * no direct branch of the module targets them, and neither the function
- * nor a part of it (foo.cold) jumps indirectly.  (Other modules enter
+ * nor a part of it (foo.cold) jumps indirectly or was left undecoded.  (Other modules enter
  * only at exported functions; C++ landing pads are checked by the
  * caller.) */
 static void check_covers(struct scan *sc, bool landing_pads)
@@ -444,7 +450,7 @@ static void check_covers(struct scan *sc, bool landing_pads)
 		struct cand *c = &sc->c[i];
 		if (!c->cover)
 			continue;
-		bool ok = !landing_pads && c->func;
+		bool ok = !landing_pads && !sc->no_covers && c->func;
 		for (size_t k = 0; ok && k < sc->nindirect; k++)
 			ok = !dec_same_function(c->func, sc->indirect[k]);
 		if (!ok || dec_lands_inside(sc->targets, sc->ntargets, c->in.addr, c->cover))
@@ -525,6 +531,7 @@ out:
 	sc->targets = NULL;
 	sc->indirect = NULL;
 	sc->ntargets = sc->captargets = sc->nindirect = sc->capindirect = 0;
+	sc->no_covers = false;
 	if (e)
 		elf_end(e);
 	close(fd);
