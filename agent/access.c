@@ -10,16 +10,62 @@
  * disarm are decided).  The rest is the lock hooks' path: the run token,
  * a ring slot, the commit, one unit of budget spent.
  */
+#include <limits.h>
+#include <linux/futex.h>
+
 #include "agent_int.h"
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val)
+{
+	/* shared (not FUTEX_PRIVATE): avtrace wakes it through its own
+	 * mapping of the region when it ends a script */
+	return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+}
+
+/* The run token under a hand-over script (avt_agent_turn): a thread whose
+ * event comes later in the script hands the token on if it holds it, and
+ * waits on run_tid until the token comes back to it or the script ends
+ * (avtrace sets script to 0, takes the token and wakes every waiter:
+ * they take the ptrace path, where its scheduler decides).  Waiting is
+ * inside the hook (avt_depth set: a signal handler's lock goes down the
+ * ptrace path) but not busy: avtrace may stop a waiting thread. */
+/* (here, in the file built with -mgeneral-regs-only: the access entry
+ * runs it between any two instructions of the program) */
+int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site)
+{
+	struct avt_agent_hdr *r = avt_ring;
+	if (!avt_usable(r))
+		return 0;
+	avt_depth = 1;
+	for (;;) {
+		uint32_t who = 0;
+		int turn = avt_agent_turn(r, avt_my_tid, kind, obj, site, &who);
+		if (turn == 1)
+			break;
+		if (turn == 0) {
+			avt_depth = 0;
+			return 0;
+		}
+		if (atomic_load_explicit(&r->run_tid, memory_order_relaxed) == avt_my_tid) {
+			atomic_store_explicit(&r->run_tid, who, memory_order_release);
+			atomic_fetch_add_explicit(&r->handovers, 1, memory_order_relaxed);
+			futex(&r->run_tid, FUTEX_WAKE, INT_MAX);
+		}
+		futex(&r->run_tid, FUTEX_WAIT, who);
+	}
+	avt_busy(r);
+	return 1;
+}
+
 
 int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 {
-	if (!avt_enter())
-		return 1;
 	struct avt_agent_hdr *h = avt_ring;
-	struct avt_agent_site *s = index < h->nsites ? &avt_agent_sites(h)[index] : 0;
+	struct avt_agent_site *s = h && index < h->nsites ? &avt_agent_sites(h)[index] : 0;
+	if (!s || !avt_enter_event(s->kind, addr, s->pc))
+		return 1;
 	int32_t left = s ? atomic_load_explicit(&s->left, memory_order_relaxed) : 0;
-	if (left > 0 && !avt_agent_expected(h, s->kind, addr, s->pc))
+	if (left > 0 && !avt_agent_expected(h, avt_my_tid, s->kind, addr, s->pc))
 		left = 0; /* not the event the budget expects: ptrace decides */
 	int64_t ticket = left > 0 && s->kind ? avt_agent_claim(h, AVT_AGENT_UNLOCK_RESERVE) : -1;
 	if (ticket < 0) {

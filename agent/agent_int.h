@@ -26,12 +26,10 @@ extern __thread uint32_t avt_my_tid HIDDEN TLS;
  * committed in-process, 1 when the stub must take the ptrace stop. */
 HIDDEN int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp);
 
-/* Enters a fast path: the ring is there, the supervisor enabled it, this
- * is not a forked child, no hook of this thread is in progress, and this
- * thread holds the run token with events left. */
-static inline int avt_enter(void)
+/* Is the ring usable from this thread (not a forked child, no hook of
+ * this thread in progress)?  Reads the thread's tid once. */
+static inline int avt_usable(struct avt_agent_hdr *r)
 {
-	struct avt_agent_hdr *r = avt_ring;
 	if (!r || avt_detached || avt_depth ||
 	    !atomic_load_explicit(&r->enabled, memory_order_acquire)) {
 		if (r && avt_depth && !avt_detached)
@@ -40,16 +38,32 @@ static inline int avt_enter(void)
 	}
 	if (!avt_my_tid)
 		avt_my_tid = (uint32_t)syscall(SYS_gettid);
-	/* the run token: this thread was resumed by the supervisor with
-	 * events left before the scheduler's next decision */
-	if (!avt_agent_may_run(r, avt_my_tid))
-		return 0;
+	return 1;
+}
+
+static inline void avt_busy(struct avt_agent_hdr *r)
+{
 	avt_depth = 1;
 	/* the supervisor does not take a thread as preempted inside here */
 	atomic_store_explicit(&r->busy, avt_my_tid, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Enters a fast path: the ring is usable and this thread holds the run
+ * token with events left (the supervisor resumed it with events left
+ * before the scheduler's next decision). */
+static inline int avt_enter(void)
+{
+	struct avt_agent_hdr *r = avt_ring;
+	if (!avt_usable(r) || !avt_agent_may_run(r, avt_my_tid))
+		return 0;
+	avt_busy(r);
 	return 1;
 }
+
+/* avt_enter for a lock, unlock or signal (kind on obj from site), which
+ * may also wait its turn in a hand-over script (avtrace_agent.c). */
+int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site) HIDDEN;
 
 static inline void avt_leave(void)
 {

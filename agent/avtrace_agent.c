@@ -37,6 +37,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -90,6 +92,9 @@ FAST(avt_cond_broadcast);
 		".globl " #name "\n"                            \
 		".type " #name ", @function\n"                  \
 		".p2align 4\n" #name ":\n"                      \
+		".globl avt_entry_" #name "\n"                  \
+		".hidden avt_entry_" #name "\n"                 \
+		"avt_entry_" #name ":\n"                        \
 		"	mov (%rsp), %rsi\n"                     \
 		"	push %rdi\n" /* keeps rsp 16-aligned */ \
 		"	call " #fast "\n"                       \
@@ -145,6 +150,10 @@ STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_ptr + 16);
 STUB_PTR(pthread_cond_signal, avt_cond_signal, avt_real_ptr + 24);
 STUB_PTR(pthread_cond_broadcast, avt_cond_broadcast, avt_real_ptr + 32);
 
+/* this library's own entries (not whatever pthread_mutex_lock binds to) */
+extern char avt_entry_pthread_mutex_lock[] HIDDEN;
+extern char avt_entry_pthread_mutex_unlock[] HIDDEN;
+
 static inline lock_fn raw(enum avt_agent_raw which)
 {
 	return (lock_fn)(uintptr_t)atomic_load_explicit(&avt_ring->raw[which], memory_order_relaxed);
@@ -159,9 +168,9 @@ static inline lock_fn raw(enum avt_agent_raw which)
 static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn, uint16_t kind,
 		     void *obj, uint64_t site)
 {
-	if (!avt_enter())
+	if (!avt_enter_event(kind, (uint64_t)(uintptr_t)obj, site))
 		return -1;
-	if (!avt_agent_expected(avt_ring, kind, (uint64_t)(uintptr_t)obj, site)) {
+	if (!avt_agent_expected(avt_ring, avt_my_tid, kind, (uint64_t)(uintptr_t)obj, site)) {
 		avt_leave();
 		return -1;
 	}
@@ -343,6 +352,10 @@ __attribute__((constructor)) static void agent_init(void)
 	atomic_store_explicit(&h->pid, (int32_t)getpid(), memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->attached, 1, memory_order_relaxed);
 	atomic_store_explicit(&h->self, (uint64_t)(uintptr_t)p, memory_order_relaxed);
+	atomic_store_explicit(&h->park_entry[0], (uint64_t)(uintptr_t)avt_entry_pthread_mutex_lock,
+			      memory_order_relaxed);
+	atomic_store_explicit(&h->park_entry[1], (uint64_t)(uintptr_t)avt_entry_pthread_mutex_unlock,
+			      memory_order_relaxed);
 	atomic_store_explicit(&h->access_entry, (uint64_t)(uintptr_t)avt_access_entry,
 			      memory_order_release);
 	pthread_atfork(NULL, NULL, on_fork_child);

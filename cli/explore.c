@@ -281,6 +281,9 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	if (r.agent_events)
 		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
 		       r.agent_events, r.events);
+	if (r.agent_handovers)
+		printf("  %" PRIu64 " hand-overs between threads in-process, in %" PRIu64 " scripts\n",
+		       r.agent_handovers, r.agent_scripts);
 	if (r.counts[4])
 		printf("  first error: %s\n", r.error);
 	if (r.stuck_waits)

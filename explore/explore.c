@@ -45,6 +45,7 @@ struct run_msg {
 	uint64_t target;           /* guided: the run's target pair, or 0 */
 	uint64_t events, agent_events;
 	uint32_t stuck_waits;
+	uint64_t agent_scripts, agent_handovers;
 	char error[200];           /* RO_ERROR: why, if avtrace said */
 	uint32_t nrf;              /* reads-from keys new to the run's guide,
 	                              sent after the message */
@@ -280,17 +281,50 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 			size_t max)
 {
 	struct picker *pk = ctx;
-	struct xp_rev r[SPIN_REPEATS];
-	uint32_t repeats = lid < pk->nspin ? pk->spin[lid].repeats : 0;
-	size_t cap = SPIN_REPEATS - repeats % SPIN_REPEATS;
+	struct xp_rev r[256];
+	uint32_t who[256];
 	struct xp_view_thread vt[TRACER_VIEW_THREADS];
+	struct xp_view_lock vl[TRACER_VIEW_LOCKS];
 	for (size_t i = 0; tv && i < tv->n; i++)
-		vt[i] = (struct xp_view_thread){ tv->thr[i].lid, tv->thr[i].held, tv->thr[i].lock };
-	struct xp_view v = { vt, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0 };
-	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, cap < max ? cap : max);
+		vt[i] = (struct xp_view_thread){ tv->thr[i].lid, tv->thr[i].held, tv->thr[i].lock,
+						 tv->thr[i].park, tv->thr[i].park_obj };
+	for (size_t i = 0; tv && i < tv->nlocks; i++)
+		vl[i] = (struct xp_view_lock){ tv->locks[i].obj, tv->locks[i].owner, tv->locks[i].count };
+	struct xp_view v = { vt, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0,
+			     vl, tv ? tv->nlocks : 0, tv && tv->locks_known };
+	if (max > sizeof r / sizeof r[0])
+		max = sizeof r / sizeof r[0];
+	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, who, max);
+	/* cut where a thread's reads could complete SPIN_REPEATS (counting
+	 * every read as a repeat; an event that is not an access starts the
+	 * count again) */
+	struct { uint32_t lid, reads; } cnt[16];
+	size_t ncnt = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < ncnt && cnt[j].lid != who[i])
+			j++;
+		if (j == ncnt) {
+			if (ncnt == sizeof cnt / sizeof cnt[0]) {
+				n = i;
+				break;
+			}
+			cnt[ncnt].lid = who[i];
+			cnt[ncnt++].reads = who[i] < pk->nspin ? pk->spin[who[i]].repeats % SPIN_REPEATS : 0;
+		}
+		/* (kind 0: any event, a read perhaps) */
+		if ((r[i].kind == AVT_EV_READ || r[i].kind == AVT_EV_NONE) && ++cnt[j].reads >= SPIN_REPEATS) {
+			n = i + 1;
+			break;
+		}
+		if (r[i].kind != AVT_EV_READ && r[i].kind != AVT_EV_WRITE && r[i].kind != AVT_EV_RMW &&
+		    r[i].kind != AVT_EV_NONE)
+			cnt[j].reads = 0;
+	}
 	for (size_t i = 0; i < n; i++)
 		ev[i] = (struct tracer_expect){ r[i].obj, r[i].site & ((1ull << 48) - 1),
-						(uint16_t)(r[i].site >> 48), r[i].kind };
+						r[i].kind ? (uint16_t)(r[i].site >> 48) : AVT_MOD_NONE,
+						r[i].kind, who[i] };
 	return n;
 }
 
@@ -434,6 +468,8 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		msg.events = res.nev;
 		msg.agent_events = res.agent_events;
 		msg.stuck_waits = res.stuck_waits;
+		msg.agent_scripts = res.agent_scripts;
+		msg.agent_handovers = res.agent_handovers;
 		if (write_run(o, rp, &res, num, msg.choices) < 0)
 			msg.outcome = RO_ERROR;
 		replay_result_release(&res);
@@ -577,6 +613,8 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	res->events += m.events;
 	res->agent_events += m.agent_events;
 	res->stuck_waits += m.stuck_waits;
+	res->agent_scripts += m.agent_scripts;
+	res->agent_handovers += m.agent_handovers;
 	if (m.outcome == RO_ERROR && !res->error[0]) {
 		m.error[sizeof m.error - 1] = 0;
 		snprintf(res->error, sizeof res->error, "run %u: %s", s->num,

@@ -106,6 +106,8 @@ struct explore_result {
 	double seconds;
 	uint64_t events;        /* events of the finished runs */
 	uint64_t agent_events;  /* of them, made in-process (the agent) */
+	uint64_t agent_scripts;   /* hand-over scripts run in-process (docs/agent.md) */
+	uint64_t agent_handovers; /* run tokens passed between threads in them */
 	uint64_t stuck_waits;   /* turns ended as their thread fell asleep where
 	                           only a stopped thread could wake it */
 	char error[256];        /* the first run that ended in an error: why */

@@ -236,7 +236,13 @@ static bool same_rev(const struct xp_rev *r, const struct avt_event *ev)
 /* The index after the recorded event ev is taken to be.  Usually the next
  * one; if the run went another way (a loop went round once more or once
  * less, a branch went elsewhere), the same event a little further on in
- * the thread's recording puts the guess back in step. */
+ * the thread's recording puts the guess back in step.  An event found
+ * nowhere near is one the recording does not have here (an access the
+ * recording's thread never made: its site was disarmed as private before
+ * that thread came to it): the guess stays.  (Taking it for the next
+ * recorded one put the guess a step further out of step with every such
+ * event, and the thread's expected events, and so its budgets, were
+ * never right again.) */
 #define XP_RESYNC_WINDOW 64u
 
 static uint32_t resync(const struct xp_look *l, const struct avt_event *ev, uint32_t done)
@@ -248,7 +254,7 @@ static uint32_t resync(const struct xp_look *l, const struct avt_event *ev, uint
 		if (same_rev(r, ev))
 			return j + 1;
 	}
-	return done + 1;
+	return done;
 }
 
 int xp_look_event(struct xp_look *l, const struct avt_event *ev)
@@ -569,11 +575,11 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid)
 }
 
 size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-			size_t max)
+			uint32_t *who, size_t max)
 {
 	if (!p->off && p->ppos < p->nprefix)
 		return 0; /* following a prediction's prefix: its steps decide */
-	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, v, ev, max) : 0;
+	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, v, ev, who, max) : 0;
 }
 
 uint64_t xp_policy_target(const struct xp_policy *p)

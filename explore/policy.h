@@ -156,17 +156,32 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid);
  * (that thread among them), each as it is (lock 0) or while that lock is
  * free (held: the running thread's holds on it now; its acquires and
  * releases change that); and the objects the others wait for (any other
- * event on one, or on a lock above, may change who can run). */
+ * event on one, or on a lock above, may change who can run).
+ *
+ * A thread may also be one the agent can hand the run token to (park:
+ * stopped at that request, an acquire or a release of park_obj, which it
+ * can wait to make in-process); with locks_known, locks[] are all the
+ * locks held now (owner UINT32_MAX - 1: readers), and a budget may then
+ * go on through the walks such threads win (a hand-over script). */
 struct xp_view_thread {
 	uint32_t lid;
 	uint32_t held;
 	uint64_t lock;
+	uint16_t park;
+	uint64_t park_obj;
+};
+struct xp_view_lock {
+	uint64_t obj;
+	uint32_t owner, count;
 };
 struct xp_view {
 	const struct xp_view_thread *thr;
 	size_t n;
 	const uint64_t *objs;
 	size_t nobjs;
+	const struct xp_view_lock *locks;
+	size_t nlocks;
+	bool locks_known;
 };
 /* lid was just picked: the next events every pick would give it again,
  * whatever the others do, if they are these recorded ones (up to max into
@@ -177,10 +192,13 @@ struct xp_view {
  * on through the walks it would win there, drawn now, as long as none of
  * its events touches what the others wait for; each such draw is applied
  * by xp_policy_event when its event comes (a pick, a yield or the next
- * budget drops those not reached).  The other policies decide at every
- * event. */
+ * budget drops those not reached).  With who (the thread of each event
+ * into who[]) and a view whose locks are known, on also through walks a
+ * parked thread wins, from where the thread that gives way is at an
+ * acquire or release, in a script of acquires and releases (docs/agent.md).
+ * The other policies decide at every event. */
 size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-			size_t max);
+			uint32_t *who, size_t max);
 /* A guided run's target (a reads-from pair key), 0 for none or another
  * policy. */
 uint64_t xp_policy_target(const struct xp_policy *p);

@@ -44,7 +44,7 @@
 #include "policy_int.h"
 #include "trace/log.h"
 
-#define SURW_AHEAD 64
+#define SURW_AHEAD 256
 
 struct xp_surw {
 	struct xp_look look;
@@ -247,34 +247,93 @@ static bool waited_for(const struct xp_view *v, uint64_t obj)
 	return false;
 }
 
-/* The view's threads the pick offers with the running thread's holds on
- * the locks they wait for (held[i] for thr[i]'s lock) as they are. */
-static size_t offered(const struct xp_view *v, const uint32_t *held, uint32_t *lids)
+static bool lock_op(const struct xp_rev *r)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < v->n; i++)
-		if (!v->thr[i].lock || !held[i])
-			lids[n++] = v->thr[i].lid;
-	return n;
+	return r->kind == AVT_EV_ACQUIRE || r->kind == AVT_EV_RELEASE;
 }
 
-/* An event of the running thread on a lock the view's threads wait for:
- * an acquire or a release moves the holds; anything else (a trylock that
- * failed, a read lock, a condition wait's release) is not followed. */
-static bool follow_lock(const struct xp_view *v, uint32_t *held, const struct xp_rev *r)
+/* An event a thread can wait in the agent to make (a lock's, an unlock's,
+ * an access stub's) */
+static bool park_op(const struct xp_rev *r)
 {
-	bool ok = r->kind != AVT_EV_WAIT; /* it releases a mutex not in obj */
-	for (size_t i = 0; i < v->n; i++) {
-		if (!v->thr[i].lock || v->thr[i].lock != r->obj)
-			continue;
-		if (r->kind == AVT_EV_ACQUIRE)
-			held[i]++;
-		else if (r->kind == AVT_EV_RELEASE && held[i])
-			held[i]--;
-		else
-			ok = false;
+	return lock_op(r) || r->kind == AVT_EV_READ || r->kind == AVT_EV_WRITE || r->kind == AVT_EV_RMW;
+}
+
+/* The locks a budget follows, as the tracer's model would hold them. */
+#define SIM_LOCKS 64
+#define SIM_THREADS 64
+#define SIM_FREE UINT32_MAX
+struct sim {
+	struct { uint64_t obj; uint32_t owner, count; } l[SIM_LOCKS];
+	size_t n;
+};
+
+static size_t sim_find(const struct sim *m, uint64_t obj)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->l[i].obj == obj)
+			return i;
+	return SIM_LOCKS;
+}
+
+/* obj's entry, added free if new; SIM_LOCKS when the table is full. */
+static size_t sim_at(struct sim *m, uint64_t obj)
+{
+	size_t i = sim_find(m, obj);
+	if (i < SIM_LOCKS || m->n == SIM_LOCKS)
+		return i;
+	m->l[m->n].obj = obj;
+	m->l[m->n].owner = SIM_FREE;
+	m->l[m->n].count = 0;
+	return m->n++;
+}
+
+static bool sim_free(const struct sim *m, uint64_t obj)
+{
+	size_t i = sim_find(m, obj);
+	return i == SIM_LOCKS || m->l[i].owner == SIM_FREE;
+}
+
+/* An acquire or a release by t: false when the model would not take it
+ * so (the lock held by another, a release of what t does not hold). */
+static bool sim_step(struct sim *m, uint32_t t, const struct xp_rev *r)
+{
+	size_t i = sim_at(m, r->obj);
+	if (i == SIM_LOCKS)
+		return false;
+	if (r->kind == AVT_EV_ACQUIRE) {
+		if (m->l[i].owner != SIM_FREE && m->l[i].owner != t)
+			return false;
+		m->l[i].owner = t;
+		m->l[i].count++;
+		return true;
 	}
-	return ok;
+	if (m->l[i].owner != t)
+		return false;
+	if (--m->l[i].count == 0)
+		m->l[i].owner = SIM_FREE;
+	return true;
+}
+
+/* The budget's walk through the threads of a view (xp_surw_budget). */
+struct walk {
+	const struct xp_view *v;
+	struct sim m;
+	uint32_t pos[SIM_THREADS]; /* each thread's next recorded event */
+	bool moved[SIM_THREADS];   /* its next is its recorded one (it ran, or it is the first) */
+};
+
+/* Is view thread i offered at a pick where cur runs? */
+static bool walk_offered(const struct xp_surw *s, const struct walk *w, size_t i, size_t cur)
+{
+	const struct xp_view_thread *t = &w->v->thr[i];
+	if (i == cur)
+		return true;
+	if (w->moved[i]) {
+		const struct xp_rev *r = xp_rec_event(s->look.rec, t->lid, w->pos[i]);
+		return !r || r->kind != AVT_EV_ACQUIRE || sim_free(&w->m, r->obj);
+	}
+	return !t->lock || sim_free(&w->m, t->lock);
 }
 
 /* The current thread, once picked, is picked again at each of its next
@@ -291,48 +350,152 @@ static bool follow_lock(const struct xp_view *v, uint32_t *held, const struct xp
  * any other event of it on what they wait for ends the draws), and kept
  * for xp_surw_event to apply when that event comes.  A draw that picks
  * another thread ends the budget before its event, where the real pick
- * draws the same. */
+ * draws the same.
+ *
+ * Unless (who, and the view knows every held lock) the thread that gives
+ * way is at an acquire or a release and the winner is a thread the agent
+ * can hand the run token to (its next recorded event its request, an
+ * acquire or release): then the budget goes on with the winner's events,
+ * and so on, every thread's events from there on acquires and releases
+ * whose locks are followed (a hand-over script: each event names its
+ * thread in who[]). */
 size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-		      size_t max)
+		      uint32_t *who, size_t max)
 {
 	s->nahead = s->next_ahead = 0;
 	if (lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
 		return 0;
-	size_t done = s->look.t[lid].done, k = 0;
+	struct walk *w = calloc(1, sizeof *w);
+	if (!w)
+		return 0;
+	size_t cur = SIZE_MAX;
+	if (v && v->n > SIM_THREADS)
+		v = NULL;
+	for (size_t i = 0; v && i < v->n; i++) {
+		uint32_t t = v->thr[i].lid;
+		w->pos[i] = t < s->look.n ? s->look.t[t].done : 0;
+		if (t == lid)
+			cur = i;
+	}
+	if (cur == SIZE_MAX)
+		v = NULL;
+	w->v = v;
+	bool known = v && who && v->locks_known && v->nlocks <= SIM_LOCKS;
+	if (known) {
+		for (size_t i = 0; i < v->nlocks; i++) {
+			size_t j = sim_at(&w->m, v->locks[i].obj);
+			w->m.l[j].owner = v->locks[i].owner;
+			w->m.l[j].count = v->locks[i].count;
+		}
+	}
+	/* the locks the others wait to take (and, without the held locks
+	 * known, the running thread's holds on them) */
+	for (size_t i = 0; v && i < v->n; i++) {
+		size_t j = v->thr[i].lock ? sim_at(&w->m, v->thr[i].lock) : SIM_LOCKS;
+		if (j < SIM_LOCKS && !known && v->thr[i].held) {
+			w->m.l[j].owner = lid;
+			w->m.l[j].count = v->thr[i].held;
+		}
+	}
+	if (v)
+		w->moved[cur] = true;
+	uint32_t cl = lid, p = s->look.t[lid].done, dec_lid = s->cur, dec_pos = s->cur_done;
+	const struct xp_rev *first = xp_rec_event(s->look.rec, lid, p);
+	if (first && first->kind == AVT_EV_START)
+		p++;
 	struct xp_surw *c = NULL;
 	bool touched = false;
-	uint32_t held[64], lids[64];
-	if (v && v->n > 64)
-		v = NULL;
-	for (size_t i = 0; v && i < v->n; i++)
-		held[i] = v->thr[i].held;
-	for (size_t i = done; k < max; i++) {
-		const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
-		if (r && i == done && r->kind == AVT_EV_START)
-			continue;
+	uint32_t lids[SIM_THREADS];
+	size_t k = 0;
+	while (k < max) {
+		const struct xp_rev *r = xp_rec_event(s->look.rec, cl, p);
+		if (!r && who) {
+			/* past its recording: its next is never interesting, so
+			 * the current thread is picked again at every event
+			 * (choose's first rule): any events, kind 0 (the
+			 * picker cuts them where its spin count could end) */
+			for (; k < max; k++) {
+				ev[k] = (struct xp_rev){ 0, 0, AVT_EV_NONE, { 0 } };
+				who[k] = cl;
+			}
+			break;
+		}
 		if (!r)
 			break;
+		/* a lock held by another: the thread cannot go on (nor wait in
+		 * the agent for a turn the walk would give it); the pick decides */
+		if (known && r->kind == AVT_EV_ACQUIRE && !sim_free(&w->m, r->obj) &&
+		    w->m.l[sim_find(&w->m, r->obj)].owner != cl)
+			break;
 		/* picked to make this very event: no draw (choose's first rule) */
-		bool decided = i == done && done == s->cur_done;
+		bool decided = cl == dec_lid && p == dec_pos;
 		if (xp_surw_interesting(s, r->obj) && !decided) {
-			if (!v || touched || s->nahead == SURW_AHEAD || i > UINT32_MAX)
+			if (!v || touched || s->nahead == SURW_AHEAD)
 				break;
 			if (!c && !(c = ahead_copy(s)))
 				break;
-			c->look.t[lid].done = (uint32_t)i;
-			c->look.t[lid].spins = 0;
-			c->look.t[lid].parked = false;
-			size_t n = offered(v, held, lids);
+			w->pos[cur] = p;
+			for (size_t i = 0; i < v->n; i++) {
+				uint32_t t = v->thr[i].lid;
+				if (w->moved[i] && t < c->look.n) {
+					c->look.t[t].done = w->pos[i];
+					c->look.t[t].spins = 0;
+					c->look.t[t].parked = false;
+				}
+			}
+			size_t n = 0;
+			for (size_t i = 0; i < v->n; i++)
+				if (walk_offered(s, w, i, cur))
+					lids[n++] = v->thr[i].lid;
 			size_t pick = n ? xp_surw_pick(c, lids, n) : n;
-			if (pick >= n || lids[pick] != lid)
+			if (pick >= n)
 				break;
-			s->ahead[s->nahead++] = (struct ahead){ lid, (uint32_t)i, r->kind, r->obj, c->rng, c->walks };
+			uint32_t win = lids[pick];
+			if (win == cl) {
+				s->ahead[s->nahead++] = (struct ahead){ cl, p, r->kind, r->obj, c->rng, c->walks };
+				dec_lid = cl;
+				dec_pos = p;
+			} else {
+				/* a hand-over to the winner, if it can wait its turn
+				 * in the agent and this thread can wait for its own */
+				size_t wi = 0;
+				while (wi < v->n && v->thr[wi].lid != win)
+					wi++;
+				if (!known || !park_op(r) || wi == v->n || win >= s->look.n)
+					break;
+				const struct xp_rev *wr = xp_rec_event(s->look.rec, win, w->pos[wi]);
+				if (!wr || !park_op(wr) ||
+				    (!w->moved[wi] && (v->thr[wi].park != wr->kind || v->thr[wi].park_obj != wr->obj)))
+					break;
+				s->ahead[s->nahead++] =
+					(struct ahead){ win, w->pos[wi], wr->kind, wr->obj, c->rng, c->walks };
+				w->moved[wi] = true;
+				cur = wi;
+				cl = win;
+				p = dec_pos = w->pos[wi];
+				dec_lid = win;
+				continue;
+			}
 		}
-		if (v)
-			touched |= waited_for(v, r->obj) || !follow_lock(v, held, r);
-		ev[k++] = *r;
+		if (lock_op(r) && (known || sim_find(&w->m, r->obj) < SIM_LOCKS)) {
+			if (!sim_step(&w->m, cl, r)) {
+				if (known)
+					break; /* the model would not have it so */
+				touched = true;
+			}
+		} else if (r->kind == AVT_EV_WAIT || sim_find(&w->m, r->obj) < SIM_LOCKS) {
+			touched = true; /* a wait releases a mutex not in obj */
+		}
+		if (v && waited_for(v, r->obj))
+			touched = true;
+		ev[k] = *r;
+		if (who)
+			who[k] = cl;
+		k++;
+		p++;
 	}
 	ahead_free(c);
+	free(w);
 	return k;
 }
 

@@ -385,7 +385,7 @@ uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
 		const struct replay_picker *pk = rp->opts.picker;
 		if (!pk->budget || !rp->pk_chose || t->lid != rp->pk_last)
 			return 0;
-		struct tracer_expect ev[64];
+		struct tracer_expect ev[256]; /* AVT_AGENT_MAX_EXPECT */
 		struct tracer_view v;
 		bool view = tracer_pick_view(tr, t, &v) > 0;
 		size_t n = pk->budget(pk->ctx, t->lid, view ? &v : NULL, ev, sizeof ev / sizeof ev[0]);

@@ -406,6 +406,8 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	if (rp->tr) {
 		res->agent_events = tracer_stats(rp->tr)->agent_events;
 		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
+		res->agent_handovers = tracer_stats(rp->tr)->agent_handovers;
+		res->agent_scripts = tracer_stats(rp->tr)->agent_scripts;
 	}
 	res->step = rp->step + (rp->in_free ? 0 : 1);
 	res->in_free = rp->in_free;
@@ -533,6 +535,8 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "seconds", json_real(res->seconds));
 		json_object_set_new(o, "agent_events", json_integer((json_int_t)res->agent_events));
 		json_object_set_new(o, "stuck_waits", json_integer((json_int_t)res->stuck_waits));
+		json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
+		json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

@@ -124,6 +124,8 @@ struct replay_result {
 	double seconds;
 	uint64_t agent_events;  /* events that came through the in-process agent */
 	unsigned stuck_waits;   /* turns ended at once: asleep where only a stopped thread could wake it */
+	uint64_t agent_scripts; /* hand-over scripts (explore through the agent) */
+	uint64_t agent_handovers; /* run tokens passed in-process in them */
 };
 
 void replay_result_release(struct replay_result *r);

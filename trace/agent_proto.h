@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 3u
+#define AVT_AGENT_VERSION 4u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -59,7 +59,7 @@
 /* avt_agent_site.left: no limit (a site with a shared hit) */
 #define AVT_AGENT_SITE_NOLIMIT INT32_MAX
 /* Expected events a budget may carry (after the site table) */
-#define AVT_AGENT_MAX_EXPECT 64u
+#define AVT_AGENT_MAX_EXPECT 256u
 
 /* Unhooked entry points the supervisor publishes (hdr.raw[]): the
  * out-of-line copy of each hooked function, callable without a ptrace
@@ -113,6 +113,18 @@ struct avt_agent_hdr {
 	uint8_t pad2[20];
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
+	_Atomic uint32_t script;   /* supervisor: nonzero while the expected
+	                              events name several threads (a hand-over
+	                              script): run_tid passes between them
+	                              in-process, the others wait in the agent
+	                              (a futex on run_tid) */
+	uint32_t pad4;
+	_Atomic uint64_t handovers; /* agent: run tokens passed in-process */
+	_Atomic uint64_t park_entry[2]; /* agent: its pthread_mutex_lock and
+	                              pthread_mutex_unlock, where the supervisor
+	                              sends a thread stopped at libc's to wait
+	                              for its turn in a script */
+	uint8_t pad5[32];
 };
 
 struct avt_agent_slot {
@@ -143,8 +155,9 @@ struct avt_agent_site {
 struct avt_agent_expect {
 	uint64_t obj;
 	uint64_t site;             /* absolute: the return address, or the pc */
-	uint16_t kind;
-	uint16_t pad[3];
+	uint16_t kind;             /* AVT_EV_NONE: any event of tid */
+	uint16_t pad;
+	uint32_t tid;              /* the thread that makes it (0: the holder) */
 };
 
 _Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
@@ -176,10 +189,16 @@ static inline struct avt_agent_expect *avt_agent_expects(struct avt_agent_hdr *h
 	return (struct avt_agent_expect *)(void *)(avt_agent_sites(h) + h->nsites);
 }
 
-/* Producer, holding the token: may its next in-process event be this one?
- * (No expectations: any.) */
-static inline int avt_agent_expected(struct avt_agent_hdr *h, uint16_t kind, uint64_t obj,
-				     uint64_t site)
+static inline int avt_agent_is(const struct avt_agent_expect *e, uint16_t kind, uint64_t obj,
+				uint64_t site)
+{
+	return !e->kind || (e->kind == kind && e->obj == obj && e->site == site);
+}
+
+/* Producer tid, holding the token: may its next in-process event be this
+ * one?  (No expectations: any.) */
+static inline int avt_agent_expected(struct avt_agent_hdr *h, uint32_t tid, uint16_t kind,
+				     uint64_t obj, uint64_t site)
 {
 	uint32_t n = atomic_load_explicit(&h->expect_n, memory_order_relaxed);
 	if (!n)
@@ -188,7 +207,39 @@ static inline int avt_agent_expected(struct avt_agent_hdr *h, uint16_t kind, uin
 	if (pos >= n)
 		return 0;
 	const struct avt_agent_expect *e = &avt_agent_expects(h)[pos];
-	return e->kind == kind && e->obj == obj && e->site == site;
+	return (!e->tid || e->tid == tid) && avt_agent_is(e, kind, obj, site);
+}
+
+/* In a hand-over script, thread tid is about to make (kind, obj, site).
+ * 1: it holds the token and the script's next event is its own (the
+ * caller checks it is this one); 0: the ptrace path (no script, not in
+ * it, not this event, budget spent); 2: its turn comes later, after the
+ * script's next events by others (*who: the thread they start with,
+ * which tid hands the token to if it holds it). */
+static inline int avt_agent_turn(struct avt_agent_hdr *h, uint32_t tid, uint16_t kind, uint64_t obj,
+				 uint64_t site, uint32_t *who)
+{
+	uint32_t holder = atomic_load_explicit(&h->run_tid, memory_order_acquire);
+	uint32_t n = atomic_load_explicit(&h->expect_n, memory_order_acquire);
+	if (holder == tid && !atomic_load_explicit(&h->budget, memory_order_relaxed))
+		return 0;
+	if (holder == tid && !n)
+		return 1;
+	if (holder != tid && !atomic_load_explicit(&h->script, memory_order_acquire))
+		return 0;
+	uint32_t pos = atomic_load_explicit(&h->expect_pos, memory_order_acquire);
+	if (pos >= n)
+		return 0;
+	const struct avt_agent_expect *e = avt_agent_expects(h);
+	if (holder == tid && (!e[pos].tid || e[pos].tid == tid))
+		return 1;
+	uint32_t j = pos;
+	while (j < n && e[j].tid != tid)
+		j++;
+	if (j == n || !avt_agent_is(&e[j], kind, obj, site))
+		return 0;
+	*who = holder == tid ? e[pos].tid : holder;
+	return 2;
 }
 
 /* Lays out a fresh region of avt_agent_region_size(nslots, nsites) zeroed

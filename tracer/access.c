@@ -76,6 +76,7 @@ struct asite {
 	uint32_t hits;
 	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
 	int agent;            /* its entry in the agent's site table (a stub), or -1 */
+	uint64_t stub;        /* its stub, once the site jumps to it */
 };
 
 struct owner_slot {
@@ -902,6 +903,7 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 				agent_access_left(tr, s->agent, 0);
 				s->agent = -1;
 			} else {
+				s->stub = stubs + i * STUB_SIZE;
 				ac->st.stubs++;
 			}
 		}
@@ -1045,6 +1047,19 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
 	}
 	after_hit(tr, s, priv);
+}
+
+uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
+{
+	struct access *ac = tr->acc;
+	int idx = t->priv->access_site;
+	if (!ac || t->req.hook != HK_ACCESS || idx < 0 || (size_t)idx >= ac->nsite)
+		return 0;
+	const struct asite *s = &ac->site[idx];
+	if (!s->stub || s->agent < 0 || s->off || s->nmem != 1 || agent_access_left_now(tr, s->agent) <= 0)
+		return 0;
+	*kind = (uint16_t)mem_kind(&s->mem[0]);
+	return s->stub;
 }
 
 void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev)

@@ -22,9 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ptrace_util.h"
 #include "tracer_int.h"
 #include "trace/agent_proto.h"
 
@@ -32,6 +35,9 @@
  * row, before one is taken anyway (a signal handler that longjmp()ed out
  * of a hook would otherwise leave the thread unpreemptible). */
 #define MAX_DEFERRALS 200
+
+/* Threads a hand-over script may name besides the one granted. */
+#define AGENT_MAX_PARTS 16
 
 /* The memfd's lowest descriptor number in the target (see agent_prepare). */
 #define AGENT_FD_MIN 100
@@ -47,6 +53,11 @@ struct agent {
 	bool active;         /* this image's fast path is on (agent_publish) */
 	bool expect_set;     /* the sink's allow() set expectations */
 	uint32_t nsites;     /* access-site table entries in use */
+	const struct tthread *granting; /* in agent_grant: the thread granted */
+	struct tthread *parts[AGENT_MAX_PARTS]; /* a script's other threads */
+	size_t nparts;       /* set by the sink's expectations */
+	bool script;         /* a script is on (agent_script_end ends it) */
+	int park_hook[2];    /* hook indexes of pthread_mutex_lock, _unlock */
 };
 
 const char *tracer_agent_lib_default(void)
@@ -299,6 +310,42 @@ void agent_publish(struct tracer *tr)
 	a->active = true;
 }
 
+/* Where t, stopped at its request, can be sent to wait for its turn in a
+ * script, and the event's kind (see agent_park_kind); 0 if nowhere. */
+static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
+{
+	struct agent *a = tr->agent;
+	*kind = 0;
+	if (!a || !a->active || t->state != TS_REQ || !t->started || t->req.never || t->req.hook == -1 ||
+	    !t->priv->regs_valid || t->priv->pending_sig)
+		return 0;
+	if (t->req.hook == HK_ACCESS)
+		return access_park_at(tr, t, kind);
+	if (t->req.hook < 0)
+		return 0;
+	if (!a->park_hook[0]) {
+		a->park_hook[0] = a->park_hook[1] = -1;
+		for (int i = 0; hook_defs[i].name; i++) {
+			if (!strcmp(hook_defs[i].name, "pthread_mutex_lock"))
+				a->park_hook[0] = i;
+			else if (!strcmp(hook_defs[i].name, "pthread_mutex_unlock"))
+				a->park_hook[1] = i;
+		}
+	}
+	int which = t->req.hook == a->park_hook[0] ? 0 : t->req.hook == a->park_hook[1] ? 1 : -1;
+	uint16_t want = which == 0 ? AVT_EV_ACQUIRE : AVT_EV_RELEASE;
+	if (which < 0 || t->req.kind != want)
+		return 0;
+	*kind = want;
+	return atomic_load(&a->hdr->park_entry[which]);
+}
+
+uint16_t agent_park_kind(struct tracer *tr, const struct tthread *t)
+{
+	uint16_t kind;
+	return park_at(tr, t, &kind) ? kind : 0;
+}
+
 size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, size_t n)
 {
 	struct agent *a = tr->agent;
@@ -307,7 +354,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 	if (n > AVT_AGENT_MAX_EXPECT)
 		n = AVT_AGENT_MAX_EXPECT;
 	struct avt_agent_expect *e = avt_agent_expects(a->hdr);
+	const struct tthread *g = a->granting;
 	size_t k = 0;
+	a->nparts = 0;
 	for (; k < n; k++) {
 		uint64_t site = ev[k].site_off;
 		if (ev[k].site_mod != AVT_MOD_NONE) {
@@ -319,11 +368,93 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 				break; /* a module not loaded (yet): expect no further */
 			site += m->bias;
 		}
-		e[k] = (struct avt_agent_expect){ ev[k].obj, site, ev[k].kind, { 0 } };
+		const struct tthread *t = g && ev[k].lid != g->lid ? tracer_thread(tr, ev[k].lid) : g;
+		if (!t)
+			break;
+		size_t p = 0;
+		while (t != g && p < a->nparts && a->parts[p] != t)
+			p++;
+		if (t != g && p == a->nparts) {
+			/* a thread's first event in the script: the very request
+			 * it is stopped at, which the agent can take */
+			if (p == AGENT_MAX_PARTS || agent_park_kind(tr, t) != ev[k].kind ||
+			    t->req.obj != ev[k].obj || t->req.site != site)
+				break;
+			a->parts[a->nparts++] = tracer_thread(tr, t->lid);
+		}
+		e[k] = (struct avt_agent_expect){ ev[k].obj, site, ev[k].kind, 0, t ? (uint32_t)t->tid : 0 };
 	}
 	atomic_store(&a->hdr->expect_n, (uint32_t)k);
 	a->expect_set = true;
 	return k;
+}
+
+/* The script's threads but the one granted wait for their turn in the
+ * agent: each is sent from libc's function, where it stopped, to the
+ * agent's (the same call: arguments and return address as they are). */
+static void script_begin(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	atomic_store(&a->hdr->script, 1);
+	a->script = true;
+	tr->stats.agent_scripts++;
+	for (size_t i = 0; i < a->nparts; i++) {
+		struct tthread *t = a->parts[i];
+		struct user_regs_struct r = t->priv->regs;
+		uint16_t kind;
+		r.rip = park_at(tr, t, &kind);
+		if (ptu_setregs(t->tid, &r) < 0)
+			avt_debug("setregs T%u: %s", t->lid, strerror(errno));
+		t->priv->regs_valid = false;
+		t->priv->resume_pc = 0;
+		t->state = TS_RUNNING;
+		tr->stats.agent_parked++;
+		if (ptu_resume(t->tid, 0) < 0 && errno != ESRCH)
+			avt_debug("resume T%u: %s", t->lid, strerror(errno));
+	}
+}
+
+bool agent_script_on(const struct tracer *tr)
+{
+	return tr->agent && tr->agent->script;
+}
+
+struct tthread *agent_script_holder(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->script)
+		return NULL;
+	uint32_t tid = atomic_load(&a->hdr->run_tid);
+	return tid ? tr_by_tid(tr, (pid_t)tid) : NULL;
+}
+
+size_t agent_script_parts(struct tracer *tr, struct tthread **parts, size_t max)
+{
+	struct agent *a = tr->agent;
+	size_t n = 0;
+	if (!a || !a->script)
+		return 0;
+	if (a->granting && n < max)
+		parts[n++] = tr_by_tid(tr, a->granting->tid);
+	for (size_t i = 0; i < a->nparts && n < max; i++)
+		parts[n++] = a->parts[i];
+	return n;
+}
+
+uint32_t agent_script_end(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->script)
+		return 0;
+	struct avt_agent_hdr *h = a->hdr;
+	atomic_store(&h->script, 0);
+	atomic_store(&h->budget, 0);
+	uint32_t holder = atomic_exchange(&h->run_tid, 0);
+	atomic_store(&h->expect_n, 0);
+	syscall(SYS_futex, (uint32_t *)&h->run_tid, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	a->script = false;
+	tr->stats.agent_handovers = atomic_load(&h->handovers);
+	return holder;
 }
 
 uint64_t agent_access_entry(struct tracer *tr)
@@ -354,6 +485,14 @@ void agent_access_left(struct tracer *tr, int idx, int32_t left)
 	struct agent *a = tr->agent;
 	if (a && idx >= 0 && (uint32_t)idx < a->nsites)
 		atomic_store(&avt_agent_sites(a->hdr)[idx].left, left);
+}
+
+int32_t agent_access_left_now(struct tracer *tr, int idx)
+{
+	struct agent *a = tr->agent;
+	if (!a || idx < 0 || (uint32_t)idx >= a->nsites)
+		return 0;
+	return atomic_load(&avt_agent_sites(a->hdr)[idx].left);
 }
 
 /* One record: the event the ptrace hook would have emitted. */
@@ -414,13 +553,18 @@ void agent_grant(struct tracer *tr, const struct tthread *t)
 	if (!a)
 		return;
 	uint64_t budget = 0;
+	(void)agent_script_end(tr); /* (the loop ends one before any grant) */
 	a->expect_set = false;
+	a->nparts = 0;
+	a->granting = t;
 	if (t)
 		budget = tr->sink.allow ? tr->sink.allow(tr->sink.ctx, tr, t) : AVT_AGENT_UNLIMITED;
 	if (!a->expect_set)
 		atomic_store(&a->hdr->expect_n, 0);
 	atomic_store(&a->hdr->expect_pos, 0);
 	avt_agent_grant(a->hdr, t ? (uint32_t)t->tid : 0, budget);
+	if (a->nparts)
+		script_begin(tr);
 }
 
 void agent_detach(struct tracer *tr)

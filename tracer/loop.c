@@ -58,7 +58,8 @@ static void set_regs_if_changed(struct tthread *t, struct user_regs_struct *r,
  * events as the sink allows from here (agent.c). */
 static void resume(struct tracer *tr, struct tthread *t)
 {
-	agent_grant(tr, t);
+	if (!agent_script_on(tr)) /* in a script the token is the script's */
+		agent_grant(tr, t);
 	int sig = t->priv->pending_sig;
 	t->priv->pending_sig = 0;
 	if (ptu_resume(t->tid, sig) < 0 && errno != ESRCH)
@@ -592,7 +593,9 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	bool slice_over = stuck || ran >= slice || (asleep && now_ns() - started >= slice);
 	if (!asleep && !slice_over)
 		return;
-	if (asleep && !t->priv->expect_block && !sched_others_could_run(tr, t, false) && !slice_over)
+	/* (in a script, the threads waiting in the agent could) */
+	bool others = agent_script_on(tr) || sched_others_could_run(tr, t, false);
+	if (asleep && !t->priv->expect_block && !others && !slice_over)
 		return; /* nobody else to run: let it sleep */
 	if (asleep && t->wait == TW_SLEEP && !sched_others_could_run(tr, t, true))
 		return; /* a sleeping call and nobody else at all: let it sleep */
@@ -634,6 +637,48 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st, bool *polle
 	}
 }
 
+/* The thread of a script (agent.c) that stopped, or NULL. */
+static struct tthread *script_part(struct tracer *tr, pid_t pid)
+{
+	struct tthread *parts[32];
+	size_t n = agent_script_parts(tr, parts, 32);
+	for (size_t i = 0; i < n; i++)
+		if (parts[i] && parts[i]->tid == pid)
+			return parts[i];
+	return NULL;
+}
+
+/* A script's thread stopped where the scheduler decides: the script is
+ * over.  Every other thread of it is brought to a stop: those waiting in
+ * the agent are woken and take the ptrace path to their request; the one
+ * holding the token, if another, is interrupted. */
+static void script_over(struct tracer *tr, struct tthread *stopped)
+{
+	struct tthread *parts[32];
+	size_t n = agent_script_parts(tr, parts, 32);
+	uint32_t holder = agent_script_end(tr);
+	for (size_t i = 0; i < n; i++) {
+		struct tthread *q = parts[i];
+		if (!q || q == stopped)
+			continue;
+		while (q->state == TS_RUNNING && tr->alive) {
+			if ((uint32_t)q->tid == holder && !q->priv->interrupt_pending) {
+				tr->interrupt_blocked = false;
+				q->priv->interrupt_pending = true;
+				ptu_interrupt(q->tid);
+			}
+			int st;
+			pid_t p = ptu_wait(q->tid, &st, __WALL);
+			if (p < 0) {
+				q->state = TS_DEAD;
+				break;
+			}
+			if (dispatch(tr, p, st, q) == WR_EXITED)
+				return;
+		}
+	}
+}
+
 static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 {
 	uint64_t started = now_ns();
@@ -641,12 +686,21 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 	tr->step_busy = 0;
 	bool polled = false;
 	struct run_clock rc = { 0, 0 };
+	struct tthread *watched = t;
 	for (;;) {
 		int st;
-		pid_t p = wait_any(tr, t, &st, &polled);
+		pid_t p = wait_any(tr, watched, &st, &polled);
 		if (p < 0) {
 			if (errno == EINTR) {
-				watch_running(tr, t, started, &sleeping, &rc);
+				/* in a script, the tick watches the token's holder */
+				struct tthread *h = agent_script_on(tr) ? agent_script_holder(tr) : t;
+				if (h && h != watched) {
+					watched = h;
+					started = now_ns();
+					sleeping = 0;
+					rc = (struct run_clock){ 0, 0 };
+				}
+				watch_running(tr, watched, started, &sleeping, &rc);
 				continue;
 			}
 			if (errno == ECHILD) {
@@ -655,10 +709,13 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 			}
 			return WR_ERROR;
 		}
-		enum wr w = dispatch(tr, p, st, t);
+		struct tthread *part = agent_script_on(tr) ? script_part(tr, p) : NULL;
+		enum wr w = dispatch(tr, p, st, part ? part : t);
 		if (w != WR_WAIT) {
-			tr->step_busy = run_busy_ns(tr, t, started, &rc);
-			t->idle_ns += tr->step_busy;
+			if (agent_script_on(tr))
+				script_over(tr, part);
+			tr->step_busy = run_busy_ns(tr, watched, started, &rc);
+			watched->idle_ns += tr->step_busy;
 			return w;
 		}
 		/* the leader called pthread_exit while others live: it stays a
@@ -666,6 +723,8 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		if (t->priv->exit_seen && t->state != TS_DEAD && t->tid == tr->pid &&
 		    ptu_thread_state(tr->pid, t->tid) == 'Z') {
 			t->state = TS_DEAD;
+			if (agent_script_on(tr))
+				script_over(tr, t);
 			return WR_POINT;
 		}
 	}

@@ -150,6 +150,28 @@ bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_reso
 	return false;
 }
 
+/* Every lock held now, for a script's hand-overs; not known when there
+ * are too many, or an owner is gone (a robust mutex's may be taken). */
+static void view_locks(struct tracer *tr, struct tracer_view *v)
+{
+	v->nlocks = 0;
+	v->locks_known = false;
+	for (size_t i = 0; i < tr->model.cap; i++) {
+		const struct mlock *l = &tr->model.tab[i];
+		if (!l->used || (l->owner == NO_THREAD && !l->readers))
+			continue;
+		if (v->nlocks == TRACER_VIEW_LOCKS)
+			return;
+		if (l->owner != NO_THREAD &&
+		    (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state == TS_DEAD))
+			return;
+		v->locks[v->nlocks++] = (struct tracer_view_lock){
+			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,
+			l->owner != NO_THREAD ? (l->count ? l->count : 1) : l->readers };
+	}
+	v->locks_known = true;
+}
+
 size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v)
 {
 	size_t n = 0, no = 0;
@@ -183,11 +205,15 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 				c = 1;
 			}
 		}
+		uint16_t park = c == 1 && o != self ? agent_park_kind(tr, o) : 0;
 		if (c == 1) {
 			if (n == TRACER_VIEW_THREADS)
 				return 0;
-			v->thr[n++] = (struct tracer_view_thread){ o->lid, held, lock };
+			v->thr[n++] = (struct tracer_view_thread){ o->lid, held, lock, park,
+								   park ? o->req.obj : 0 };
 		}
+		if (park)
+			continue; /* an access is no wait; a lock is followed in locks[] */
 		if (!lock && o != self && o->state == TS_REQ) {
 			dep[0] = o->req.obj;
 			dep[1] = o->req.obj2;
@@ -206,6 +232,7 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 	}
 	v->n = n;
 	v->nobjs = no;
+	view_locks(tr, v);
 	return n;
 }
 

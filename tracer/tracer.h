@@ -253,6 +253,9 @@ struct tracer_stats {
 	unsigned stuck_waits;  /* turns ended at once: asleep on a private untimed futex */
 	unsigned mutexes, condvars;
 	uint64_t agent_events; /* events that came through the in-process agent */
+	uint64_t agent_parked; /* threads sent to wait their turn in the agent */
+	uint64_t agent_handovers; /* run tokens passed between threads in-process */
+	uint64_t agent_scripts;  /* hand-over scripts begun */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
@@ -297,18 +300,32 @@ int tracer_share_decoding(void);
  * the others otherwise wait for or ask for (an event of self on one may
  * change who can run).  Returns n, 0 when nothing can be said (a thread
  * starting or running, self about to give way, too many).  For the
- * agent's decisions ahead (explore). */
+ * agent's decisions ahead (explore).
+ *
+ * With the agent, a thread stopped at a mutex lock or unlock that the
+ * agent could take after a hand-over has park (AVT_EV_ACQUIRE or
+ * AVT_EV_RELEASE) and park_obj, and locks[] lists every lock held now
+ * (owner UINT32_MAX - 1: read-held) when locks_known (not too many). */
 #define TRACER_VIEW_THREADS 64
 #define TRACER_VIEW_OBJS 192
+#define TRACER_VIEW_LOCKS 64
 struct tracer_view {
 	struct tracer_view_thread {
 		uint32_t lid;
 		uint32_t held;
 		uint64_t lock;
+		uint16_t park;
+		uint64_t park_obj;
 	} thr[TRACER_VIEW_THREADS];
 	size_t n;
 	uint64_t objs[TRACER_VIEW_OBJS];
 	size_t nobjs;
+	struct tracer_view_lock {
+		uint64_t obj;
+		uint32_t owner, count;
+	} locks[TRACER_VIEW_LOCKS];
+	size_t nlocks;
+	bool locks_known;
 };
 size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v);
 
@@ -318,10 +335,15 @@ struct tracer_expect {
 	uint64_t site_off;
 	uint16_t site_mod;  /* trace module id, or AVT_MOD_NONE */
 	uint16_t kind;
+	uint32_t lid;       /* the thread that makes it */
 };
 /* From a sink's allow(): the budget being granted must take exactly these
- * events in-process, in this order; any other event of the thread takes
- * the ptrace path.  Returns how many were accepted (the budget must not
+ * events in-process, in this order; any other event takes the ptrace
+ * path.  Events of threads other than the one granted make a hand-over
+ * script: each such thread must be stopped at a request the view offered
+ * as park, the same as its first event here, or the list is cut before
+ * that event; those threads then wait their turn in the agent
+ * (docs/agent.md).  Returns how many were accepted (the budget must not
  * exceed it); 0 without the agent. */
 size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, size_t n);
 

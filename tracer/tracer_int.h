@@ -241,6 +241,10 @@ void access_release(struct tracer *tr);
 /* An access the agent committed in-process (through a stub): the event
  * the ptrace path would have emitted, and the site's bookkeeping. */
 void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
+/* t stopped at an access the agent could take (its stub, with hits left
+ * in-process): the stub (to send it to, with the registers it stopped
+ * with) and the event's kind; else 0. */
+uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind);
 /* A pc inside an access breakpoint's out-of-line copy -> the original
  * instruction's address (any other pc is returned as is). */
 uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
@@ -308,6 +312,16 @@ bool agent_busy(struct tracer *tr, const struct tthread *t);
 void agent_grant(struct tracer *tr, const struct tthread *t);
 /* The target goes on without avtrace (replay --gdb): fast path off. */
 void agent_detach(struct tracer *tr);
+/* Hand-over scripts (docs/agent.md): the request t is stopped at, if the
+ * agent could take it after a hand-over (AVT_EV_ACQUIRE, AVT_EV_RELEASE;
+ * 0 not); is a script on; its threads (into parts, at most max; the
+ * granted thread first); and its end: no token, every waiter woken to
+ * take the ptrace path.  Returns the tid that held the token. */
+uint16_t agent_park_kind(struct tracer *tr, const struct tthread *t);
+bool agent_script_on(const struct tracer *tr);
+struct tthread *agent_script_holder(struct tracer *tr);
+size_t agent_script_parts(struct tracer *tr, struct tthread **parts, size_t max);
+uint32_t agent_script_end(struct tracer *tr);
 /* Access stubs (decode/stub.h): the agent's entry, or 0 when this image
  * has no fast path (then sites keep the jump form's ptrace stop). */
 uint64_t agent_access_entry(struct tracer *tr);
@@ -316,6 +330,7 @@ int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t si
 		      uint16_t flags, int32_t left);
 /* Hits site idx may still take in-process (all threads stopped). */
 void agent_access_left(struct tracer *tr, int idx, int32_t left);
+int32_t agent_access_left_now(struct tracer *tr, int idx);
 
 /* model.c */
 void model_init(struct model *m);

@@ -316,23 +316,83 @@ START_TEST(test_agent_expected)
 	struct avt_agent_hdr *h = calloc(1, len);
 	ck_assert_ptr_nonnull(h);
 	avt_agent_init(h, 64, 16);
-	ck_assert(avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x400)); /* none: any */
+	ck_assert(avt_agent_expected(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400)); /* none: any */
 	struct avt_agent_expect *e = avt_agent_expects(h);
 	ck_assert((char *)(e + AVT_AGENT_MAX_EXPECT) <= (char *)h + len);
-	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, { 0 } };
-	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, { 0 } };
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 0 };
+	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 0 };
 	atomic_store(&h->expect_n, 2);
 	avt_agent_grant(h, 7, 2);
-	ck_assert(!avt_agent_expected(h, AVT_EV_RELEASE, 0x10, 0x400)); /* kind */
-	ck_assert(!avt_agent_expected(h, AVT_EV_ACQUIRE, 0x11, 0x400)); /* object */
-	ck_assert(!avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x401)); /* site */
-	ck_assert(!avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));    /* not yet */
-	ck_assert(avt_agent_expected(h, AVT_EV_ACQUIRE, 0x10, 0x400));
+	ck_assert(!avt_agent_expected(h, 7, AVT_EV_RELEASE, 0x10, 0x400)); /* kind */
+	ck_assert(!avt_agent_expected(h, 7, AVT_EV_ACQUIRE, 0x11, 0x400)); /* object */
+	ck_assert(!avt_agent_expected(h, 7, AVT_EV_ACQUIRE, 0x10, 0x401)); /* site */
+	ck_assert(!avt_agent_expected(h, 7, AVT_EV_READ, 0x20, 0x500));    /* not yet */
+	ck_assert(avt_agent_expected(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400));
 	avt_agent_spend(h);
-	ck_assert(avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));
+	ck_assert(avt_agent_expected(h, 7, AVT_EV_READ, 0x20, 0x500));
 	avt_agent_spend(h);
 	ck_assert(!avt_agent_may_run(h, 7));                            /* budget spent */
-	ck_assert(!avt_agent_expected(h, AVT_EV_READ, 0x20, 0x500));    /* list spent */
+	ck_assert(!avt_agent_expected(h, 7, AVT_EV_READ, 0x20, 0x500));    /* list spent */
+	free(h);
+}
+END_TEST
+
+/* A hand-over script: events of several threads (tid in each), the token
+ * passing between them in-process (avt_agent_turn): the holder makes its
+ * own next event; a thread whose event comes later waits (2, for the
+ * holder), and the holder at its own later event hands the token to the
+ * thread whose event is next (2, who); anything else, or a thread not in
+ * the script, or a script ended, takes the ptrace path (0).  Kind 0 is
+ * any event of its thread. */
+START_TEST(test_agent_turn)
+{
+	size_t len = avt_agent_region_size(64, 16);
+	struct avt_agent_hdr *h = calloc(1, len);
+	ck_assert_ptr_nonnull(h);
+	avt_agent_init(h, 64, 16);
+	struct avt_agent_expect *e = avt_agent_expects(h);
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7 };
+	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 8 };
+	e[2] = (struct avt_agent_expect){ 0x10, 0x410, AVT_EV_RELEASE, 0, 7 };
+	e[3] = (struct avt_agent_expect){ 0, 0, AVT_EV_NONE, 0, 8 };
+	atomic_store(&h->expect_n, 4);
+	avt_agent_grant(h, 7, 4);
+	uint32_t who = 0;
+	/* no script: only the holder may go on */
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_READ, 0x20, 0x500, &who), 0);
+	atomic_store(&h->script, 1);
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400, &who), 1);
+	ck_assert(!avt_agent_expected(h, 8, AVT_EV_ACQUIRE, 0x10, 0x400)); /* not 8's */
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_READ, 0x20, 0x500, &who), 2);
+	ck_assert_uint_eq(who, 7);                                          /* waits while 7 holds */
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_WRITE, 0x20, 0x500, &who), 0); /* not its event */
+	ck_assert_int_eq(avt_agent_turn(h, 9, AVT_EV_READ, 0x20, 0x500, &who), 0);  /* not in it */
+	avt_agent_spend(h);
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400, &who), 0); /* its next is the release */
+	who = 0;
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_RELEASE, 0x10, 0x410, &who), 2);
+	ck_assert_uint_eq(who, 8);                                          /* hands over to 8 */
+	atomic_store(&h->run_tid, 8);
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_READ, 0x20, 0x500, &who), 1);
+	ck_assert(avt_agent_expected(h, 8, AVT_EV_READ, 0x20, 0x500));
+	avt_agent_spend(h);
+	/* 8's next is "any" after 7's release: any event of 8 waits for 7 */
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_WRITE, 0x99, 0x1, &who), 2);
+	ck_assert_uint_eq(who, 7);
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_RELEASE, 0x10, 0x410, &who), 2); /* 8 holds */
+	atomic_store(&h->run_tid, 7);
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_RELEASE, 0x10, 0x410, &who), 1);
+	avt_agent_spend(h);
+	atomic_store(&h->run_tid, 8);
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_WRITE, 0x99, 0x1, &who), 1);
+	ck_assert(avt_agent_expected(h, 8, AVT_EV_RMW, 0x42, 0x43)); /* any */
+	/* the script ended: a waiter takes the ptrace path */
+	atomic_store(&h->script, 0);
+	atomic_store(&h->run_tid, 0);
+	ck_assert_int_eq(avt_agent_turn(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400, &who), 0);
+	/* the holder with no budget left */
+	avt_agent_grant(h, 8, 0);
+	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_WRITE, 0x99, 0x1, &who), 0);
 	free(h);
 }
 END_TEST
@@ -430,6 +490,7 @@ static Suite *agent_suite(void)
 	TCase *ring = tcase_create("ring");
 	tcase_add_test(ring, test_valid);
 	tcase_add_test(ring, test_agent_expected);
+	tcase_add_test(ring, test_agent_turn);
 	tcase_add_test(ring, test_order_and_wrap);
 	tcase_add_test(ring, test_full);
 	tcase_add_test(ring, test_reserve);

@@ -263,11 +263,11 @@ START_TEST(test_surw_budget)
 		struct xp_policy *p = xp_policy_new(&c, 5, r);
 		ck_assert_ptr_nonnull(p);
 		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 3); /* picked for X: it, P1 twice, up to X */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 3); /* picked for X: it, P1 twice, up to X */
 		ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0); /* not the one picked */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 1), 1);  /* at most max */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 2);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0); /* not the one picked */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 1), 1);  /* at most max */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 2);
 		ck_assert(got[0].obj == P1 && got[0].kind == AVT_EV_WRITE);
 		ck_assert(got[1].obj == P1 && got[1].kind == AVT_EV_READ);
 		/* and each pick over them gives T0 them, whatever the draw */
@@ -275,17 +275,17 @@ START_TEST(test_surw_budget)
 			ck_assert_uint_eq(xp_policy_pick(p, both, 2), 0);
 			ck_assert_int_eq(xp_policy_event(p, &ev[k]), 0);
 		}
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 0); /* X again */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 0); /* X again */
 		/* T1 runs to its end: past its recording nothing is expected */
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[4]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0);
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[5]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 1);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 1);
 		ck_assert(got[0].obj == P2);
 		ck_assert_int_eq(xp_policy_event(p, &ev[6]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0);
 		xp_policy_free(p);
 	}
 	/* the other policies decide at every event */
@@ -293,7 +293,7 @@ START_TEST(test_surw_budget)
 	struct xp_policy *p = xp_policy_new(&pc, 5, 1);
 	ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
 	ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-	ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, 8), 0);
+	ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 0);
 	xp_policy_free(p);
 	xp_rec_free(rec);
 	free(ev);
@@ -590,6 +590,10 @@ START_TEST(test_look_resyncs_after_divergence)
 	xp_look_init(&l, rec, 0);
 	ck_assert_int_eq(xp_look_event(&l, &ev[0]), 0);
 	ck_assert_uint_eq(xp_look_next(&l, 0)->obj, Y);
+	/* an event the recording does not have (near here): still in step */
+	struct avt_event extra = mk(0, 1, AVT_EV_READ, 0x6010c0u, 9);
+	ck_assert_int_eq(xp_look_event(&l, &extra), 0);
+	ck_assert_uint_eq(xp_look_next(&l, 0)->obj, Y);
 	/* the run skipped the write of Y: back in step after P1 */
 	ck_assert_int_eq(xp_look_event(&l, &ev[2]), 0);
 	ck_assert_uint_eq(xp_look_next(&l, 0)->kind, AVT_EV_READ);
@@ -696,7 +700,7 @@ static size_t view_of(const struct world *w, uint32_t t, struct xp_view_thread *
 			objs[(*nobjs)++] = L; /* held by a third: not offered */
 			continue;
 		}
-		vt[n++] = (struct xp_view_thread){ o, lock && w->holder == t ? w->count : 0, lock ? L : 0 };
+		vt[n++] = (struct xp_view_thread){ o, lock && w->holder == t ? w->count : 0, lock ? L : 0, 0, 0 };
 	}
 	return n;
 }
@@ -750,9 +754,9 @@ START_TEST(test_surw_ahead)
 				struct xp_view_thread vt[3];
 				uint64_t objs[3];
 				size_t nobjs, nv = view_of(&w, t, vt, objs, &nobjs);
-				struct xp_view v = { vt, nv, objs, nobjs };
+				struct xp_view v = { vt, nv, objs, nobjs, NULL, 0, false };
 				struct xp_rev got[16];
-				size_t nb = xp_policy_budget(a, t, &v, got, 16);
+				size_t nb = xp_policy_budget(a, t, &v, got, NULL, 16);
 				/* the budget starts with the event t was picked for;
 				 * a makes them with no pick, b with a pick before
 				 * each after the first, which must give t them */
@@ -801,20 +805,178 @@ START_TEST(test_surw_ahead)
 	/* T0's P1 is what another thread waits for: no walk after it */
 	struct xp_config c = config(XP_SURW, rec, 2);
 	uint64_t waited = P1;
-	struct xp_view_thread all[3] = { { 0, 0, 0 }, { 1, 0, 0 }, { 2, 0, 0 } };
-	struct xp_view v = { all, 3, &waited, 1 };
+	struct xp_view_thread all[3] = { { 0, 0, 0, 0, 0 }, { 1, 0, 0, 0, 0 }, { 2, 0, 0, 0, 0 } };
+	struct xp_view v = { all, 3, &waited, 1, NULL, 0, false };
 	for (unsigned r = 0; r < 50; r++) {
 		struct xp_policy *p = xp_policy_new(&c, 9, r);
 		uint32_t t0[1] = { 0 }; /* T0 up to its W P1 */
 		struct xp_rev got[16];
 		for (uint32_t k = 0; k < 6; k++) {
-			struct avt_event e = mk(0, k, xp_rec_event(rec, 0, k)->kind, xp_rec_event(rec, 0, k)->obj, 0);
+			const struct xp_rev *rk = xp_rec_event(rec, 0, k);
+			struct avt_event e = mk(0, k, rk->kind, rk->obj, rk->site);
 			ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
 			ck_assert_int_eq(xp_policy_event(p, &e), 0);
 		}
-		size_t nb = xp_policy_budget(p, 0, &v, got, 16);
+		size_t nb = xp_policy_budget(p, 0, &v, got, NULL, 16);
 		ck_assert_uint_eq(nb, 1); /* P1; the X after it would be a walk */
 		ck_assert(got[0].obj == P1);
+		xp_policy_free(p);
+	}
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* Hand-over scripts (xp_policy_budget with who and the held locks known):
+ * every thread at an event the agent can wait at (an acquire, a release,
+ * an access) may win a walk drawn ahead, and the budget goes on with its
+ * events.  Taken in order with no pick (each event by its thread), the
+ * run is the one a policy that picks before every event makes: the same
+ * picks everywhere, the same draws. */
+static size_t view_parks(const struct world *w, uint32_t t, struct xp_view_thread *vt, uint64_t *objs,
+			 size_t *nobjs, struct xp_view_lock *lk, size_t *nlk)
+{
+	size_t n = 0;
+	*nobjs = *nlk = 0;
+	if (w->holder != 3)
+		lk[(*nlk)++] = (struct xp_view_lock){ L, w->holder, w->count };
+	for (uint32_t o = 0; o < 3; o++) {
+		const struct xp_rev *r = next_of(w, o);
+		if (!r)
+			continue;
+		if (o == t) {
+			vt[n++] = (struct xp_view_thread){ o, 0, 0, 0, 0 };
+			continue;
+		}
+		if (r->kind == AVT_EV_ACQUIRE && r->obj == L) {
+			if (w->holder != 3 && w->holder != t) {
+				objs[(*nobjs)++] = L;
+				continue;
+			}
+			vt[n++] = (struct xp_view_thread){ o, w->holder == t ? w->count : 0, L, AVT_EV_ACQUIRE, L };
+		} else {
+			vt[n++] = (struct xp_view_thread){ o, 0, 0, r->kind, r->obj };
+		}
+	}
+	return n;
+}
+
+START_TEST(test_surw_handover)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_ACQUIRE, L, 1 }, { 1, AVT_EV_ACQUIRE, L, 2 }, { 0, AVT_EV_WRITE, X, 3 },
+		{ 0, AVT_EV_RELEASE, L, 4 }, { 1, AVT_EV_READ, X, 5 },    { 1, AVT_EV_RELEASE, L, 6 },
+		{ 2, AVT_EV_READ, Y, 7 },    { 0, AVT_EV_ACQUIRE, L, 8 }, { 0, AVT_EV_READ, X, 9 },
+		{ 2, AVT_EV_WRITE, X, 10 },  { 0, AVT_EV_RELEASE, L, 11 }, { 1, AVT_EV_ACQUIRE, L, 12 },
+		{ 1, AVT_EV_WRITE, Y, 13 },  { 1, AVT_EV_RELEASE, L, 14 }, { 2, AVT_EV_ACQUIRE, L, 15 },
+		{ 2, AVT_EV_WRITE, Y, 16 },  { 2, AVT_EV_RELEASE, L, 17 }, { 0, AVT_EV_WRITE, Y, 18 },
+		{ 1, AVT_EV_READ, X, 19 },   { 2, AVT_EV_READ, X, 20 },
+	};
+	const size_t ns = sizeof s / sizeof s[0];
+	struct avt_event *ev = events(s, ns);
+	struct xp_rec *rec = xp_rec_new(ev, ns);
+	unsigned scripts = 0, handovers = 0, refused = 0, wild = 0;
+
+	for (unsigned nvars = 1; nvars <= 3; nvars++) {
+		struct xp_config c = config(XP_SURW, rec, nvars);
+		for (unsigned r = 0; r < 300; r++) {
+			struct xp_policy *a = xp_policy_new(&c, 5, r), *b = xp_policy_new(&c, 5, r);
+			struct world w = { rec, { 0 }, 3, 0 };
+			ck_assert(a && b);
+			for (;;) {
+				uint32_t lids[3];
+				size_t n = runnable(&w, lids);
+				if (!n)
+					break;
+				size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
+				ck_assert_uint_eq(ia, ib);
+				uint32_t t = lids[ia];
+				struct xp_view_thread vt[3];
+				struct xp_view_lock lk[1];
+				uint64_t objs[3];
+				size_t nobjs, nlk, nv = view_parks(&w, t, vt, objs, &nobjs, lk, &nlk);
+				struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, true };
+				struct xp_rev got[32];
+				uint32_t who[32];
+				size_t nb = xp_policy_budget(a, t, &v, got, who, 32);
+				ck_assert_uint_ge(nb, 1);
+				ck_assert_uint_eq(who[0], t);
+				bool multi = false;
+				for (size_t j = 0; j < nb; j++) {
+					uint32_t x = who[j];
+					const struct xp_rev *e = next_of(&w, x);
+					if (got[j].kind == AVT_EV_NONE) {
+						/* any event: x is past its recording */
+						ck_assert_ptr_null(e);
+						wild++;
+						break;
+					}
+					ck_assert(e && got[j].obj == e->obj && got[j].kind == e->kind);
+					/* the agent's lock finds L held: the ptrace path */
+					if (e->kind == AVT_EV_ACQUIRE && w.holder != 3 && w.holder != x) {
+						refused++;
+						break;
+					}
+					if (j > 0) {
+						n = runnable(&w, lids);
+						size_t k = xp_policy_pick(b, lids, n);
+						ck_assert_uint_eq(lids[k], x);
+					}
+					if (x != t && !multi) {
+						multi = true;
+						scripts++;
+					}
+					handovers += j > 0 && x != who[j - 1];
+					struct avt_event ee = step(&w, x);
+					ck_assert_int_eq(xp_policy_event(a, &ee), 0);
+					ck_assert_int_eq(xp_policy_event(b, &ee), 0);
+				}
+				n = runnable(&w, lids);
+				if (!n)
+					break;
+				size_t kb = xp_policy_pick(b, lids, n);
+				ck_assert_uint_eq(xp_policy_pick(a, lids, n), kb);
+				struct avt_event ee = step(&w, lids[kb]);
+				ck_assert_int_eq(xp_policy_event(a, &ee), 0);
+				ck_assert_int_eq(xp_policy_event(b, &ee), 0);
+			}
+			for (uint32_t t = 0; t < 3; t++)
+				ck_assert_uint_eq(w.done[t], xp_rec_count(rec, t));
+			char da[256], db[256];
+			xp_policy_describe(a, da, sizeof da);
+			xp_policy_describe(b, db, sizeof db);
+			ck_assert_str_eq(da, db);
+			xp_policy_free(a);
+			xp_policy_free(b);
+		}
+	}
+	ck_assert_uint_gt(scripts, 200);   /* budgets went on with other threads */
+	ck_assert_uint_gt(handovers, 400); /* through hand-overs */
+	ck_assert_uint_gt(wild, 0);        /* a thread past its recording: any events */
+	/* a budget whose locks are known lists no acquire of a lock another
+	 * thread holds: it ends there, where the pick decides (a thread
+	 * would otherwise wait in the agent for a turn a walk gave it while
+	 * it could not run) */
+	ck_assert_uint_eq(refused, 0);
+
+	/* without the held locks known (or without who), no hand-over */
+	struct xp_config c = config(XP_SURW, rec, 3);
+	for (unsigned r = 0; r < 100; r++) {
+		struct xp_policy *p = xp_policy_new(&c, 5, r);
+		struct world w = { rec, { 0 }, 3, 0 };
+		uint32_t lids[3];
+		size_t n = runnable(&w, lids);
+		uint32_t t = lids[xp_policy_pick(p, lids, n)];
+		struct xp_view_thread vt[3];
+		struct xp_view_lock lk[1];
+		uint64_t objs[3];
+		size_t nobjs, nlk, nv = view_parks(&w, t, vt, objs, &nobjs, lk, &nlk);
+		struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, false };
+		struct xp_rev got[32];
+		uint32_t who[32];
+		size_t nb = xp_policy_budget(p, t, &v, got, who, 32);
+		for (size_t j = 0; j < nb; j++)
+			ck_assert_uint_eq(who[j], t);
 		xp_policy_free(p);
 	}
 	xp_rec_free(rec);
@@ -837,6 +999,7 @@ static Suite *explore_policy_suite(void)
 	tcase_add_test(surw, test_surw_weights_follow_the_run);
 	tcase_add_test(surw, test_surw_budget);
 	tcase_add_test(surw, test_surw_ahead);
+	tcase_add_test(surw, test_surw_handover);
 	suite_add_tcase(s, surw);
 	tcase_add_test(pos, test_pos_reassigns_racing_events);
 	tcase_add_test(pos, test_pos_race_is_a_coin);
