@@ -325,7 +325,7 @@ static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 		return 0;
 	if (!a->park_hook[0]) {
 		a->park_hook[0] = a->park_hook[1] = -1;
-		for (int i = 0; hook_defs[i].name; i++) {
+		for (int i = 0; i < (int)n_hook_defs; i++) {
 			if (!strcmp(hook_defs[i].name, "pthread_mutex_lock"))
 				a->park_hook[0] = i;
 			else if (!strcmp(hook_defs[i].name, "pthread_mutex_unlock"))
