@@ -265,6 +265,7 @@ int xp_look_event(struct xp_look *l, const struct avt_event *ev)
 		return -1;
 	struct xp_lthread *t = &l->t[ev->thread];
 	t->done = resync(l, ev, t->done);
+	t->made++;
 	t->spins = 0;
 	t->parked = false;
 	return 0;

@@ -11,7 +11,10 @@
 
 /* A thread in one run. */
 struct xp_lthread {
-	uint32_t done;  /* its events so far in this run */
+	uint32_t done;  /* where it stands in its recording: the recorded
+	                   events its events so far are taken to be */
+	uint32_t made;  /* its events so far in this run (done, and those the
+	                   recording does not have) */
 	uint32_t spins; /* event-less slices in a row */
 	bool parked;    /* spun yield_limit slices: run only when nothing else can */
 	uint64_t parked_at; /* when (xp_look.parks at the time) */

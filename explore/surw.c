@@ -56,7 +56,7 @@ struct xp_surw {
 	uint32_t **suf;        /* per recorded thread: interesting events from index i on */
 	uint32_t nrec;
 	uint32_t cur;          /* last thread picked, UINT32_MAX before any */
-	uint32_t cur_done;     /* its events when it was picked */
+	uint32_t cur_made;     /* its events made when it was picked */
 	uint32_t committed_spins; /* slices it has run since, without its event */
 	uint64_t walks;        /* weighted choices made */
 	size_t *idx, *sel;     /* scratch for picks */
@@ -188,7 +188,7 @@ int xp_surw_event(struct xp_surw *s, const struct avt_event *ev)
 			s->rng = a->rng;
 			s->walks = a->walks;
 			s->cur = a->lid;
-			s->cur_done = a->done;
+			s->cur_made = s->look.t[a->lid].made;
 			s->committed_spins = 0;
 			s->next_ahead++;
 		}
@@ -321,6 +321,7 @@ struct walk {
 	struct sim m;
 	uint32_t pos[SIM_THREADS]; /* each thread's next recorded event */
 	bool moved[SIM_THREADS];   /* its next is its recorded one (it ran, or it is the first) */
+	uint32_t made[SIM_THREADS]; /* events it made in the walk */
 };
 
 /* Is view thread i offered at a pick where cur runs? */
@@ -399,7 +400,9 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 	}
 	if (v)
 		w->moved[cur] = true;
-	uint32_t cl = lid, p = s->look.t[lid].done, dec_lid = s->cur, dec_pos = s->cur_done;
+	/* the event it was picked for, if it has made none since */
+	uint32_t cl = lid, p = s->look.t[lid].done, dec_lid = s->cur;
+	uint32_t dec_pos = s->look.t[lid].made == s->cur_made ? p : UINT32_MAX;
 	const struct xp_rev *first = xp_rec_event(s->look.rec, lid, p);
 	if (first && first->kind == AVT_EV_START)
 		p++;
@@ -439,6 +442,7 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 				uint32_t t = v->thr[i].lid;
 				if (w->moved[i] && t < c->look.n) {
 					c->look.t[t].done = w->pos[i];
+					c->look.t[t].made = s->look.t[t].made + w->made[i];
 					c->look.t[t].spins = 0;
 					c->look.t[t].parked = false;
 				}
@@ -489,6 +493,8 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 		if (v && waited_for(v, r->obj))
 			touched = true;
 		ev[k] = *r;
+		if (v)
+			w->made[cur]++;
 		if (who)
 			who[k] = cl;
 		k++;
@@ -509,7 +515,7 @@ static size_t choose(struct xp_surw *s, const uint32_t *lids, size_t n)
 	 * thread has made its event (a time slice may end before) */
 	for (size_t i = 0; i < k; i++)
 		if (lids[s->idx[i]] == s->cur &&
-		    (!next_interesting(s, s->cur) || s->look.t[s->cur].done == s->cur_done))
+		    (!next_interesting(s, s->cur) || s->look.t[s->cur].made == s->cur_made))
 			return s->idx[i];
 	/* then every other thread, one at a time, at random */
 	for (size_t i = 0; i < k; i++)
@@ -560,10 +566,10 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 		s->idxcap = n;
 	}
 	size_t i = choose(s, lids, n);
-	if (s->cur != lids[i] || s->cur_done != s->look.t[lids[i]].done)
+	if (s->cur != lids[i] || s->cur_made != s->look.t[lids[i]].made)
 		s->committed_spins = 0;
 	s->cur = lids[i];
-	s->cur_done = s->look.t[s->cur].done;
+	s->cur_made = s->look.t[s->cur].made;
 	return i;
 }
 
@@ -577,7 +583,7 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 void xp_surw_yield(struct xp_surw *s, uint32_t lid)
 {
 	s->nahead = s->next_ahead = 0;
-	if (lid == s->cur && lid < s->look.n && s->look.t[lid].done == s->cur_done &&
+	if (lid == s->cur && lid < s->look.n && s->look.t[lid].made == s->cur_made &&
 	    ++s->committed_spins % SURW_COMMITTED_SLICES)
 		return;
 	(void)xp_look_yield(&s->look, lid);
