@@ -69,7 +69,8 @@ struct xp_surw {
 		uint64_t obj;
 		struct xp_rng rng;
 		uint64_t walks;
-	} ahead[SURW_AHEAD];
+	} *ahead;              /* SURW_AHEAD of them (not in the struct: a
+	                          budget copies the struct to draw on) */
 	size_t nahead, next_ahead;
 };
 
@@ -148,6 +149,11 @@ struct xp_surw *xp_surw_new(const struct xp_config *c, uint64_t seed, uint64_t r
 		return NULL;
 	}
 	xp_look_init(&s->look, c->rec, c->yield_limit);
+	s->ahead = malloc(SURW_AHEAD * sizeof *s->ahead);
+	if (!s->ahead) {
+		avt_error("explore: out of memory");
+		goto fail;
+	}
 	s->seed = seed;
 	s->run_index = run_index;
 	s->cur = UINT32_MAX;
@@ -175,6 +181,7 @@ void xp_surw_free(struct xp_surw *s)
 	free(s->objs);
 	free(s->idx);
 	free(s->sel);
+	free(s->ahead);
 	free(s);
 }
 
@@ -226,6 +233,8 @@ static struct xp_surw *ahead_copy(const struct xp_surw *s)
 	c->look.cap = s->look.n;
 	c->idx = c->sel = NULL;
 	c->idxcap = 0;
+	c->ahead = NULL; /* the draws are kept in the original */
+	c->nahead = c->next_ahead = 0;
 	return c;
 }
 

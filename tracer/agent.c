@@ -58,6 +58,7 @@ struct agent {
 	size_t nparts;       /* set by the sink's expectations */
 	bool script;         /* a script is on (agent_script_end ends it) */
 	int park_hook[2];    /* hook indexes of pthread_mutex_lock, _unlock */
+	bool park_hooks;     /* park_hook[] looked up */
 };
 
 const char *tracer_agent_lib_default(void)
@@ -323,7 +324,8 @@ static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 		return access_park_at(tr, t, kind);
 	if (t->req.hook < 0)
 		return 0;
-	if (!a->park_hook[0]) {
+	if (!a->park_hooks) {
+		a->park_hooks = true;
 		a->park_hook[0] = a->park_hook[1] = -1;
 		for (int i = 0; i < (int)n_hook_defs; i++) {
 			if (!strcmp(hook_defs[i].name, "pthread_mutex_lock"))

@@ -194,6 +194,22 @@ t_agent_explore_same() {
 	expect_match "$(cat a.txt)" ' [1-9][0-9]* bug' "acc_deque's runs"
 }
 
+# Hand-over scripts (docs/agent.md): a walk another thread wins goes on
+# in-process when that thread can wait for its turn in the agent (at a
+# lock, an unlock or an access stub): the same runs as on ptrace, with
+# hand-overs made in-process; two and three threads on one lock, and a
+# lock-free stack whose threads wait at their access stubs.
+t_agent_explore_handovers() {
+	local args h
+	for args in "lockheavy 3000 2" "lockheavy 1000 3" "acc_treiber_O2"; do
+		# shellcheck disable=SC2086
+		explore_both $args
+		h=$(sed -n 's/^  \([0-9]*\) hand-overs between threads in-process.*/\1/p' a.txt)
+		[ "${h:-0}" -gt 0 ] || fail "no hand-over in-process on $args: $(cat a.txt)"
+		expect_no_match "$(cat p.txt)" 'hand-overs' "explore --no-agent's summary on $args"
+	done
+}
+
 # An exec with an empty environment: the new image has no agent, so its
 # access sites keep their ptrace stops (a stub calling the old image's
 # agent entry would lose them, or worse); the same accesses as without
