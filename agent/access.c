@@ -58,6 +58,42 @@ int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site)
 }
 
 
+/* Accesses made in-process that the recording does not have
+ * (avt_agent_extra), per thread: for the grant avt_xgen, the reads it
+ * may still make (avt_xleft) and those of them that were extra since its
+ * last expected event that is no access (avt_xextra). */
+static __thread uint32_t avt_xgen TLS, avt_xleft TLS, avt_xextra TLS;
+
+static int is_access(uint16_t kind)
+{
+	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW || kind == AVT_EV_NONE;
+}
+
+int avt_listed(uint16_t kind)
+{
+	struct avt_agent_hdr *h = avt_ring;
+	uint32_t n = atomic_load_explicit(&h->expect_n, memory_order_relaxed);
+	uint32_t pos = atomic_load_explicit(&h->expect_pos, memory_order_relaxed);
+	if (!n || pos >= n)
+		return 1;
+	const struct avt_agent_expect *e = &avt_agent_expects(h)[pos];
+	uint32_t gen = atomic_load_explicit(&h->gen, memory_order_relaxed);
+	if (avt_xgen != gen) {
+		avt_xgen = gen;
+		avt_xextra = 0;
+	}
+	/* the explorer counted its reads up to here without the extra ones */
+	if (kind == AVT_EV_READ && avt_xextra && e->reads <= avt_xextra)
+		return 0;
+	if (!is_access(e->kind)) {
+		avt_xextra = 0;
+		avt_xleft = e->reads;
+	} else {
+		avt_xleft = e->reads > avt_xextra ? e->reads - avt_xextra : 0;
+	}
+	return 1;
+}
+
 int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 {
 	struct avt_agent_hdr *h = avt_ring;
@@ -65,8 +101,19 @@ int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 	if (!s || !avt_enter_event(s->kind, addr, s->pc))
 		return 1;
 	int32_t left = s ? atomic_load_explicit(&s->left, memory_order_relaxed) : 0;
-	if (left > 0 && !avt_agent_expected(h, avt_my_tid, s->kind, addr, s->pc))
-		left = 0; /* not the event the budget expects: ptrace decides */
+	int extra = 0;
+	if (left > 0 && !avt_agent_expected(h, avt_my_tid, s->kind, addr, s->pc)) {
+		/* not the event the budget expects: ptrace decides, unless it
+		 * is an access the recording does not have, with no decision */
+		extra = avt_xgen == atomic_load_explicit(&h->gen, memory_order_relaxed) &&
+			avt_agent_extra(h, avt_my_tid, s->kind, s, &avt_xleft);
+		if (!extra)
+			left = 0;
+		else if (s->kind == AVT_EV_READ)
+			avt_xextra++;
+	} else if (left > 0 && !avt_listed(s->kind)) {
+		left = 0;
+	}
 	int64_t ticket = left > 0 && s->kind ? avt_agent_claim(h, AVT_AGENT_UNLOCK_RESERVE) : -1;
 	if (ticket < 0) {
 		if (left > 0 && s->kind)
@@ -77,7 +124,10 @@ int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 	avt_agent_commit_access(h, (uint64_t)ticket, s, index, addr, rsp, avt_my_tid);
 	if (left != AVT_AGENT_SITE_NOLIMIT)
 		atomic_store_explicit(&s->left, left - 1, memory_order_relaxed);
-	avt_agent_spend(h);
+	if (extra)
+		atomic_fetch_add_explicit(&h->extras, 1, memory_order_relaxed);
+	else
+		avt_agent_spend(h);
 	avt_leave();
 	return 0;
 }

@@ -62,8 +62,12 @@ static inline int avt_enter(void)
 }
 
 /* avt_enter for a lock, unlock or signal (kind on obj from site), which
- * may also wait its turn in a hand-over script (avtrace_agent.c). */
+ * may also wait its turn in a hand-over script (access.c). */
 int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site) HIDDEN;
+/* Inside a fast path, before its expected event is spent: 0 when that
+ * event (a read) must take the ptrace path after the accesses the
+ * recording does not have that this thread made in-process (access.c). */
+int avt_listed(uint16_t kind) HIDDEN;
 
 static inline void avt_leave(void)
 {

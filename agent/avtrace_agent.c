@@ -170,7 +170,8 @@ static int64_t begin(enum avt_agent_raw which, uint32_t reserve, lock_fn *fn, ui
 {
 	if (!avt_enter_event(kind, (uint64_t)(uintptr_t)obj, site))
 		return -1;
-	if (!avt_agent_expected(avt_ring, avt_my_tid, kind, (uint64_t)(uintptr_t)obj, site)) {
+	if (!avt_agent_expected(avt_ring, avt_my_tid, kind, (uint64_t)(uintptr_t)obj, site) ||
+	    !avt_listed(kind)) {
 		avt_leave();
 		return -1;
 	}

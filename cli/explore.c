@@ -284,6 +284,9 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	if (r.agent_handovers)
 		printf("  %" PRIu64 " hand-overs between threads in-process, in %" PRIu64 " scripts\n",
 		       r.agent_handovers, r.agent_scripts);
+	if (r.agent_extras)
+		printf("  %" PRIu64 " accesses the recording does not have, made in-process with no decision due\n",
+		       r.agent_extras);
 	if (r.counts[4])
 		printf("  first error: %s\n", r.error);
 	if (r.stuck_waits)

@@ -45,7 +45,7 @@ struct run_msg {
 	uint64_t target;           /* guided: the run's target pair, or 0 */
 	uint64_t events, agent_events;
 	uint32_t stuck_waits;
-	uint64_t agent_scripts, agent_handovers;
+	uint64_t agent_scripts, agent_handovers, agent_extras;
 	char error[200];           /* RO_ERROR: why, if avtrace said */
 	uint32_t nrf;              /* reads-from keys new to the run's guide,
 	                              sent after the message */
@@ -282,7 +282,8 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 {
 	struct picker *pk = ctx;
 	struct xp_rev r[256];
-	uint32_t who[256];
+	uint32_t who[256], left[256];
+	bool extras[256];
 	struct xp_view_thread vt[TRACER_VIEW_THREADS];
 	struct xp_view_lock vl[TRACER_VIEW_LOCKS];
 	for (size_t i = 0; tv && i < tv->n; i++)
@@ -294,7 +295,7 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 			     vl, tv ? tv->nlocks : 0, tv && tv->locks_known };
 	if (max > sizeof r / sizeof r[0])
 		max = sizeof r / sizeof r[0];
-	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, who, max);
+	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, who, extras, max);
 	/* cut where a thread's reads could complete SPIN_REPEATS (counting
 	 * every read as a repeat; an event that is not an access starts the
 	 * count again) */
@@ -314,17 +315,20 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 		}
 		/* (kind 0: any event, a read perhaps) */
 		if ((r[i].kind == AVT_EV_READ || r[i].kind == AVT_EV_NONE) && ++cnt[j].reads >= SPIN_REPEATS) {
+			left[i] = 0;
 			n = i + 1;
 			break;
 		}
 		if (r[i].kind != AVT_EV_READ && r[i].kind != AVT_EV_WRITE && r[i].kind != AVT_EV_RMW &&
 		    r[i].kind != AVT_EV_NONE)
 			cnt[j].reads = 0;
+		left[i] = SPIN_REPEATS - cnt[j].reads;
 	}
 	for (size_t i = 0; i < n; i++)
 		ev[i] = (struct tracer_expect){ r[i].obj, r[i].site & ((1ull << 48) - 1),
 						r[i].kind ? (uint16_t)(r[i].site >> 48) : AVT_MOD_NONE,
-						r[i].kind, who[i] };
+						r[i].kind, who[i], extras[i] ? TRACER_EXPECT_EXTRAS : 0,
+						(uint16_t)left[i] };
 	return n;
 }
 
@@ -470,6 +474,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		msg.stuck_waits = res.stuck_waits;
 		msg.agent_scripts = res.agent_scripts;
 		msg.agent_handovers = res.agent_handovers;
+		msg.agent_extras = res.agent_extras;
 		if (write_run(o, rp, &res, num, msg.choices) < 0)
 			msg.outcome = RO_ERROR;
 		replay_result_release(&res);
@@ -615,6 +620,7 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	res->stuck_waits += m.stuck_waits;
 	res->agent_scripts += m.agent_scripts;
 	res->agent_handovers += m.agent_handovers;
+	res->agent_extras += m.agent_extras;
 	if (m.outcome == RO_ERROR && !res->error[0]) {
 		m.error[sizeof m.error - 1] = 0;
 		snprintf(res->error, sizeof res->error, "run %u: %s", s->num,

@@ -108,6 +108,7 @@ struct explore_result {
 	uint64_t agent_events;  /* of them, made in-process (the agent) */
 	uint64_t agent_scripts;   /* hand-over scripts run in-process (docs/agent.md) */
 	uint64_t agent_handovers; /* run tokens passed between threads in them */
+	uint64_t agent_extras;    /* accesses the recording does not have, in-process */
 	uint64_t stuck_waits;   /* turns ended as their thread fell asleep where
 	                           only a stopped thread could wake it */
 	char error[256];        /* the first run that ended in an error: why */

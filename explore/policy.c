@@ -576,11 +576,11 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid)
 }
 
 size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-			uint32_t *who, size_t max)
+			uint32_t *who, bool *extras, size_t max)
 {
 	if (!p->off && p->ppos < p->nprefix)
 		return 0; /* following a prediction's prefix: its steps decide */
-	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, v, ev, who, max) : 0;
+	return p->surw && !p->pct && !p->pos ? xp_surw_budget(p->surw, lid, v, ev, who, extras, max) : 0;
 }
 
 uint64_t xp_policy_target(const struct xp_policy *p)

@@ -195,10 +195,13 @@ struct xp_view {
  * budget drops those not reached).  With who (the thread of each event
  * into who[]) and a view whose locks are known, on also through walks a
  * parked thread wins, from where the thread that gives way is at an
- * acquire or release, in a script of acquires and releases (docs/agent.md).
+ * acquire, release or access, in a script (docs/agent.md).  With extras,
+ * extras[i] says whether a pick just before event i (an event the
+ * recording does not have came first) would give its thread that event
+ * with no draw (event i is not interesting).
  * The other policies decide at every event. */
 size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-			uint32_t *who, size_t max);
+			uint32_t *who, bool *extras, size_t max);
 /* A guided run's target (a reads-from pair key), 0 for none or another
  * policy. */
 uint64_t xp_policy_target(const struct xp_policy *p);

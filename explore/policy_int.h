@@ -73,7 +73,7 @@ bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj);
 uint64_t xp_surw_weight(const struct xp_surw *s, uint32_t lid);
 /* xp_policy_budget for SURW. */
 size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-		      uint32_t *who, size_t max);
+		      uint32_t *who, bool *extras, size_t max);
 
 struct xp_guided;
 struct xp_guided *xp_guided_new(const struct xp_config *c, uint64_t seed, uint64_t run_index);

@@ -370,7 +370,7 @@ static bool walk_offered(const struct xp_surw *s, const struct walk *w, size_t i
  * whose locks are followed (a hand-over script: each event names its
  * thread in who[]). */
 size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
-		      uint32_t *who, size_t max)
+		      uint32_t *who, bool *extras, size_t max)
 {
 	s->nahead = s->next_ahead = 0;
 	if (lid != s->cur || lid >= s->look.n || s->look.t[lid].parked)
@@ -429,6 +429,8 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 			for (; k < max; k++) {
 				ev[k] = (struct xp_rev){ 0, 0, AVT_EV_NONE, { 0 } };
 				who[k] = cl;
+				if (extras)
+					extras[k] = false;
 			}
 			break;
 		}
@@ -506,6 +508,10 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 			w->made[cur]++;
 		if (who)
 			who[k] = cl;
+		/* an event the recording does not have, before this one: at its
+		 * pick the thread goes on (choose's first rule) */
+		if (extras)
+			extras[k] = !xp_surw_interesting(s, r->obj);
 		k++;
 		p++;
 	}

@@ -94,6 +94,61 @@ static int load_meta(struct replay *rp)
 	return rc;
 }
 
+/* For the agent's accesses that the recording does not have
+ * (docs/agent.md): per access site, the threads the recording saw there
+ * (an open-addressing table by site while counting, then packed). */
+static int site_lids(struct replay *rp)
+{
+	const struct trace *t = rp->trace;
+	free(rp->site_lids);
+	rp->site_lids = NULL;
+	rp->nsite_lids = 0;
+	size_t cap = 0, n = 0;
+	struct tracer_site_lids *tab = NULL;
+	for (size_t i = 0; t && i < t->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		if (!(e->flags & AVT_F_ACCESS_BPT))
+			continue;
+		if ((n + 1) * 2 > cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct tracer_site_lids *nt = calloc(ncap, sizeof *nt);
+			if (!nt) {
+				free(tab);
+				return -1;
+			}
+			for (size_t j = 0; j < cap; j++) {
+				if (!tab[j].lids)
+					continue;
+				size_t h = (size_t)((tab[j].site_off * 0x9e3779b97f4a7c15ull) >> 32) & (ncap - 1);
+				while (nt[h].lids)
+					h = (h + 1) & (ncap - 1);
+				nt[h] = tab[j];
+			}
+			free(tab);
+			tab = nt;
+			cap = ncap;
+		}
+		size_t h = (size_t)((e->site_off * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+		while (tab[h].lids && (tab[h].site_off != e->site_off || tab[h].site_mod != e->site_mod))
+			h = (h + 1) & (cap - 1);
+		if (!tab[h].lids) {
+			tab[h].site_mod = e->site_mod;
+			tab[h].site_off = e->site_off;
+			n++;
+		}
+		tab[h].lids |= 1ull << (e->thread < 63 ? e->thread : 63);
+	}
+	size_t k = 0;
+	for (size_t j = 0; j < cap; j++)
+		if (tab[j].lids)
+			tab[k++] = tab[j];
+	if (k)
+		qsort(tab, k, sizeof *tab, tracer_site_lids_cmp);
+	rp->site_lids = tab;
+	rp->nsite_lids = k;
+	return 0;
+}
+
 static int index_expected(struct replay *rp)
 {
 	const struct trace *t = rp->trace;
@@ -268,6 +323,13 @@ int replay_launch(struct replay *rp)
 	static const struct avt_disarm_rec none;
 	to.disarms = rp->trace && rp->trace->ndisarms ? rp->trace->disarms : &none;
 	to.ndisarms = rp->trace ? rp->trace->ndisarms : 0;
+	if (site_lids(rp) < 0) {
+		avt_error("cannot replay: out of memory");
+		return -1;
+	}
+	static const struct tracer_site_lids no_lids;
+	to.site_lids = rp->site_lids ? rp->site_lids : &no_lids; /* a replay: known */
+	to.nsite_lids = rp->nsite_lids;
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .allow = policy_allow,
 		.module = rp_module,
@@ -408,6 +470,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
 		res->agent_handovers = tracer_stats(rp->tr)->agent_handovers;
 		res->agent_scripts = tracer_stats(rp->tr)->agent_scripts;
+		res->agent_extras = tracer_stats(rp->tr)->agent_extras;
 	}
 	res->step = rp->step + (rp->in_free ? 0 : 1);
 	res->in_free = rp->in_free;
@@ -474,6 +537,7 @@ void replay_free(struct replay *rp)
 	for (size_t k = 0; rp->texp && k < rp->nthreads; k++)
 		free(rp->texp[k]);
 	free(rp->texp);
+	free(rp->site_lids);
 	free(rp->ntexp);
 	free(rp->ev);
 	free(rp->marks);
@@ -537,6 +601,7 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "stuck_waits", json_integer((json_int_t)res->stuck_waits));
 		json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
 		json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
+		json_object_set_new(o, "agent_extras", json_integer((json_int_t)res->agent_extras));
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

@@ -126,6 +126,7 @@ struct replay_result {
 	unsigned stuck_waits;   /* turns ended at once: asleep where only a stopped thread could wake it */
 	uint64_t agent_scripts; /* hand-over scripts (explore through the agent) */
 	uint64_t agent_handovers; /* run tokens passed in-process in them */
+	uint64_t agent_extras;  /* accesses the recording does not have, in-process */
 };
 
 void replay_result_release(struct replay_result *r);

@@ -20,6 +20,8 @@ struct replay {
 	char *access_scope;     /* the recording's --access-scope (owned) */
 	char *cwd, *exe;
 	struct tracer *tr;
+	struct tracer_site_lids *site_lids; /* per access site, its recorded threads */
+	size_t nsite_lids;
 
 	/* expected events: recorded events of each thread, in order */
 	const struct avt_event ***texp;

@@ -118,13 +118,15 @@ struct avt_agent_hdr {
 	                              script): run_tid passes between them
 	                              in-process, the others wait in the agent
 	                              (a futex on run_tid) */
-	uint32_t pad4;
+	_Atomic uint32_t gen;      /* supervisor: one more at every grant */
 	_Atomic uint64_t handovers; /* agent: run tokens passed in-process */
+	_Atomic uint64_t extras;   /* agent: accesses the budget did not list,
+	                              made in-process (avt_agent_extra) */
 	_Atomic uint64_t park_entry[2]; /* agent: its pthread_mutex_lock and
 	                              pthread_mutex_unlock, where the supervisor
 	                              sends a thread stopped at libc's to wait
 	                              for its turn in a script */
-	uint8_t pad5[32];
+	uint8_t pad5[24];
 };
 
 struct avt_agent_slot {
@@ -145,7 +147,10 @@ struct avt_agent_site {
 	uint16_t size;             /* bytes accessed */
 	uint16_t flags;            /* AVT_F_* of its events */
 	uint16_t kind;             /* AVT_EV_READ, WRITE or RMW; 0: unused */
-	uint8_t pad[14];
+	uint8_t pad[6];
+	uint64_t rec_lids;         /* replay: the threads (logical ids < 64,
+	                              a bit each) the recording saw access here;
+	                              ~0: unknown */
 };
 
 /* An event a budget expects (explore: the recording's next events of the
@@ -156,12 +161,21 @@ struct avt_agent_expect {
 	uint64_t obj;
 	uint64_t site;             /* absolute: the return address, or the pc */
 	uint16_t kind;             /* AVT_EV_NONE: any event of tid */
-	uint16_t pad;
+	uint16_t flags;            /* AVT_EXPECT_* */
 	uint32_t tid;              /* the thread that makes it (0: the holder) */
+	uint16_t lid;              /* its logical id */
+	uint16_t reads;            /* reads its thread may make after it before
+	                              the picker could take it for a spinner */
+	uint8_t pad[4];
 };
+/* Accesses the recording does not have may come before this event, in
+ * process (avt_agent_extra): a pick there would give its thread the
+ * access, with no draw. */
+#define AVT_EXPECT_EXTRAS 0x1
 
 _Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
 _Static_assert(sizeof(struct avt_agent_site) == 32, "two sites a cache line");
+_Static_assert(sizeof(struct avt_agent_expect) == 32, "expected events: 32 bytes");
 _Static_assert(offsetof(struct avt_agent_hdr, head) % 64 == 0, "head on its own line");
 _Static_assert(offsetof(struct avt_agent_hdr, tail) % 64 == 0, "tail on its own line");
 _Static_assert(sizeof(struct avt_agent_hdr) % 64 == 0, "slots cache-line aligned");
@@ -240,6 +254,34 @@ static inline int avt_agent_turn(struct avt_agent_hdr *h, uint32_t tid, uint16_t
 		return 0;
 	*who = holder == tid ? e[pos].tid : holder;
 	return 2;
+}
+
+/* Producer tid, holding the token, at an access (kind at site s) that is
+ * not the event expected next: may it make it in-process all the same?
+ * Only when a pick there would give it to tid with no decision and leave
+ * the policy's view of the recording as it is: the next expected event
+ * is tid's, marked AVT_EXPECT_EXTRAS (not one the walk decides), the
+ * recording saw tid make no access at this site (so the access cannot be
+ * taken for a recorded one), and a read leaves tid short of a spin's
+ * count.  *reads: the reads tid may still make (the caller's count since
+ * its last expected event, from that event's reads), spent by a read. */
+static inline int avt_agent_extra(struct avt_agent_hdr *h, uint32_t tid, uint16_t kind,
+				  const struct avt_agent_site *s, uint32_t *reads)
+{
+	uint32_t n = atomic_load_explicit(&h->expect_n, memory_order_relaxed);
+	uint32_t pos = atomic_load_explicit(&h->expect_pos, memory_order_relaxed);
+	if (pos >= n)
+		return 0;
+	const struct avt_agent_expect *e = &avt_agent_expects(h)[pos];
+	if (e->tid != tid || !(e->flags & AVT_EXPECT_EXTRAS) || e->lid >= 64 ||
+	    (s->rec_lids >> e->lid) & 1)
+		return 0;
+	if (kind == AVT_EV_READ) {
+		if (*reads < 2)
+			return 0; /* (one must be left: the count stays below) */
+		--*reads;
+	}
+	return 1;
 }
 
 /* Lays out a fresh region of avt_agent_region_size(nslots, nsites) zeroed

@@ -674,6 +674,26 @@ void access_release(struct tracer *tr)
 	tr->acc = NULL;
 }
 
+/* The threads the recording saw access at addr (a replay; ~0 when
+ * recording: unknown). */
+static uint64_t recorded_lids(struct tracer *tr, const struct elfmod *m, uint64_t addr)
+{
+	if (!tr->opts.site_lids)
+		return ~0ull;
+	struct tracer_site_lids key = { (uint16_t)m->id, addr - m->bias, 0 };
+	const struct tracer_site_lids *l = tr->opts.nsite_lids ?
+		bsearch(&key, tr->opts.site_lids, tr->opts.nsite_lids, sizeof key, tracer_site_lids_cmp) : NULL;
+	return l ? l->lids : 0;
+}
+
+int tracer_site_lids_cmp(const void *a, const void *b)
+{
+	const struct tracer_site_lids *x = a, *y = b;
+	if (x->site_mod != y->site_mod)
+		return x->site_mod < y->site_mod ? -1 : 1;
+	return x->site_off < y->site_off ? -1 : x->site_off > y->site_off;
+}
+
 static uint64_t recorded_disarm(struct tracer *tr, const struct elfmod *m, uint64_t addr)
 {
 	for (size_t i = 0; i < tr->opts.ndisarms; i++) {
@@ -760,13 +780,13 @@ static int32_t site_left(const struct tracer *tr, const struct asite *s)
  * agent's table; the site's jump is pointed at it once every stub of the
  * module is written. */
 static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
-		     uint64_t at, uint64_t entry, uint64_t slot)
+		     uint64_t at, uint64_t entry, uint64_t slot, uint64_t rec_lids)
 {
 	struct access *ac = tr->acc;
 	if (!stub_supported(in))
 		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
-				    mem_flags(&in->mem[0]), site_left(tr, s));
+				    mem_flags(&in->mem[0]), site_left(tr, s), rec_lids);
 	if (idx < 0)
 		return false;
 	if ((size_t)idx >= ac->capby) {
@@ -889,7 +909,8 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 			s->disarm_at = recorded_disarm(tr, m, c->addr);
 		s->agent = -1;
 		if (stub_code && b && b->jump &&
-		    add_stub(tr, s, &c->in, stub_code + i * STUB_SIZE, stubs + i * STUB_SIZE, entry, slot))
+		    add_stub(tr, s, &c->in, stub_code + i * STUB_SIZE, stubs + i * STUB_SIZE, entry, slot,
+			     recorded_lids(tr, m, c->addr)))
 			stubbed[i] = ac->nsite;
 	}
 	if (stub_code) {

@@ -36,6 +36,8 @@
  * of a hook would otherwise leave the thread unpreemptible). */
 #define MAX_DEFERRALS 200
 
+_Static_assert(TRACER_EXPECT_EXTRAS == AVT_EXPECT_EXTRAS, "one flag, two names");
+
 /* Threads a hand-over script may name besides the one granted. */
 #define AGENT_MAX_PARTS 16
 
@@ -384,7 +386,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 				break;
 			a->parts[a->nparts++] = tracer_thread(tr, t->lid);
 		}
-		e[k] = (struct avt_agent_expect){ ev[k].obj, site, ev[k].kind, 0, t ? (uint32_t)t->tid : 0 };
+		e[k] = (struct avt_agent_expect){ ev[k].obj, site, ev[k].kind, ev[k].flags,
+						  t ? (uint32_t)t->tid : 0, (uint16_t)ev[k].lid, ev[k].reads,
+						  { 0 } };
 	}
 	atomic_store(&a->hdr->expect_n, (uint32_t)k);
 	a->expect_set = true;
@@ -455,7 +459,6 @@ uint32_t agent_script_end(struct tracer *tr)
 	atomic_store(&h->expect_n, 0);
 	syscall(SYS_futex, (uint32_t *)&h->run_tid, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	a->script = false;
-	tr->stats.agent_handovers = atomic_load(&h->handovers);
 	return holder;
 }
 
@@ -468,7 +471,7 @@ uint64_t agent_access_entry(struct tracer *tr)
 }
 
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left)
+		      uint16_t flags, int32_t left, uint64_t rec_lids)
 {
 	struct agent *a = tr->agent;
 	if (!a || a->nsites >= a->hdr->nsites)
@@ -478,6 +481,7 @@ int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t si
 	s->size = size;
 	s->flags = flags;
 	s->kind = kind;
+	s->rec_lids = rec_lids;
 	atomic_store(&s->left, left);
 	return (int)a->nsites++;
 }
@@ -547,6 +551,8 @@ void agent_drain(struct tracer *tr, bool final)
 	struct avt_event ev;
 	while (avt_agent_take(a->hdr, &ev, final))
 		apply(tr, &ev);
+	tr->stats.agent_handovers = atomic_load_explicit(&a->hdr->handovers, memory_order_relaxed);
+	tr->stats.agent_extras = atomic_load_explicit(&a->hdr->extras, memory_order_relaxed);
 }
 
 void agent_grant(struct tracer *tr, const struct tthread *t)
@@ -559,6 +565,7 @@ void agent_grant(struct tracer *tr, const struct tthread *t)
 	a->expect_set = false;
 	a->nparts = 0;
 	a->granting = t;
+	atomic_fetch_add(&a->hdr->gen, 1);
 	if (t)
 		budget = tr->sink.allow ? tr->sink.allow(tr->sink.ctx, tr, t) : AVT_AGENT_UNLIMITED;
 	if (!a->expect_set)

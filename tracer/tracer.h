@@ -166,6 +166,15 @@ struct tracer_opts {
 	const struct avt_disarm_rec *disarms; /* replay: the recording's removals,
 	                          applied instead of deciding (NULL: record) */
 	size_t ndisarms;
+	/* replay: per access site, the threads the recording saw access
+	 * there (a bit per logical id below 64; bit 63 also for any above);
+	 * sites not listed: none */
+	const struct tracer_site_lids {
+		uint16_t site_mod;
+		uint64_t site_off;
+		uint64_t lids;
+	} *site_lids;          /* sorted by tracer_site_lids_cmp */
+	size_t nsite_lids;
 	const char *agent_lib; /* non-NULL: preload this in-process agent and
 	                          take its events (agent.c, docs/agent.md) */
 };
@@ -256,6 +265,8 @@ struct tracer_stats {
 	uint64_t agent_parked; /* threads sent to wait their turn in the agent */
 	uint64_t agent_handovers; /* run tokens passed between threads in-process */
 	uint64_t agent_scripts;  /* hand-over scripts begun */
+	uint64_t agent_extras;   /* accesses the recording does not have, made
+	                            in-process within a budget */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 
@@ -329,6 +340,9 @@ struct tracer_view {
 };
 size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v);
 
+/* The order of tracer_opts.site_lids (module, then offset). */
+int tracer_site_lids_cmp(const void *a, const void *b);
+
 /* An event a budget of the agent expects (a recorded one). */
 struct tracer_expect {
 	uint64_t obj;
@@ -336,7 +350,13 @@ struct tracer_expect {
 	uint16_t site_mod;  /* trace module id, or AVT_MOD_NONE */
 	uint16_t kind;
 	uint32_t lid;       /* the thread that makes it */
+	uint16_t flags;     /* TRACER_EXPECT_* */
+	uint16_t reads;     /* reads its thread may make after it before the
+	                       picker could take it for a spinner */
 };
+/* An access the recording does not have may come before it, made with no
+ * decision (a pick there would give its thread that access). */
+#define TRACER_EXPECT_EXTRAS 0x1
 /* From a sink's allow(): the budget being granted must take exactly these
  * events in-process, in this order; any other event takes the ptrace
  * path.  Events of threads other than the one granted make a hand-over

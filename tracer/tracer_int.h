@@ -327,7 +327,7 @@ uint32_t agent_script_end(struct tracer *tr);
 uint64_t agent_access_entry(struct tracer *tr);
 /* A new entry in the agent's site table: its index, or -1 when full. */
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left);
+		      uint16_t flags, int32_t left, uint64_t rec_lids);
 /* Hits site idx may still take in-process (all threads stopped). */
 void agent_access_left(struct tracer *tr, int idx, int32_t left);
 int32_t agent_access_left_now(struct tracer *tr, int idx);

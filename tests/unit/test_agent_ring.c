@@ -319,8 +319,8 @@ START_TEST(test_agent_expected)
 	ck_assert(avt_agent_expected(h, 7, AVT_EV_ACQUIRE, 0x10, 0x400)); /* none: any */
 	struct avt_agent_expect *e = avt_agent_expects(h);
 	ck_assert((char *)(e + AVT_AGENT_MAX_EXPECT) <= (char *)h + len);
-	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 0 };
-	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 0 };
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 0, 0, 0, { 0 } };
+	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 0, 0, 0, { 0 } };
 	atomic_store(&h->expect_n, 2);
 	avt_agent_grant(h, 7, 2);
 	ck_assert(!avt_agent_expected(h, 7, AVT_EV_RELEASE, 0x10, 0x400)); /* kind */
@@ -351,10 +351,10 @@ START_TEST(test_agent_turn)
 	ck_assert_ptr_nonnull(h);
 	avt_agent_init(h, 64, 16);
 	struct avt_agent_expect *e = avt_agent_expects(h);
-	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7 };
-	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 8 };
-	e[2] = (struct avt_agent_expect){ 0x10, 0x410, AVT_EV_RELEASE, 0, 7 };
-	e[3] = (struct avt_agent_expect){ 0, 0, AVT_EV_NONE, 0, 8 };
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7, 0, 0, { 0 } };
+	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 8, 0, 0, { 0 } };
+	e[2] = (struct avt_agent_expect){ 0x10, 0x410, AVT_EV_RELEASE, 0, 7, 0, 0, { 0 } };
+	e[3] = (struct avt_agent_expect){ 0, 0, AVT_EV_NONE, 0, 8, 0, 0, { 0 } };
 	atomic_store(&h->expect_n, 4);
 	avt_agent_grant(h, 7, 4);
 	uint32_t who = 0;
@@ -393,6 +393,46 @@ START_TEST(test_agent_turn)
 	/* the holder with no budget left */
 	avt_agent_grant(h, 8, 0);
 	ck_assert_int_eq(avt_agent_turn(h, 8, AVT_EV_WRITE, 0x99, 0x1, &who), 0);
+	free(h);
+}
+END_TEST
+
+/* An access the budget does not list (avt_agent_extra): made in-process
+ * only before an expected event of the same thread marked for it, at a
+ * site where the recording saw that thread make no access, and a read
+ * only while two or more reads are left (one stays: the count remains
+ * below a spin's). */
+START_TEST(test_agent_extra)
+{
+	size_t len = avt_agent_region_size(64, 16);
+	struct avt_agent_hdr *h = calloc(1, len);
+	ck_assert_ptr_nonnull(h);
+	avt_agent_init(h, 64, 16);
+	struct avt_agent_expect *e = avt_agent_expects(h);
+	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_RELEASE, AVT_EXPECT_EXTRAS, 7, 2, 30, { 0 } };
+	e[1] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7, 2, 30, { 0 } };
+	e[2] = (struct avt_agent_expect){ 0x10, 0x410, AVT_EV_RELEASE, AVT_EXPECT_EXTRAS, 8, 3, 30, { 0 } };
+	atomic_store(&h->expect_n, 3);
+	avt_agent_grant(h, 7, 3);
+	struct avt_agent_site s = { .pc = 0x500, .kind = AVT_EV_READ, .rec_lids = 1u << 1 };
+	uint32_t reads = 3;
+	ck_assert(avt_agent_extra(h, 7, AVT_EV_READ, &s, &reads));     /* 3 left: a read */
+	ck_assert_uint_eq(reads, 2);
+	ck_assert(avt_agent_extra(h, 7, AVT_EV_READ, &s, &reads));
+	ck_assert_uint_eq(reads, 1);
+	ck_assert(!avt_agent_extra(h, 7, AVT_EV_READ, &s, &reads));    /* the last one stays */
+	ck_assert(avt_agent_extra(h, 7, AVT_EV_WRITE, &s, &reads));    /* a write counts none */
+	ck_assert(!avt_agent_extra(h, 8, AVT_EV_WRITE, &s, &reads));   /* not 8's turn */
+	s.rec_lids = 1u << 2;                                           /* T2 recorded here */
+	ck_assert(!avt_agent_extra(h, 7, AVT_EV_WRITE, &s, &reads));
+	s.rec_lids = 0;
+	avt_agent_spend(h);                                             /* next: unmarked */
+	ck_assert(!avt_agent_extra(h, 7, AVT_EV_WRITE, &s, &reads));
+	avt_agent_spend(h);
+	atomic_store(&h->run_tid, 8);
+	ck_assert(avt_agent_extra(h, 8, AVT_EV_WRITE, &s, &reads));
+	avt_agent_spend(h);
+	ck_assert(!avt_agent_extra(h, 8, AVT_EV_WRITE, &s, &reads));   /* list spent */
 	free(h);
 }
 END_TEST
@@ -491,6 +531,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(ring, test_valid);
 	tcase_add_test(ring, test_agent_expected);
 	tcase_add_test(ring, test_agent_turn);
+	tcase_add_test(ring, test_agent_extra);
 	tcase_add_test(ring, test_order_and_wrap);
 	tcase_add_test(ring, test_full);
 	tcase_add_test(ring, test_reserve);

@@ -263,11 +263,11 @@ START_TEST(test_surw_budget)
 		struct xp_policy *p = xp_policy_new(&c, 5, r);
 		ck_assert_ptr_nonnull(p);
 		ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 3); /* picked for X: it, P1 twice, up to X */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, NULL, 8), 3); /* picked for X: it, P1 twice, up to X */
 		ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0); /* not the one picked */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 1), 1);  /* at most max */
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 2);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, NULL, 8), 0); /* not the one picked */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, NULL, 1), 1);  /* at most max */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, NULL, 8), 2);
 		ck_assert(got[0].obj == P1 && got[0].kind == AVT_EV_WRITE);
 		ck_assert(got[1].obj == P1 && got[1].kind == AVT_EV_READ);
 		/* and each pick over them gives T0 them, whatever the draw */
@@ -275,17 +275,17 @@ START_TEST(test_surw_budget)
 			ck_assert_uint_eq(xp_policy_pick(p, both, 2), 0);
 			ck_assert_int_eq(xp_policy_event(p, &ev[k]), 0);
 		}
-		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 0); /* X again */
+		ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, NULL, 8), 0); /* X again */
 		/* T1 runs to its end: past its recording nothing is expected */
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[4]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, NULL, 8), 0);
 		ck_assert_uint_eq(xp_policy_pick(p, t1, 1), 0);
 		ck_assert_int_eq(xp_policy_event(p, &ev[5]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 1);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, NULL, 8), 1);
 		ck_assert(got[0].obj == P2);
 		ck_assert_int_eq(xp_policy_event(p, &ev[6]), 0);
-		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, 8), 0);
+		ck_assert_uint_eq(xp_policy_budget(p, 1, NULL, got, NULL, NULL, 8), 0);
 		xp_policy_free(p);
 	}
 	/* the other policies decide at every event */
@@ -293,7 +293,7 @@ START_TEST(test_surw_budget)
 	struct xp_policy *p = xp_policy_new(&pc, 5, 1);
 	ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
 	ck_assert_int_eq(xp_policy_event(p, &ev[0]), 0);
-	ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, 8), 0);
+	ck_assert_uint_eq(xp_policy_budget(p, 0, NULL, got, NULL, NULL, 8), 0);
 	xp_policy_free(p);
 	xp_rec_free(rec);
 	free(ev);
@@ -756,7 +756,7 @@ START_TEST(test_surw_ahead)
 				size_t nobjs, nv = view_of(&w, t, vt, objs, &nobjs);
 				struct xp_view v = { vt, nv, objs, nobjs, NULL, 0, false };
 				struct xp_rev got[16];
-				size_t nb = xp_policy_budget(a, t, &v, got, NULL, 16);
+				size_t nb = xp_policy_budget(a, t, &v, got, NULL, NULL, 16);
 				/* the budget starts with the event t was picked for;
 				 * a makes them with no pick, b with a pick before
 				 * each after the first, which must give t them */
@@ -817,7 +817,7 @@ START_TEST(test_surw_ahead)
 			ck_assert_uint_eq(xp_policy_pick(p, t0, 1), 0);
 			ck_assert_int_eq(xp_policy_event(p, &e), 0);
 		}
-		size_t nb = xp_policy_budget(p, 0, &v, got, NULL, 16);
+		size_t nb = xp_policy_budget(p, 0, &v, got, NULL, NULL, 16);
 		ck_assert_uint_eq(nb, 1); /* P1; the X after it would be a walk */
 		ck_assert(got[0].obj == P1);
 		xp_policy_free(p);
@@ -898,7 +898,7 @@ START_TEST(test_surw_handover)
 				struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, true };
 				struct xp_rev got[32];
 				uint32_t who[32];
-				size_t nb = xp_policy_budget(a, t, &v, got, who, 32);
+				size_t nb = xp_policy_budget(a, t, &v, got, who, NULL, 32);
 				ck_assert_uint_ge(nb, 1);
 				ck_assert_uint_eq(who[0], t);
 				bool multi = false;
@@ -974,7 +974,7 @@ START_TEST(test_surw_handover)
 		struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, false };
 		struct xp_rev got[32];
 		uint32_t who[32];
-		size_t nb = xp_policy_budget(p, t, &v, got, who, 32);
+		size_t nb = xp_policy_budget(p, t, &v, got, who, NULL, 32);
 		for (size_t j = 0; j < nb; j++)
 			ck_assert_uint_eq(who[j], t);
 		xp_policy_free(p);
