@@ -249,6 +249,12 @@ void agent_exec_reset(struct tracer *tr)
 		atomic_store(&a->hdr->raw[i], 0);
 	a->active = false;
 	a->nsites = 0; /* the old image's stubs are gone with it */
+	/* and its threads: a script's others died in the exec */
+	atomic_store(&a->hdr->script, 0);
+	a->script = false;
+	a->nparts = 0;
+	atomic_store(&a->hdr->park_entry[0], 0);
+	atomic_store(&a->hdr->park_entry[1], 0);
 	/* the new image's agent writes its own entry, if it has an agent:
 	 * the old one's address means nothing there */
 	atomic_store(&a->hdr->access_entry, 0);

@@ -687,6 +687,7 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 	bool polled = false;
 	struct run_clock rc = { 0, 0 };
 	struct tthread *watched = t;
+	tr->run_last = NULL;
 	for (;;) {
 		int st;
 		pid_t p = wait_any(tr, watched, &st, &polled);
@@ -695,10 +696,13 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 				/* in a script, the tick watches the token's holder */
 				struct tthread *h = agent_script_on(tr) ? agent_script_holder(tr) : t;
 				if (h && h != watched) {
+					/* the token passed: the slice is the new
+					 * holder's from here, as after a pick */
 					watched = h;
 					started = now_ns();
 					sleeping = 0;
 					rc = (struct run_clock){ 0, 0 };
+					tr->current_busy = 0;
 				}
 				watch_running(tr, watched, started, &sleeping, &rc);
 				continue;
@@ -712,9 +716,13 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		struct tthread *part = agent_script_on(tr) ? script_part(tr, p) : NULL;
 		enum wr w = dispatch(tr, p, st, part ? part : t);
 		if (w != WR_WAIT) {
-			if (agent_script_on(tr))
+			if (agent_script_on(tr)) {
 				script_over(tr, part);
-			tr->step_busy = run_busy_ns(tr, watched, started, &rc);
+				tr->run_last = part;
+			}
+			/* (a hand-over since the last tick: the time is not
+			 * the stopped thread's alone; it had little of it) */
+			tr->step_busy = !part || part == watched ? run_busy_ns(tr, watched, started, &rc) : 0;
 			watched->idle_ns += tr->step_busy;
 			return w;
 		}
@@ -877,9 +885,16 @@ enum tstep tracer_step(struct tracer *tr)
 		t->wait = TW_NONE;
 		t->priv->expect_block = false;
 	}
+	/* a script's turn ended with another thread: it is the current one
+	 * now, as if picked there (its time counted since it took over) */
+	struct tthread *ended = tr->run_last ? tr->run_last : t;
+	if (ended != t) {
+		tr->current = ended->lid;
+		tr->current_busy = 0;
+	}
 	tr->current_busy += tr->step_busy;
 	if (tr->current_busy >= (uint64_t)tr->opts.slice_ms * 1000000ull) {
-		t->preempted = true;
+		ended->preempted = true;
 		tr->current_busy = 0;
 	}
 	if (w == WR_EXITED)

@@ -156,6 +156,7 @@ struct tracer {
 	size_t nthr, capthr;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
 	uint64_t current_busy;  /* its time on a CPU since it became the current thread (ns) */
+	struct tthread *run_last; /* a script's thread that ended the last run, else NULL */
 	uint64_t step_busy;     /* the last step's (run_until_stop) */
 
 	struct bpt_table bpts;
