@@ -9,6 +9,11 @@
  * one must stop at ptrace, where the private-hit budget and a recorded
  * disarm are decided).  The rest is the lock hooks' path: the run token,
  * a ring slot, the commit, one unit of budget spent.
+ *
+ * The run token's wait in a hand-over script and the accounting of the
+ * accesses the recording does not have are here too, for the lock hooks
+ * as well: the access entry runs them between any two instructions of
+ * the program, so they must be built with -mgeneral-regs-only.
  */
 #include <limits.h>
 #include <linux/futex.h>
@@ -29,8 +34,6 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val)
  * they take the ptrace path, where its scheduler decides).  Waiting is
  * inside the hook (avt_depth set: a signal handler's lock goes down the
  * ptrace path) but not busy: avtrace may stop a waiting thread. */
-/* (here, in the file built with -mgeneral-regs-only: the access entry
- * runs it between any two instructions of the program) */
 int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site)
 {
 	struct avt_agent_hdr *r = avt_ring;
@@ -56,7 +59,6 @@ int avt_enter_event(uint16_t kind, uint64_t obj, uint64_t site)
 	avt_busy(r);
 	return 1;
 }
-
 
 /* Accesses made in-process that the recording does not have
  * (avt_agent_extra), per thread: for the grant avt_xgen, the reads it
