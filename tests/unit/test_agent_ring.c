@@ -337,6 +337,15 @@ START_TEST(test_agent_expected)
 }
 END_TEST
 
+/* A region of 64 slots and 16 sites, laid out. */
+static struct avt_agent_hdr *small_region(void)
+{
+	struct avt_agent_hdr *h = calloc(1, avt_agent_region_size(64, 16));
+	ck_assert_ptr_nonnull(h);
+	avt_agent_init(h, 64, 16);
+	return h;
+}
+
 /* A hand-over script: events of several threads (tid in each), the token
  * passing between them in-process (avt_agent_turn): the holder makes its
  * own next event; a thread whose event comes later waits (2, for the
@@ -346,10 +355,7 @@ END_TEST
  * any event of its thread. */
 START_TEST(test_agent_turn)
 {
-	size_t len = avt_agent_region_size(64, 16);
-	struct avt_agent_hdr *h = calloc(1, len);
-	ck_assert_ptr_nonnull(h);
-	avt_agent_init(h, 64, 16);
+	struct avt_agent_hdr *h = small_region();
 	struct avt_agent_expect *e = avt_agent_expects(h);
 	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7, 0, 0, { 0 } };
 	e[1] = (struct avt_agent_expect){ 0x20, 0x500, AVT_EV_READ, 0, 8, 0, 0, { 0 } };
@@ -404,10 +410,7 @@ END_TEST
  * below a spin's). */
 START_TEST(test_agent_extra)
 {
-	size_t len = avt_agent_region_size(64, 16);
-	struct avt_agent_hdr *h = calloc(1, len);
-	ck_assert_ptr_nonnull(h);
-	avt_agent_init(h, 64, 16);
+	struct avt_agent_hdr *h = small_region();
 	struct avt_agent_expect *e = avt_agent_expects(h);
 	e[0] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_RELEASE, AVT_EXPECT_EXTRAS, 7, 2, 30, { 0 } };
 	e[1] = (struct avt_agent_expect){ 0x10, 0x400, AVT_EV_ACQUIRE, 0, 7, 2, 30, { 0 } };

@@ -721,6 +721,41 @@ static struct avt_event step(struct world *w, uint32_t t)
 	return e;
 }
 
+/* t makes its next event; both policies see it. */
+static void both_step(struct world *w, struct xp_policy *a, struct xp_policy *b, uint32_t t)
+{
+	struct avt_event e = step(w, t);
+	ck_assert_int_eq(xp_policy_event(a, &e), 0);
+	ck_assert_int_eq(xp_policy_event(b, &e), 0);
+}
+
+/* Both picks at the next point: the same thread, which makes its event;
+ * false when nobody is left. */
+static bool both_pick(struct world *w, struct xp_policy *a, struct xp_policy *b, uint32_t *picked)
+{
+	uint32_t lids[3];
+	size_t n = runnable(w, lids);
+	if (!n)
+		return false;
+	size_t kb = xp_policy_pick(b, lids, n);
+	ck_assert_uint_eq(xp_policy_pick(a, lids, n), kb);
+	*picked = lids[kb];
+	return true;
+}
+
+/* The run is over: every event made, the same draws both ways. */
+static void both_done(const struct world *w, struct xp_policy *a, struct xp_policy *b)
+{
+	for (uint32_t t = 0; t < 3; t++)
+		ck_assert_uint_eq(w->done[t], xp_rec_count(w->rec, t));
+	char da[256], db[256];
+	xp_policy_describe(a, da, sizeof da);
+	xp_policy_describe(b, db, sizeof db);
+	ck_assert_str_eq(da, db);
+	xp_policy_free(a);
+	xp_policy_free(b);
+}
+
 START_TEST(test_surw_ahead)
 {
 	static const struct spec s[] = {
@@ -744,13 +779,10 @@ START_TEST(test_surw_ahead)
 			struct world w = { rec, { 0 }, 3, 0 };
 			ck_assert(a && b);
 			for (;;) {
-				uint32_t lids[3];
-				size_t n = runnable(&w, lids);
-				if (!n)
+				uint32_t lids[3], t;
+				size_t n;
+				if (!both_pick(&w, a, b, &t))
 					break;
-				size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
-				ck_assert_uint_eq(ia, ib);
-				uint32_t t = lids[ia];
 				struct xp_view_thread vt[3];
 				uint64_t objs[3];
 				size_t nobjs, nv = view_of(&w, t, vt, objs, &nobjs);
@@ -774,29 +806,16 @@ START_TEST(test_surw_ahead)
 						/* with both drawn, X and L are interesting */
 						ahead += nvars == 2 && (x->obj == X || x->obj == L);
 					}
-					struct avt_event e = step(&w, t);
-					ck_assert_int_eq(xp_policy_event(a, &e), 0);
-					ck_assert_int_eq(xp_policy_event(b, &e), 0);
+					both_step(&w, a, b, t);
 				}
 				/* where it ended, both pick the same */
-				n = runnable(&w, lids);
-				if (!n)
+				uint32_t next;
+				if (!both_pick(&w, a, b, &next))
 					break;
-				size_t kb = xp_policy_pick(b, lids, n);
-				handed += lids[kb] != t;
-				ck_assert_uint_eq(xp_policy_pick(a, lids, n), kb);
-				struct avt_event e = step(&w, lids[kb]);
-				ck_assert_int_eq(xp_policy_event(a, &e), 0);
-				ck_assert_int_eq(xp_policy_event(b, &e), 0);
+				handed += next != t;
+				both_step(&w, a, b, next);
 			}
-			for (uint32_t t = 0; t < 3; t++)
-				ck_assert_uint_eq(w.done[t], xp_rec_count(rec, t));
-			char da[256], db[256];
-			xp_policy_describe(a, da, sizeof da);
-			xp_policy_describe(b, db, sizeof db);
-			ck_assert_str_eq(da, db);
-			xp_policy_free(a);
-			xp_policy_free(b);
+			both_done(&w, a, b);
 		}
 	}
 	ck_assert_uint_gt(ahead, 100);  /* walks were drawn ahead */
@@ -884,13 +903,10 @@ START_TEST(test_surw_handover)
 			struct world w = { rec, { 0 }, 3, 0 };
 			ck_assert(a && b);
 			for (;;) {
-				uint32_t lids[3];
-				size_t n = runnable(&w, lids);
-				if (!n)
+				uint32_t lids[3], t;
+				size_t n;
+				if (!both_pick(&w, a, b, &t))
 					break;
-				size_t ia = xp_policy_pick(a, lids, n), ib = xp_policy_pick(b, lids, n);
-				ck_assert_uint_eq(ia, ib);
-				uint32_t t = lids[ia];
 				struct xp_view_thread vt[3];
 				struct xp_view_lock lk[1];
 				uint64_t objs[3];
@@ -927,27 +943,14 @@ START_TEST(test_surw_handover)
 						scripts++;
 					}
 					handovers += j > 0 && x != who[j - 1];
-					struct avt_event ee = step(&w, x);
-					ck_assert_int_eq(xp_policy_event(a, &ee), 0);
-					ck_assert_int_eq(xp_policy_event(b, &ee), 0);
+					both_step(&w, a, b, x);
 				}
-				n = runnable(&w, lids);
-				if (!n)
+				uint32_t next;
+				if (!both_pick(&w, a, b, &next))
 					break;
-				size_t kb = xp_policy_pick(b, lids, n);
-				ck_assert_uint_eq(xp_policy_pick(a, lids, n), kb);
-				struct avt_event ee = step(&w, lids[kb]);
-				ck_assert_int_eq(xp_policy_event(a, &ee), 0);
-				ck_assert_int_eq(xp_policy_event(b, &ee), 0);
+				both_step(&w, a, b, next);
 			}
-			for (uint32_t t = 0; t < 3; t++)
-				ck_assert_uint_eq(w.done[t], xp_rec_count(rec, t));
-			char da[256], db[256];
-			xp_policy_describe(a, da, sizeof da);
-			xp_policy_describe(b, db, sizeof db);
-			ck_assert_str_eq(da, db);
-			xp_policy_free(a);
-			xp_policy_free(b);
+			both_done(&w, a, b);
 		}
 	}
 	ck_assert_uint_gt(scripts, 200);   /* budgets went on with other threads */
