@@ -70,7 +70,10 @@ static const char explore_help[] =
 	"                     --no-agent too\n"
 	"      --no-agent     also: the runs on ptrace alone (a recording made with\n"
 	"                     the agent runs through it: SURW's events that need no\n"
-	"                     decision are taken in-process)\n"
+	"                     decision, and the walks decided ahead, are taken\n"
+	"                     in-process, threads waiting at a lock, an unlock or\n"
+	"                     an access for their turn in the agent; the same runs\n"
+	"                     either way)\n"
 	"  -q, --quiet        no progress\n";
 
 static void show_progress(void *ctx, const struct explore_progress *p)
