@@ -31,6 +31,7 @@ struct tracer_stats;
 int record_run(const struct record_opts *o, struct tracer_stats *stats);
 int summary_table(const char *dir);
 int cmd_explore(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 /* Explores eo->dir (explore/explore.h), confirms each distinct failure by
  * replaying it (replay --timeout timeout) and prints one entry per
  * confirmed bug; with report_dir, copies each report there as

@@ -46,6 +46,9 @@ static const char usage[] =
 	"  summary [-d DIR] [--sarif FILE]\n"
 	"                     the table of DIR/replays/*.json (e.g. after a cluster\n"
 	"                     run); the reproduced bugs as SARIF 2.1.0\n"
+	"  report [-d DIR] --html FILE [--schedule N | --report X]\n"
+	"                     a reproduced bug as one self-contained HTML page:\n"
+	"                     threads as lanes, switches, failure, backtrace\n"
 	"\n"
 	"'avtrace <command> --help' describes each command's options; so does\n"
 	"'man avtrace' (docs/avtrace.1).\n";
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
 		{ "predict", cmd_predict },
 		{ "test", cmd_test },
 		{ "explore", cmd_explore },
+		{ "report", cmd_report },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

@@ -17,6 +17,7 @@
 #include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
+#include "html.h"
 #include "names.h"
 #include "results.h"
 #include "symbolizer/sym.h"
@@ -496,6 +497,8 @@ int cmd_test(int argc, char **argv)
 			return EXIT_USAGE;
 		nbugs = erc;
 	}
+	if (nbugs > 0) /* the picture beside each report (cli/html.c) */
+		html_write_beside_reports(ro.dir);
 	out.ran = tally.ran;
 	out.diverged = tally.diverged;
 	out.unfinished = tally.unfinished;

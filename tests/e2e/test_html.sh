@@ -1,0 +1,191 @@
+# shellcheck shell=bash
+# The picture of a bug: `avtrace report --html` and the page `avtrace test`
+# writes beside each report (cli/html.c, docs/html-report.md), loaded in a
+# real headless browser (Debian's chromium, installed by `scripts/setup
+# --test`): the DOM the browser builds has the lanes, the switches, the
+# predicted and the failing events, and a screenshot is drawn.  Without
+# chromium the browser tests are skipped with a message.
+# Run with tests/e2e/run.sh html.
+
+need_chromium() {
+	command -v chromium >/dev/null 2>&1 ||
+		skip "chromium is not installed (apt-get install chromium, or scripts/setup --test)"
+}
+
+# chrome ARGS... PAGE: headless chromium as root in a sandboxless container:
+# its own HOME and profile, no GPU, and a time limit (it must never hang a
+# test).  Its noise (dbus) goes to chrome.err.
+chrome() {
+	mkdir -p chrome-home
+	echo "+ chromium --headless $*" >&3
+	HOME=$PWD/chrome-home timeout 60 chromium --headless --no-sandbox --disable-gpu \
+		--no-first-run --disable-extensions --user-data-dir="$PWD/chrome-home/profile" \
+		"$@" 2>>chrome.err
+	local st=$?
+	[ $st -ne 124 ] || fail "chromium hung (killed after 60 s): $(tail -n 2 chrome.err)"
+	return $st
+}
+
+# self_contained PAGE: nothing in it is fetched: no http(s) URL in a src
+# or href, no external script, style sheet or font.
+self_contained() {
+	expect_file "$1"
+	expect_no_match "$(cat "$1")" '(src|href)[[:space:]]*=[[:space:]]*["'\'']?[[:space:]]*(https?:)?//' "$1 (a remote src/href)"
+	expect_no_match "$(cat "$1")" '<script[^>]*src' "$1 (an external script)"
+	expect_no_match "$(cat "$1")" '<link|@import|url\([^#]' "$1 (an external style sheet or font)"
+	expect_no_match "$(cat "$1")" 'https?://' "$1 (a network URL)"
+}
+
+# unescape: HTML text (as cli/html.c escapes it) back to plain text.
+unescape() {
+	sed "s/&lt;/</g; s/&gt;/>/g; s/&quot;/\"/g; s/&#39;/'/g; s/&amp;/\\&/g"
+}
+
+# count REGEX TEXT: how many matches of grep -oE REGEX in TEXT.
+count() {
+	printf '%s\n' "$2" | grep -oE -- "$1" | wc -l
+}
+
+# bank_test OUT: avtrace test on the bank demo, from the repository (1
+# distinct bug, prediction 1: RWW on balance).
+bank_test() {
+	local st
+	(cd "$REPO" && avt_timed 120 test -q -o "$1" --no-explore -- examples/bin/bank 1000) >test.out 2>&1
+	st=$?
+	sed 's/^/  | /' test.out >&3
+	expect_eq "$st" 1 "exit status of avtrace test on bank"
+}
+
+# The page avtrace test writes beside the report, and report --html:
+# self-contained, and the same page.
+t_html_beside_report() {
+	local out=$PWD/out
+	bank_test "$out"
+	expect_file out/reports/0001.txt
+	expect_file out/reports/0001.html
+	self_contained out/reports/0001.html
+	# one page per report, nothing else
+	expect_eq "$(find out/reports -name '*.html' | wc -l)" "$(find out/reports -name '*.txt' | wc -l)" "pages"
+	avt report -d "$out" --html page.html >report.out 2>report.err || fail "report --html failed: $(cat report.err)"
+	expect_eq "$(cat report.out)" "page.html" "report's output"
+	cmp -s page.html out/reports/0001.html || fail "report --html and test wrote different pages"
+	# by schedule and by report, to stdout
+	avt report -d "$out" --schedule 1 --html - >s1.html || fail "report --schedule 1 failed"
+	cmp -s s1.html page.html || fail "--schedule 1 gives another page"
+	avt report -d "$out" --report "$out/reports/0001.txt" --html - >r1.html || fail "report --report 0001 failed"
+	cmp -s r1.html page.html || fail "--report 0001 gives another page"
+	# a directory: one page per bug, named after its report
+	avt report -d out --html pages/ >dir.out || fail "report --html DIR/ failed"
+	expect_file pages/0001.html
+	# errors
+	avt report -d out --schedule 99 --html x.html 2>err99
+	expect_eq "$?" 2 "exit status for a schedule that reproduced nothing"
+	expect_one_line_error err99
+	avt report -d out 2>errno
+	expect_eq "$?" 2 "exit status without --html"
+	expect_one_line_error errno
+}
+
+# The page in a real browser: the lanes, the schedule's switches, the
+# predicted events (the RWW's three, numbered), the failing read at the
+# assert's line, the backtrace, the commands; and a screenshot.
+t_html_in_browser() {
+	need_chromium
+	local out=$PWD/out dom l_assert l_read l_write
+	l_assert=$(marker_line "$REPO/examples/bank.c" "/* ASSERT LINE */") || exit
+	l_read=$(marker_line "$REPO/examples/bank.c" "/* READ LINE */") || exit
+	l_write=$(marker_line "$REPO/examples/bank.c" "/* WRITE LINE */") || exit
+	bank_test "$out"
+	avt report -d "$out" --html "$PWD/bank.html" >/dev/null || fail "report --html failed"
+	self_contained bank.html
+	chrome --dump-dom "file://$PWD/bank.html" >dom.html || fail "chromium --dump-dom failed: $(tail -n 3 chrome.err)"
+	dom=$(cat dom.html)
+	# the browser built the document (its serialization, not our file)
+	expect_match "$dom" '<html lang="en"><head>' "the DOM"
+	expect_match "$dom" '</body></html>' "the DOM"
+	# one lane per thread, in the order the run began them
+	expect_eq "$(count 'class="lane" id="lane-T[0-9]+"' "$dom")" 3 "lanes"
+	expect_eq "$(printf '%s\n' "$dom" | grep -oE 'id="lane-T[0-9]+"' | tr '\n' ' ')" \
+		'id="lane-T0" id="lane-T1" id="lane-T2" ' "lane order"
+	# every event of the run (31) is drawn, each with its kind
+	expect_eq "$(count '<div id="ev-[0-9]+" class="ev kind-' "$dom")" \
+		"$(jq '.interleaving | length' out/replays/0001.json)" "events drawn"
+	# the schedule's switches (run T0 / run T1 / run T2: two)
+	expect_eq "$(count 'class="switch" id="switch-[0-9]+"' "$dom")" 2 "switch markers"
+	expect_match "$dom" 'switch 1: T0 → T1' "switch 1's label"
+	expect_eq "$(count '<tr id="switch-row-' "$dom")" 2 "switch rows"
+	expect_eq "$(count '<line class="handover forced"' "$dom")" 2 "forced hand-over arrows"
+	# the predicted events: T1 read, T2 write, T1 write of balance, numbered
+	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$dom")" 3 "predicted events"
+	expect_match "$dom" "kind-read predicted[^>]*data-thread=\"T1\".*P1</span><span class=\"k\">read</span> <span class=\"o\">balance</span> <a class=\"loc\" href=\"file://$REPO/examples/bank.c\">bank.c:$l_read</a>" "P1"
+	expect_match "$dom" "kind-write predicted[^>]*data-thread=\"T2\".*P2</span><span class=\"k\">write</span> <span class=\"o\">balance</span> <a class=\"loc\" [^>]*>bank.c:$l_write</a>" "P2"
+	expect_match "$dom" "kind-write predicted[^>]*data-thread=\"T1\".*P3</span>" "P3"
+	# the failing access: T0's read of balance at the assert, once
+	expect_eq "$(count 'class="ev kind-[a-z_]+ failure' "$dom")" 1 "failing events"
+	expect_match "$dom" "kind-read failure[^\"]*\" data-thread=\"T0\".*<span class=\"o\">balance</span> <a class=\"loc\" [^>]*>bank.c:$l_assert</a>" "the failing event"
+	expect_eq "$(count 'kind-fatal_signal fatal' "$dom")" 1 "the fatal signal"
+	# backtrace: main at the assert's line is the program's own frame
+	expect_match "$dom" "<li class=\"frame own\">main — <a class=\"loc\" [^>]*>bank.c:$l_assert</a>" "backtrace"
+	expect_match "$dom" '<ol class="frames" id="backtrace">' "backtrace"
+	expect_match "$dom" "<pre id=\"cmd-replay\">avtrace replay -d $out --schedule 1</pre>" "replay command"
+	expect_match "$dom" "<pre id=\"cmd-verify\">avtrace verify -d $out</pre>" "verify command"
+	# a screenshot: a PNG of the window's size
+	chrome --hide-scrollbars --window-size=1100,1400 --screenshot="$PWD/bank.png" \
+		"file://$PWD/bank.html" >/dev/null || fail "chromium --screenshot failed: $(tail -n 3 chrome.err)"
+	expect_file bank.png
+	[ -s bank.png ] || fail "empty screenshot"
+	expect_eq "$(head -c 8 bank.png | od -An -tx1 | tr -d ' \n')" 89504e470d0a1a0a "PNG signature"
+	expect_eq "$(od -An -tu1 -j16 -N8 bank.png | awk '{print $3*256+$4 "x" $7*256+$8}')" 1100x1400 "screenshot size"
+	# and more than a blank page: the PNG of a page with lanes and events
+	# compresses far worse than a white one
+	[ "$(stat -c %s bank.png)" -gt 20000 ] || fail "screenshot is nearly blank ($(stat -c %s bank.png) bytes)"
+}
+
+# Names and paths with < & " ' reach the page as text: the browser builds
+# no element from them and shows them as written.  A hand-made directory
+# (no ptrace needed): one replay that failed, its prediction, schedule.
+t_html_escapes() {
+	need_jq
+	local d=$PWD/we\"i\<r\&d\'dir
+	mkdir -p "$d/replays" "$d/schedules" "$d/reports"
+	printf 'avtrace-schedule 1\n# 1: test <b>bold</b> & "quoted"\nrun T0 2\nrun T1 2\nrun T0 1\nfree\n' >"$d/schedules/0001.sched"
+	jq -n --arg f "/src/<x>&\"y\"/a.c" '{
+		schedule: 1, outcome: "BUG", reason: "SIGSEGV in T0", step: 3, events: 6,
+		exit_status: -1, signal: 11,
+		headline: "BUG reproduced: SIGSEGV in T0 at a.c:9 (<main>)",
+		predicted: ["1: test <b>bold</b> & \"quoted\""],
+		failure: {file: $f, line: 9, function: "<main>", module: "a&b", offset: 40, thread: 0, signal: "SIGSEGV"},
+		frames: [{file: $f, line: 9, function: "<main>", module: "a&b", offset: 40}],
+		interleaving: [
+			{index: 0, thread: 0, kind: "start"},
+			{index: 1, thread: 0, kind: "write", object: "<script>alert(1)</script>", file: $f, line: 3, module: "a&b", offset: 10},
+			{index: 2, thread: 1, kind: "start"},
+			{index: 3, thread: 1, kind: "read", object: "x\"y&z", file: $f, line: 5, module: "a&b", offset: 20},
+			{index: 4, thread: 0, kind: "read", object: "<img src=x>", file: $f, line: 9, module: "a&b", offset: 40},
+			{index: 5, thread: 0, kind: "fatal_signal", object: "SIGSEGV"}],
+		interleaving_omitted: 0}' >"$d/replays/0001.json" || fail "jq failed"
+	echo '{"version":1,"predictions":[{"id":1,"detector":"pecan","pattern":"race-WR","events":[{"thread":0,"tindex":1,"kind":"write","site_off":10},{"thread":1,"tindex":1,"kind":"read","site_off":20}]}]}' >"$d/predictions.json"
+	avt report -d "$d" --html page.html >/dev/null 2>report.err || fail "report --html failed: $(cat report.err)"
+	self_contained page.html
+	local page
+	page=$(cat page.html)
+	expect_no_match "$page" '<script|<img|<b>' "the page (an unescaped name)"
+	expect_match "$page" '&lt;script&gt;alert\(1\)&lt;/script&gt;' "the escaped object name"
+	expect_match "$page" 'href="file:///src/%3Cx%3E%26%22y%22/a.c"' "the escaped link"
+	# the replay command, unescaped, is one the shell reads back
+	local cmd
+	cmd=$(sed -n 's/.*<pre id="cmd-replay">\(.*\)<\/pre>.*/\1/p' page.html | unescape)
+	eval "set -- $cmd"
+	expect_eq "$*" "avtrace replay -d $d --schedule 1" "the replay command"
+	expect_eq "$4" "$d" "the replay command's directory"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$page")" 2 "predicted events"
+	expect_eq "$(count 'class="switch" id=' "$page")" 2 "switches"
+	expect_match "$page" 'kind-read failure[^"]*" data-thread="T0"' "the failing event"
+	need_chromium
+	chrome --dump-dom "file://$PWD/page.html" >dom.html || fail "chromium --dump-dom failed"
+	# the browser made no element of a name: one script-free document
+	# whose only images and scripts are none, with the 6 events
+	expect_no_match "$(cat dom.html)" '<script|<img|<b>' "the DOM"
+	expect_eq "$(count '<div id="ev-[0-9]+" class="ev kind-' "$(cat dom.html)")" 6 "events in the DOM"
+	expect_match "$(cat dom.html)" '&lt;script&gt;alert\(1\)&lt;/script&gt;' "the name as text"
+}
