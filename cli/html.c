@@ -28,6 +28,7 @@
 #define LANE_W 270  /* px per thread lane */
 #define AXIS_W 52   /* px of the time axis column */
 #define HEAD_H 30   /* px of the lane heads */
+#define LABEL_W 150 /* px right of the lanes for the switches' labels */
 #define FULL_ROWS 400 /* runs up to this many events are drawn whole */
 #define WINDOW 4    /* events kept on each side of a switch in a long run */
 
@@ -48,6 +49,7 @@ struct hev {
 };
 
 struct hswitch {
+	const json_t *j; /* its entry of the minimal schedule's "switches", or NULL */
 	unsigned step;  /* schedule step (1-based) the switch lands on */
 	int from, to;   /* threads */
 	long before, after; /* indices into the events, -1 if not shown */
@@ -298,6 +300,7 @@ static void switches_from_min(struct page *pg)
 		return;
 	json_array_foreach(arr, i, w) {
 		struct hswitch *s = &pg->sw[pg->nsw++];
+		s->j = w;
 		s->step = (unsigned)jint(w, "step", 0);
 		s->from = thread_of(jstr(w, "from"));
 		s->to = thread_of(jstr(w, "to"));
@@ -514,7 +517,7 @@ static const char css[] =
 	"color:#fff;font-size:10px;line-height:14px;font-weight:700}"
 	".ev.failure .badge{background:#fff;color:#d0193a}"
 	".switch{position:absolute;height:0;border-top:2px dashed #d0193a}"
-	".switch span{position:absolute;right:0;top:-16px;font-size:11px;color:#d0193a;font-weight:700;"
+	".switch span{position:absolute;right:0;top:-8px;font-size:11px;color:#d0193a;font-weight:700;"
 	"background:#fff;padding:0 3px}"
 	".gap{position:absolute;text-align:center;font-size:11px;color:#667;background:repeating-linear-gradient("
 	"45deg,#eef0f5,#eef0f5 6px,#e3e6ee 6px,#e3e6ee 12px)}"
@@ -617,7 +620,7 @@ static void write_handovers(FILE *f, const struct page *pg, int width, int heigh
 
 static void write_timeline(FILE *f, const struct page *pg)
 {
-	int width = AXIS_W + (int)pg->nlanes * LANE_W + 1, height = row_y(pg->nrows) + 8;
+	int width = AXIS_W + (int)pg->nlanes * LANE_W + LABEL_W, height = row_y(pg->nrows) + 8;
 	fputs("<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"legend\">"
 	      "Time runs down, one row per event; one lane per thread. "
 	      "<span><i class=\"box\" style=\"background:#ffe9a8;border-color:#e09b00\"></i> predicted event</span>"
@@ -681,8 +684,12 @@ static void write_switches(FILE *f, const struct page *pg)
 		fputs("<p>No switch: the threads ran in the order the program gave them.</p></section>\n", f);
 		return;
 	}
-	fputs("<table class=\"sw\"><tr><th>#</th><th>step</th><th>from</th><th>to</th>"
-	      "<th>last event before</th><th>first event after</th></tr>\n", f);
+	bool nb = false; /* minimize tried the passing neighbours */
+	for (size_t s = 0; s < pg->nsw; s++)
+		nb |= pg->sw[s].j && json_is_object(json_object_get(pg->sw[s].j, "neighbour"));
+	fprintf(f, "<table class=\"sw\"><tr><th>#</th><th>step</th><th>from</th><th>to</th>"
+		   "<th>last event before</th><th>first event after</th>%s</tr>\n",
+		nb ? "<th>passing neighbour</th>" : "");
 	for (size_t s = 0; s < pg->nsw; s++) {
 		const struct hswitch *w = &pg->sw[s];
 		fprintf(f, "<tr id=\"switch-row-%zu\"><td>%zu</td><td>%u</td><td>T%d</td><td>T%d</td><td>", s + 1,
@@ -690,6 +697,20 @@ static void write_switches(FILE *f, const struct page *pg)
 		event_words(f, w->before >= 0 ? pg->ev[w->before].j : NULL);
 		fputs("</td><td>", f);
 		event_words(f, w->after >= 0 ? pg->ev[w->after].j : NULL);
+		if (nb) {
+			const json_t *n = w->j ? json_object_get(w->j, "neighbour") : NULL;
+			fputs("</td><td class=\"neighbour\">", f);
+			if (json_is_true(json_object_get(n, "passes"))) {
+				fputs("moving ", f);
+				html_text(f, jstr(n, "moved") ?: "?");
+				fputs(" after ", f);
+				html_text(f, jstr(n, "past") ?: "?");
+				fputs(" makes it pass", f);
+			} else if (n) {
+				fputs("moving it later: ", f);
+				html_text(f, jstr(n, "outcome") ?: "?");
+			}
+		}
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table></section>\n", f);

@@ -86,6 +86,39 @@ t_html_beside_report() {
 	expect_one_line_error errno
 }
 
+# With the minimal schedule (reports/X.min.sched and X.min.json, written by
+# avtrace minimize / test): the page draws its replay and its switches
+# (the "switches" array), the passing neighbour, and the --file command;
+# without them, the reproduced schedule's.
+t_html_minimal_schedule() {
+	need_jq
+	local out=$PWD/out page
+	bank_test "$out"
+	page=$(cat out/reports/0001.html)
+	expect_match "$page" "The schedule&#39;s 2 context switches" "the page without a minimal schedule"
+	expect_no_match "$page" 'cmd-replay-min' "the page without a minimal schedule"
+	# one switch: the first change of thread of the reproduced run
+	cp out/schedules/0001.sched out/reports/0001.min.sched
+	jq '.interleaving as $il
+	    | [range(1; $il | length) | select($il[.].thread != $il[. - 1].thread)][0] as $i
+	    | . + {switches: [{step: 2, from: "T\($il[$i - 1].thread)", to: "T\($il[$i].thread)",
+			      before: $il[$i - 1], after: $il[$i],
+			      neighbour: {outcome: "PASS", passes: true, shift: 1,
+					  moved: "T1 <start>", past: "T0 & read"}}]}' \
+		out/replays/0001.json >out/reports/0001.min.json || fail "jq failed"
+	avt report -d "$out" --html min.html >/dev/null || fail "report --html failed"
+	self_contained min.html
+	page=$(cat min.html)
+	expect_match "$page" 'Fails with these 1 context switch</h2>' "the minimal schedule's heading"
+	expect_eq "$(count 'class="switch" id="switch-[0-9]+"' "$page")" 1 "switch markers"
+	expect_match "$page" 'switch 1: T0 &#8594; T1' "the switch's label"
+	expect_match "$page" '<td class="neighbour">moving T1 &lt;start&gt; after T0 &amp; read makes it pass</td>' "the passing neighbour"
+	expect_match "$page" "<pre id=\"cmd-replay-min\">avtrace replay -d $out --file $out/reports/0001.min.sched</pre>" "the minimal schedule's replay command"
+	expect_match "$page" "<pre id=\"cmd-replay\">avtrace replay -d $out --schedule 1</pre>" "the replay command"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$page")" 3 "predicted events"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ failure' "$page")" 1 "failing events"
+}
+
 # The page in a real browser: the lanes, the schedule's switches, the
 # predicted events (the RWW's three, numbered), the failing read at the
 # assert's line, the backtrace, the commands; and a screenshot.
