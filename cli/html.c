@@ -53,6 +53,7 @@ struct hswitch {
 	unsigned step;  /* schedule step (1-based) the switch lands on */
 	int from, to;   /* threads */
 	long before, after; /* indices into the events, -1 if not shown */
+	bool yield;     /* to a yield step: the thread ran on with no event */
 };
 
 struct page {
@@ -280,7 +281,8 @@ static void switches_from_schedule(struct page *pg, const char *path)
 			w->from = (int)p->thread;
 			w->to = (int)c->thread;
 			w->before = ran[p->thread] ? find_event(pg, w->from, (long long)ran[p->thread] - 1) : -1;
-			w->after = find_event(pg, w->to, (long long)ran[c->thread]);
+			w->yield = c->kind == SCHED_YIELD;
+			w->after = w->yield ? -1 : find_event(pg, w->to, (long long)ran[c->thread]);
 		}
 		if (c->kind == SCHED_RUN)
 			ran[c->thread] += c->count;
@@ -313,6 +315,10 @@ static void switches_from_min(struct page *pg)
 				s->before = (long)k;
 			if (idx == ai)
 				s->after = (long)k;
+		}
+		if (s->after >= 0 && pg->ev[s->after].thread != s->to) {
+			s->yield = true; /* the next event is another thread's */
+			s->after = -1;
 		}
 	}
 }
@@ -696,7 +702,10 @@ static void write_switches(FILE *f, const struct page *pg)
 			s + 1, w->step, w->from, w->to);
 		event_words(f, w->before >= 0 ? pg->ev[w->before].j : NULL);
 		fputs("</td><td>", f);
-		event_words(f, w->after >= 0 ? pg->ev[w->after].j : NULL);
+		if (w->yield)
+			fprintf(f, "T%d runs on with no event (yield)", w->to);
+		else
+			event_words(f, w->after >= 0 ? pg->ev[w->after].j : NULL);
 		if (nb) {
 			const json_t *n = w->j ? json_object_get(w->j, "neighbour") : NULL;
 			fputs("</td><td class=\"neighbour\">", f);

@@ -222,3 +222,59 @@ t_html_escapes() {
 	expect_eq "$(count '<div id="ev-[0-9]+" class="ev kind-' "$(cat dom.html)")" 6 "events in the DOM"
 	expect_match "$(cat dom.html)" '&lt;script&gt;alert\(1\)&lt;/script&gt;' "the name as text"
 }
+
+# A bug found by exploration: its page beside reports/explore-NNNN.txt,
+# drawn from the run's own recording and schedule: one row per switch of
+# the schedule (a change of thread between consecutive run/yield lines),
+# a line on the time axis for each that lands on a run line.
+t_html_explore() {
+	local out=$PWD/out page sched rows lines run
+	avt_timed 150 test -q -o "$out" --no-order -- "$(target explore_checker)" 0 >test.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test explore_checker"
+	expect_eq "$(find out/reports -name 'explore-*.html' | wc -l)" 1 "pages of exploration bugs"
+	page=$(find out/reports -name 'explore-*.html')
+	expect_file "${page%.html}.txt"
+	self_contained "$page"
+	run=$(basename "$page" .html)
+	run=${run#explore-}
+	sched=out/explore/runs/$run/schedules/0000.sched
+	expect_file "$sched"
+	rows=$(awk '$1 == "run" || $1 == "yield" { if (prev != "" && $2 != prev) n++; prev = $2 } END { print n + 0 }' "$sched")
+	lines=$(awk '$1 == "run" || $1 == "yield" { if (prev != "" && $2 != prev && $1 == "run") n++; prev = $2 } END { print n + 0 }' "$sched")
+	[ "$rows" -gt 0 ] || fail "the exploration's schedule has no switch"
+	expect_eq "$(count '<tr id="switch-row-' "$(cat "$page")")" "$rows" "switch rows"
+	expect_eq "$(count 'class="switch" id="switch-' "$(cat "$page")")" "$lines" "switch lines"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ failure' "$(cat "$page")")" 1 "failing events"
+	expect_match "$(cat "$page")" "<pre id=\"cmd-replay\">avtrace replay -d $out/explore/runs/$run --schedule 0</pre>" "replay command"
+	avt report -d "$out" --report "explore-$run" --html - >by_report.html || fail "report --report explore-$run failed"
+	cmp -s by_report.html "$page" || fail "--report explore-$run gives another page"
+}
+
+# Several distinct bugs: --html must name a directory (one page per bug,
+# named after the schedule), or a bug must be chosen.  Hand-made results.
+t_html_several_bugs() {
+	need_jq
+	local d=$PWD/d n
+	mkdir -p d/replays d/schedules
+	for n in 1 2; do
+		printf 'avtrace-schedule 1\nrun T0 2\nrun T1 1\nfree\n' >"d/schedules/000$n.sched"
+		jq -n --argjson n "$n" '{schedule: $n, outcome: "BUG", reason: "SIGSEGV in T1", signal: 11,
+			headline: "BUG reproduced: SIGSEGV in T1 at a.c:\($n)",
+			failure: {file: "/src/a.c", line: $n, module: "a", offset: 30, thread: 1},
+			interleaving: [{index: 0, thread: 0, kind: "start"}, {index: 1, thread: 0, kind: "create", object: "T1"},
+				       {index: 2, thread: 1, kind: "start"},
+				       {index: 3, thread: 1, kind: "fatal_signal", object: "SIGSEGV", module: "a", offset: 30}],
+			interleaving_omitted: 0}' >"d/replays/000$n.json"
+	done
+	avt report -d "$d" --html page.html 2>err
+	expect_eq "$?" 2 "exit status with two bugs and one file"
+	expect_one_line_error err
+	expect_match "$(cat err)" "has 2 distinct bugs: choose one with --schedule N or --report X" "the error"
+	expect_no_file page.html
+	avt report -d "$d" --html pages/ >out || fail "report --html pages/ failed"
+	expect_eq "$(cat out | tr '\n' ' ')" "pages/0001.html pages/0002.html " "pages written"
+	expect_match "$(cat pages/0002.html)" '<h1 id="headline">BUG reproduced: SIGSEGV in T1 at a.c:2</h1>' "page 2"
+	expect_eq "$(count 'class="switch" id="switch-' "$(cat pages/0001.html)")" 1 "switch lines"
+	avt report -d "$d" --schedule 2 --html two.html >/dev/null || fail "report --schedule 2 failed"
+	cmp -s two.html pages/0002.html || fail "--schedule 2 gives another page"
+}
