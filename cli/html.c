@@ -67,6 +67,8 @@ struct page {
 	struct hev *ev;
 	size_t nev;
 	long omitted;        /* events of the run before the first one shown */
+	bool ords;           /* each event's position in its thread is known */
+	struct schedule *s;  /* the schedule drawn, or NULL if unreadable */
 	int *lanes;          /* threads in lane order */
 	size_t nlanes;
 	struct hswitch *sw;
@@ -247,48 +249,67 @@ static int thread_of(const char *s)
 
 static long find_event(const struct page *pg, int thread, long long tord)
 {
-	if (pg->omitted)
-		return -1; /* a thread's positions are unknown in a cut window */
+	if (!pg->ords)
+		return -1; /* a thread's positions are unknown in this window */
 	for (size_t i = 0; i < pg->nev; i++)
 		if (pg->ev[i].thread == thread && pg->ev[i].tord == tord)
 			return (long)i;
 	return -1;
 }
 
-/* The switches of the schedule the replay followed: a change of thread
- * between consecutive run/yield lines, placed between the last event the
- * first thread ran and the next one of the second. */
-static void switches_from_schedule(struct page *pg, const char *path)
+/* The event at position idx of the run (its "index"), if shown and of
+ * thread; -1 if not. */
+static long find_index(const struct page *pg, long long idx, int thread)
 {
-	char err[512];
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return;
-	struct schedule *s = schedule_read(path, err, sizeof err);
+	for (size_t i = 0; i < pg->nev; i++)
+		if (jint(pg->ev[i].j, "index", -1) == idx)
+			return pg->ev[i].thread == thread ? (long)i : -1;
+	return -1;
+}
+
+/* The switches of the schedule the replay followed: a change of thread
+ * between consecutive run/yield lines.  The replay runs each run line's
+ * events one after the other, so the first event of step k is at the run
+ * position the run lines before it add up to. */
+static void switches_from_schedule(struct page *pg)
+{
+	const struct schedule *s = pg->s;
 	if (!s)
 		return;
-	int maxt = 0;
-	for (size_t i = 0; i < s->nsteps; i++)
-		if ((int)s->steps[i].thread > maxt)
-			maxt = (int)s->steps[i].thread;
-	unsigned long long *ran = calloc((size_t)maxt + 1, sizeof *ran);
 	pg->sw = calloc(s->nsteps ? s->nsteps : 1, sizeof *pg->sw);
-	for (size_t i = 0; ran && pg->sw && i < s->nsteps; i++) {
+	long long at = 0; /* run position of step i's first event */
+	for (size_t i = 0; pg->sw && i < s->nsteps; i++) {
 		const struct sched_step *p = i ? &s->steps[i - 1] : NULL, *c = &s->steps[i];
 		if (p && p->thread != c->thread) {
 			struct hswitch *w = &pg->sw[pg->nsw++];
 			w->step = (unsigned)i + 1;
 			w->from = (int)p->thread;
 			w->to = (int)c->thread;
-			w->before = ran[p->thread] ? find_event(pg, w->from, (long long)ran[p->thread] - 1) : -1;
 			w->yield = c->kind == SCHED_YIELD;
-			w->after = w->yield ? -1 : find_event(pg, w->to, (long long)ran[c->thread]);
+			w->before = find_index(pg, at - 1, w->from);
+			w->after = w->yield ? -1 : find_index(pg, at, w->to);
 		}
 		if (c->kind == SCHED_RUN)
-			ran[c->thread] += c->count;
+			at += c->count;
 	}
-	free(ran);
-	schedule_free(s);
+}
+
+/* Each thread's events before the JSON's window: from the schedule, when
+ * the window starts within its run lines; false when it cannot tell. */
+static bool window_bases(const struct page *pg, unsigned long long *base, int maxt)
+{
+	if (!pg->omitted)
+		return true;
+	unsigned long long left = (unsigned long long)pg->omitted;
+	for (size_t i = 0; pg->s && left && i < pg->s->nsteps; i++) {
+		const struct sched_step *c = &pg->s->steps[i];
+		if (c->kind != SCHED_RUN || (int)c->thread > maxt)
+			continue;
+		unsigned long long take = c->count < left ? c->count : left;
+		base[c->thread] += take;
+		left -= take;
+	}
+	return left == 0;
 }
 
 /* The minimal schedule's switches, as its replay JSON gives them. */
@@ -452,15 +473,27 @@ static int page_load(struct page *pg, struct results *r, const struct result_bug
 	pg->lanes = calloc(pg->nev + 1, sizeof *pg->lanes);
 	if (!pg->ev || !pg->lanes)
 		return -1;
+	char err[512];
+	const char *spath = pg->minimal ? pg->min_sched : pg->sched;
+	if (stat(spath, &st) == 0)
+		pg->s = schedule_read(spath, err, sizeof err);
 	int maxt = 0;
 	for (size_t i = 0; i < pg->nev; i++) {
 		int t = (int)jint(json_array_get(il, i), "thread", 0);
 		if (t > maxt)
 			maxt = t;
 	}
+	for (size_t i = 0; pg->s && i < pg->s->nsteps; i++)
+		if ((int)pg->s->steps[i].thread > maxt)
+			maxt = (int)pg->s->steps[i].thread;
 	unsigned *count = calloc((size_t)maxt + 1, sizeof *count);
-	if (!count)
+	unsigned long long *base = calloc((size_t)maxt + 1, sizeof *base);
+	if (!count || !base) {
+		free(count);
+		free(base);
 		return -1;
+	}
+	pg->ords = window_bases(pg, base, maxt);
 	for (size_t i = 0; i < pg->nev; i++) {
 		struct hev *e = &pg->ev[i];
 		e->j = json_array_get(il, i);
@@ -469,13 +502,14 @@ static int page_load(struct page *pg, struct results *r, const struct result_bug
 			e->thread = 0;
 		if (!count[e->thread]++) /* a new lane, in the order the run began them */
 			pg->lanes[pg->nlanes++] = e->thread;
-		e->tord = count[e->thread] - 1;
+		e->tord = (unsigned)(base[e->thread] + count[e->thread] - 1);
 	}
 	free(count);
+	free(base);
 	if (pg->minimal && json_object_get(pg->min, "switches"))
 		switches_from_min(pg);
 	else
-		switches_from_schedule(pg, pg->minimal ? pg->min_sched : pg->sched);
+		switches_from_schedule(pg);
 	mark_predicted(pg);
 	mark_failure(pg);
 	assign_rows(pg);
@@ -485,6 +519,8 @@ static int page_load(struct page *pg, struct results *r, const struct result_bug
 static void page_release(struct page *pg)
 {
 	json_decref(pg->min);
+	if (pg->s)
+		schedule_free(pg->s);
 	free(pg->ev);
 	free(pg->lanes);
 	free(pg->sw);

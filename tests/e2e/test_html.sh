@@ -278,3 +278,46 @@ t_html_several_bugs() {
 	avt report -d "$d" --schedule 2 --html two.html >/dev/null || fail "report --schedule 2 failed"
 	cmp -s two.html pages/0002.html || fail "--schedule 2 gives another page"
 }
+
+# A long run (1000 events, the last 1000 of 1500): the events that matter
+# stay (the predicted ones, the failure, around each switch, the end), the
+# rest fold into gap rows that say how many events they hold.
+t_html_long_run() {
+	need_jq
+	local d=$PWD/d page
+	mkdir -p d/replays d/schedules
+	# T0 runs 1200 events, T1 100, T0 200: the switches land on indices
+	# 1200 and 1300 of the run (700 and 800 of the JSON's window)
+	printf 'avtrace-schedule 1\nrun T0 1200\nrun T1 100\nrun T0 200\n' >d/schedules/0001.sched
+	jq -n '[range(500; 1500) | {index: ., thread: (if . >= 1200 and . < 1300 then 1 else 0 end),
+		kind: "read", object: "v", file: "/src/a.c", line: 10, module: "a", offset: 16}]
+		| map(if .thread == 1 and .index == 1200 then .kind = "start" else . end)
+		| {schedule: 1, outcome: "BUG", reason: "SIGSEGV in T0", signal: 11,
+		   headline: "BUG reproduced: SIGSEGV in T0 at a.c:99",
+		   failure: {file: "/src/a.c", line: 99, module: "a", offset: 99, thread: 0},
+		   predicted: ["1: test"], interleaving: ., interleaving_omitted: 500}
+		| .interleaving[100].offset = 99 | .interleaving[100].line = 99' >d/replays/0001.json || fail "jq failed"
+	# predicted: T0's 550th event (JSON index 50: run index 550), T1's 10th
+	echo '{"version":1,"predictions":[{"id":1,"detector":"pecan","pattern":"race-WR","events":[{"thread":0,"tindex":550,"kind":"read","site_off":16},{"thread":1,"tindex":10,"kind":"read","site_off":16}]}]}' >d/predictions.json
+	avt report -d "$d" --html page.html >/dev/null || fail "report --html failed"
+	page=$(cat page.html)
+	expect_match "$page" '&#8942; 500 earlier events not in the replay&#39;s JSON' "the omitted events"
+	expect_eq "$(count '<div id="ev-[0-9]+" class="ev ' "$page")" \
+		"$(( $(count '<div class="tick"' "$page") ))" "a tick per event drawn"
+	[ "$(count '<div id="ev-[0-9]+" class="ev ' "$page")" -lt 100 ] || fail "a long run is drawn whole"
+	expect_eq "$(count 'class="switch" id="switch-' "$page")" 2 "switch lines"
+	expect_match "$page" '<div id="ev-1200" class="ev kind-start switch-to"' "the first event after switch 1"
+	expect_match "$page" '<div id="ev-1300" class="ev kind-read switch-to"' "the first event after switch 2"
+	expect_match "$page" '<div id="ev-1199" class="ev ' "the last event before switch 1"
+	expect_match "$page" '<div id="ev-600" class="ev kind-read failure"' "the failing event"
+	expect_match "$page" '<div id="ev-1499" class="ev ' "the last event"
+	expect_no_match "$page" '<div id="ev-1000" ' "a folded event"
+	# the folded events add up: 1000 in the JSON
+	local folded
+	folded=$(printf '%s\n' "$page" | sed -n 's/.*&#8942; \([0-9]*\) events &#8942;.*/\1/p' | paste -sd+ | bc)
+	expect_eq "$((folded + $(count '<div id="ev-[0-9]+" class="ev ' "$page")))" 1000 "events drawn and folded"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$page")" 2 "predicted events"
+	# found by their place in their thread, which the schedule tells
+	expect_match "$page" '<div id="ev-550" class="ev kind-read predicted"' "predicted event 1"
+	expect_match "$page" '<div id="ev-1210" class="ev kind-read predicted"' "predicted event 2"
+}
