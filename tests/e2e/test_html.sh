@@ -177,9 +177,9 @@ t_html_in_browser() {
 # Names and paths with < & " ' reach the page as text: the browser builds
 # no element from them and shows them as written.  A hand-made directory
 # (no ptrace needed): one replay that failed, its prediction, schedule.
-t_html_escapes() {
-	need_jq
-	local d=$PWD/we\"i\<r\&d\'dir
+# escapes_dir: the hand-made directory, in $d.
+escapes_dir() {
+	d=$PWD/we\"i\<r\&d\'dir
 	mkdir -p "$d/replays" "$d/schedules" "$d/reports"
 	printf 'avtrace-schedule 1\n# 1: test <b>bold</b> & "quoted"\nrun T0 2\nrun T1 2\nrun T0 1\nfree\n' >"$d/schedules/0001.sched"
 	jq -n --arg f "/src/<x>&\"y\"/a.c" '{
@@ -198,6 +198,12 @@ t_html_escapes() {
 			{index: 5, thread: 0, kind: "fatal_signal", object: "SIGSEGV"}],
 		interleaving_omitted: 0}' >"$d/replays/0001.json" || fail "jq failed"
 	echo '{"version":1,"predictions":[{"id":1,"detector":"pecan","pattern":"race-WR","events":[{"thread":0,"tindex":1,"kind":"write","site_off":10},{"thread":1,"tindex":1,"kind":"read","site_off":20}]}]}' >"$d/predictions.json"
+}
+
+t_html_escapes() {
+	need_jq
+	local d
+	escapes_dir
 	avt report -d "$d" --html page.html >/dev/null 2>report.err || fail "report --html failed: $(cat report.err)"
 	self_contained page.html
 	local page
@@ -214,7 +220,15 @@ t_html_escapes() {
 	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$page")" 2 "predicted events"
 	expect_eq "$(count 'class="switch" id=' "$page")" 2 "switches"
 	expect_match "$page" 'kind-read failure[^"]*" data-thread="T0"' "the failing event"
+}
+
+# The same page in the browser.
+t_html_escapes_in_browser() {
+	need_jq
 	need_chromium
+	local d
+	escapes_dir
+	avt report -d "$d" --html page.html >/dev/null || fail "report --html failed"
 	chrome --dump-dom "file://$PWD/page.html" >dom.html || fail "chromium --dump-dom failed"
 	# the browser made no element of a name: one script-free document
 	# whose only images and scripts are none, with the 6 events
