@@ -36,7 +36,6 @@ enum {
 	HEV_PRED = 1,     /* one of the prediction's events */
 	HEV_FAIL = 2,     /* the failing access or event (the failure site) */
 	HEV_FATAL = 4,    /* the fatal signal itself */
-	HEV_BLOCKED = 8,  /* a deadlocked thread's last event */
 };
 
 struct hev {
@@ -74,6 +73,7 @@ struct page {
 	struct hswitch *sw;
 	size_t nsw;
 	long fail_ev;        /* index of the failing event, -1 if none */
+	size_t nwait;        /* threads of a deadlock's cycle (a row of waits) */
 	int nrows;
 };
 
@@ -208,7 +208,7 @@ static void event_title(FILE *f, const json_t *e)
 static void event_words(FILE *f, const json_t *e)
 {
 	if (!e) {
-		fputs("(not shown)", f);
+		fputs("(no event)", f);
 		return;
 	}
 	fprintf(f, "T%lld <span class=\"k\">", jint(e, "thread", -1));
@@ -372,12 +372,14 @@ static void mark_predicted(struct page *pg)
 
 /* The failure: the failing thread's last event at the failure site (the
  * access that failed, the call that raised), else its last event; the
- * fatal signal apart; for a deadlock each blocked thread's last event. */
+ * fatal signal apart.  A deadlock's failure is its wait-for cycle, drawn
+ * as one more row: what each blocked thread waits for. */
 static void mark_failure(struct page *pg)
 {
 	const json_t *fail = json_object_get(pg->replay, "failure");
 	pg->fail_ev = -1;
-	if (fail) {
+	pg->nwait = json_array_size(json_object_get(pg->replay, "deadlock"));
+	if (fail && !pg->nwait) {
 		int th = (int)jint(fail, "thread", -1);
 		long last = -1;
 		for (size_t i = 0; i < pg->nev; i++) {
@@ -398,16 +400,6 @@ static void mark_failure(struct page *pg)
 			pg->fail_ev = last;
 		if (pg->fail_ev >= 0)
 			pg->ev[pg->fail_ev].flags |= HEV_FAIL;
-	}
-	size_t i;
-	const json_t *w;
-	json_array_foreach(json_object_get(pg->replay, "deadlock"), i, w) {
-		int th = (int)jint(w, "thread", -1);
-		for (size_t k = pg->nev; k-- > 0;)
-			if (pg->ev[k].thread == th) {
-				pg->ev[k].flags |= HEV_BLOCKED;
-				break;
-			}
 	}
 }
 
@@ -442,7 +434,7 @@ static void assign_rows(struct page *pg)
 				row++; /* one gap row per folded run */
 		}
 	}
-	pg->nrows = row;
+	pg->nrows = row + (pg->nwait ? 1 : 0);
 	free(keep);
 }
 
@@ -553,7 +545,6 @@ static const char css[] =
 	".ev.failure a.loc,.ev.failure .o,.ev.failure .loc{color:#fff}"
 	".ev.fatal{background:#5c0716;color:#fff;border-color:#5c0716}"
 	".ev.fatal a.loc,.ev.fatal .o,.ev.fatal .loc{color:#fff}"
-	".ev.blocked{background:#ffd3d9;border:2px solid #d0193a}"
 	".ev.switch-to{box-shadow:0 0 0 2px #d0193a inset}"
 	".badge{display:inline-block;margin-right:4px;padding:0 4px;border-radius:8px;background:#e09b00;"
 	"color:#fff;font-size:10px;line-height:14px;font-weight:700}"
@@ -595,8 +586,6 @@ static void write_event(FILE *f, const struct page *pg, size_t i)
 		fputs(" failure", f);
 	if (e->flags & HEV_FATAL)
 		fputs(" fatal", f);
-	if (e->flags & HEV_BLOCKED)
-		fputs(" blocked", f);
 	for (size_t s = 0; s < pg->nsw; s++)
 		if (pg->sw[s].after == (long)i) {
 			fputs(" switch-to", f);
@@ -623,6 +612,34 @@ static void write_event(FILE *f, const struct page *pg, size_t i)
 		site_link(f, e->j);
 	}
 	fputs("</div>\n", f);
+}
+
+/* A deadlock: in the last row, what each blocked thread waits for. */
+static void write_waits(FILE *f, const struct page *pg)
+{
+	size_t i;
+	const json_t *w;
+	json_array_foreach(json_object_get(pg->replay, "deadlock"), i, w) {
+		int th = (int)jint(w, "thread", -1);
+		fprintf(f, "<div id=\"wait-T%d\" class=\"ev wait failure\" data-thread=\"T%d\" "
+			   "style=\"left:%dpx;top:%dpx;width:%dpx\" title=\"T%d waits for ",
+			th, th, lane_x(pg, th) + 5, row_y(pg->nrows - 1) + 2, LANE_W - 10, th);
+		html_text(f, jstr(w, "waits_for") ?: "?");
+		fputs(" ", f);
+		html_text(f, jstr(w, "object") ?: "");
+		fputs("\"><span class=\"k\">waits for ", f);
+		html_text(f, jstr(w, "waits_for") ?: "?");
+		fputs("</span> <span class=\"o\">", f);
+		html_text(f, jstr(w, "object") ?: "");
+		fputs("</span>", f);
+		if (json_is_integer(json_object_get(w, "holder")))
+			fprintf(f, " (held by T%lld)", jint(w, "holder", -1));
+		if (jstr(w, "file") || jstr(w, "module")) {
+			fputs(" ", f);
+			site_link(f, w);
+		}
+		fputs("</div>\n", f);
+	}
 }
 
 /* The arrows of the hand-overs: red for the schedule's switches, grey for
@@ -707,6 +724,7 @@ static void write_timeline(FILE *f, const struct page *pg)
 	for (size_t i = 0; i < pg->nev; i++)
 		if (pg->ev[i].row >= 0)
 			write_event(f, pg, i);
+	write_waits(f, pg);
 	write_handovers(f, pg, width, height);
 	fputs("</div>\n</div>\n</section>\n", f);
 }

@@ -335,3 +335,21 @@ t_html_long_run() {
 	expect_match "$page" '<div id="ev-550" class="ev kind-read predicted"' "predicted event 1"
 	expect_match "$page" '<div id="ev-1210" class="ev kind-read predicted"' "predicted event 2"
 }
+
+# A deadlock: its failure is the wait-for cycle, drawn as a last row with
+# what each blocked thread waits for, in its lane.
+t_html_deadlock() {
+	local out=$PWD/out page la lb
+	la=$(marker_line "$SRC/lockorder.c" "/* T1 LOCKS B */") || exit
+	lb=$(marker_line "$SRC/lockorder.c" "/* T2 LOCKS A */") || exit
+	avt_timed 120 test -q -o "$out" --no-explore -- "$(target lockorder)" >test.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test lockorder"
+	expect_eq "$(find out/reports -name '*.html' | wc -l)" 1 "pages"
+	page=$(cat out/reports/*.html)
+	expect_match "$page" '<h1 id="headline">DEADLOCK reproduced' "the headline"
+	expect_eq "$(count 'class="ev wait failure"' "$page")" 3 "waits drawn"
+	expect_match "$page" "<div id=\"wait-T1\" class=\"ev wait failure\" data-thread=\"T1\".*waits for lock</span> <span class=\"o\">lock_b</span> \\(held by T2\\) <a class=\"loc\" [^>]*>lockorder.c:$la</a>" "T1's wait"
+	expect_match "$page" "<div id=\"wait-T2\" class=\"ev wait failure\" data-thread=\"T2\".*waits for lock</span> <span class=\"o\">lock_a</span> \\(held by T1\\) <a class=\"loc\" [^>]*>lockorder.c:$lb</a>" "T2's wait"
+	expect_eq "$(count 'class="ev kind-[a-z_]+ failure' "$page")" 0 "failing events other than the waits"
+	expect_match "$page" '<ul id="deadlock">' "the cycle in words"
+}
