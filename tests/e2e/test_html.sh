@@ -286,7 +286,7 @@ t_html_several_bugs() {
 	expect_match "$(cat err)" "has 2 distinct bugs: choose one with --schedule N or --report X" "the error"
 	expect_no_file page.html
 	avt report -d "$d" --html pages/ >out || fail "report --html pages/ failed"
-	expect_eq "$(cat out | tr '\n' ' ')" "pages/0001.html pages/0002.html " "pages written"
+	expect_eq "$(tr '\n' ' ' <out)" "pages/0001.html pages/0002.html " "pages written"
 	expect_match "$(cat pages/0002.html)" '<h1 id="headline">BUG reproduced: SIGSEGV in T1 at a.c:2</h1>' "page 2"
 	expect_eq "$(count 'class="switch" id="switch-' "$(cat pages/0001.html)")" 1 "switch lines"
 	avt report -d "$d" --schedule 2 --html two.html >/dev/null || fail "report --schedule 2 failed"
