@@ -749,7 +749,7 @@ static void write_switches(FILE *f, const struct page *pg)
 		nb |= pg->sw[s].j && json_is_object(json_object_get(pg->sw[s].j, "neighbour"));
 	fprintf(f, "<table class=\"sw\"><tr><th>#</th><th>step</th><th>from</th><th>to</th>"
 		   "<th>last event before</th><th>first event after</th>%s</tr>\n",
-		nb ? "<th>passing neighbour</th>" : "");
+		nb ? "<th>moved one event later</th>" : "");
 	for (size_t s = 0; s < pg->nsw; s++) {
 		const struct hswitch *w = &pg->sw[s];
 		fprintf(f, "<tr id=\"switch-row-%zu\"><td>%zu</td><td>%u</td><td>T%d</td><td>T%d</td><td>", s + 1,
@@ -770,7 +770,11 @@ static void write_switches(FILE *f, const struct page *pg)
 				html_text(f, jstr(n, "past") ?: "?");
 				fputs(" makes it pass", f);
 			} else if (n) {
-				fputs("moving it later: ", f);
+				fputs("moving ", f);
+				html_text(f, jstr(n, "moved") ?: "it");
+				fputs(" after ", f);
+				html_text(f, jstr(n, "past") ?: "?");
+				fputs(": ", f);
 				html_text(f, jstr(n, "outcome") ?: "?");
 			}
 		}
