@@ -749,7 +749,7 @@ static void write_switches(FILE *f, const struct page *pg)
 		nb |= pg->sw[s].j && json_is_object(json_object_get(pg->sw[s].j, "neighbour"));
 	fprintf(f, "<table class=\"sw\"><tr><th>#</th><th>step</th><th>from</th><th>to</th>"
 		   "<th>last event before</th><th>first event after</th>%s</tr>\n",
-		nb ? "<th>moved one event later</th>" : "");
+		nb ? "<th>moved later</th>" : "");
 	for (size_t s = 0; s < pg->nsw; s++) {
 		const struct hswitch *w = &pg->sw[s];
 		fprintf(f, "<tr id=\"switch-row-%zu\"><td>%zu</td><td>%u</td><td>T%d</td><td>T%d</td><td>", s + 1,
