@@ -44,6 +44,9 @@ avt() {
 avt_timed() {
 	local secs=$1 st
 	shift
+	# a bound the runner would never let fire is a mistake in the test
+	[ "$secs" -lt "${E2E_LIMIT:-999999}" ] ||
+		fail "avt_timed $secs in a test whose limit is ${E2E_LIMIT} s: declare '# limit: N' above it (run.sh)"
 	echo "+ avtrace $* (timeout ${secs} s)" >&3
 	timeout "$secs" "$AVTRACE" "$@"
 	st=$?
@@ -136,6 +139,38 @@ replay() {
 	avt_timed 30 replay -d "$out" "$@" >"$out.replay" 2>&1
 	RP_STATUS=$?
 	sed 's/^/  | /' "$out.replay" >&3
+}
+
+# run_test OUT ARGS...: avtrace test -q -f -o OUT ARGS (test options, then
+# -- PROG ARGS); stdout and stderr in OUT.test (and the test's log), the
+# exit status in TEST_STATUS.  Bounded by TEST_LIMIT seconds (default 120;
+# a test file may set it, within the limit the runner gives its tests).
+TEST_STATUS=
+run_test() {
+	local out=$1
+	shift
+	avt_timed "${TEST_LIMIT:-120}" test -q -f -o "$out" "$@" >"$out.test" 2>&1
+	TEST_STATUS=$?
+	sed 's/^/  | /' "$out.test" >&3
+}
+
+# reports OUT: the number of reports `avtrace test -o OUT` wrote.
+reports() {
+	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
+}
+
+# natively PROG [ARGS...]: run a target (a name in tests/targets/bin) without
+# avtrace NATIVE_RUNS times (default 3); each run must exit 0 (the bug
+# never shows in a natural run).
+natively() {
+	local prog i st
+	prog=$(target "$1") || exit
+	shift
+	for i in $(seq "${NATIVE_RUNS:-3}"); do
+		timeout 20 "$prog" "$@" >/dev/null 2>&1
+		st=$?
+		expect_eq "$st" 0 "exit status of native run $i of $(basename "$prog")"
+	done
 }
 
 # expect_recorded OUT STATUS: the last record exited STATUS and left a trace.

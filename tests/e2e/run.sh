@@ -8,9 +8,10 @@
 #
 # Each test file defines functions `t_NAME() {` (at the start of a line).
 # Every test runs in its own bash, in a fresh directory tests/e2e/out/NAME
-# (E2E_OUT overrides the parent), under `timeout` (E2E_TIMEOUT, default 60 s),
-# with the helpers of lib.sh.  A test passes when it returns; `fail` and
-# `skip` end it.  The runner prints one line per test
+# (E2E_OUT overrides the parent), under `timeout`: the test's own limit (a
+# `# limit: N` line above it or at the top of its file, see limit_of), at
+# least E2E_TIMEOUT (default 60 s), with the helpers of lib.sh.  A test
+# passes when it returns; `fail` and `skip` end it.  The runner prints one line per test
 #   PASS name | FAIL name: reason | SKIP name: reason
 # (a failure is followed by the tail of the test's log, indented, and its
 # directory is kept), then exactly one line
@@ -49,6 +50,7 @@ if [ "${1:-}" = "--run-one" ]; then
 	if [ -n "${E2E_SKIP_REASON:-}" ]; then
 		skip "$E2E_SKIP_REASON"
 	fi
+	declare -F "$3" >/dev/null || fail "no test function '$3' in $2"
 	"$3"
 	exit 0
 fi
@@ -56,6 +58,30 @@ fi
 usage() {
 	echo "usage: tests/e2e/run.sh [-k] [TEST_FILE | TEST_NAME]..." >&2
 	exit 2
+}
+
+# limit_of FILE FUNC: the test's time limit in seconds.  A test declares
+# one with a line `# limit: N` in the comment block right above its
+# `t_NAME() {`; a file declares one for all its tests with that line, then
+# a blank line, before its first function.  Undeclared: E2E_TIMEOUT.  A declared limit below
+# E2E_TIMEOUT is raised to it (E2E_TIMEOUT only ever adds time).
+limit_of() {
+	local n
+	n=$(awk -v fn="$2" '
+		/^# limit: [0-9]+[[:space:]]*$/ { pending = $3; next }
+		/^#/ { next }
+		/^[[:space:]]*$/ { if (!seen_func && pending != "") file = pending; pending = ""; next }
+		/^[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\(\)/ {
+			seen_func = 1
+			name = $0; sub(/[[:space:]]*\(.*/, "", name)
+			if (name == fn) { print (pending != "" ? pending : file); exit }
+		}
+		{ pending = "" }
+	' "$1")
+	if [ -z "$n" ] || [ "$n" -lt "$E2E_TIMEOUT" ]; then
+		n=$E2E_TIMEOUT
+	fi
+	printf '%s\n' "$n"
 }
 
 # Test functions of a file, in file order.
@@ -153,8 +179,9 @@ for i in "${!run_funcs[@]}"; do
 	fi
 	rm -rf "$dir" "$dir.reason" "$dir.log"
 	mkdir -p "$dir"
+	limit=$(limit_of "$f" "$t")
 	# timeout runs the test in its own process group and signals all of it.
-	timeout -k 5 "$E2E_TIMEOUT" bash "$E2E_DIR/run.sh" --run-one "$f" "$t" "$dir" \
+	E2E_LIMIT=$limit timeout -k 5 "$limit" bash "$E2E_DIR/run.sh" --run-one "$f" "$t" "$dir" \
 		>"$dir.log" 2>&1 </dev/null
 	rc=$?
 	reason=
@@ -172,7 +199,7 @@ for i in "${!run_funcs[@]}"; do
 		;;
 	*)
 		if [ $rc = 124 ] || [ $rc = 137 ]; then
-			reason="timed out after ${E2E_TIMEOUT} s${reason:+ ($reason)}"
+			reason="timed out after ${limit} s${reason:+ ($reason)}"
 		elif [ -z "$reason" ]; then
 			reason="exited with status $rc"
 		fi

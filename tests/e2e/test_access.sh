@@ -6,21 +6,6 @@
 # Every `avtrace test` here runs with no flags but -q/-o (and a smaller
 # --explore for the correct programs), -O2 builds included.
 
-# acc_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in OUT.test,
-# status in TEST_STATUS.
-TEST_STATUS=
-acc_test() {
-	local out=$1
-	shift
-	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
-	TEST_STATUS=$?
-	sed 's/^/  | /' "$out.test" >&3
-}
-
-reports() {
-	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
-}
-
 # bug_found NAME VAR LINE_MARKER [TEST OPTIONS...]: `avtrace test` on
 # bin/NAME exits 1 and one of its reports names VAR and the marked line of
 # tests/targets/BASE.c (BASE: NAME without _O2) in its prediction.
@@ -29,7 +14,7 @@ bug_found() {
 	shift 3
 	base=${name%_O2}
 	line=$(marker_line "$SRC/$base.c" "$marker") || exit
-	acc_test out "$@" -- "$(target "$name")"
+	run_test out "$@" -- "$(target "$name")"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name"
 	[ "$(reports out)" -ge 1 ] || fail "no report for $name"
 	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: exit status 1" "report of $name"
@@ -42,13 +27,14 @@ bug_found() {
 no_report() {
 	local name=$1
 	shift
-	acc_test out "$@" -- "$(target "$name")"
+	run_test out "$@" -- "$(target "$name")"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $name"
 	expect_eq "$(reports out)" 0 "reports of avtrace test $name"
 }
 
 # Shape 1: two locks for one counter.  Three runs each (the issue's ten
 # out of ten is checked by hand: the decisions depend on events only).
+# limit: 150
 t_access_wrong_lock() {
 	local i
 	for i in 1 2 3; do
@@ -59,6 +45,7 @@ t_access_wrong_lock() {
 
 # Shapes 2 and 6: N setters, one checker.  The setters after the first
 # store values already there: still writes.
+# limit: 150
 t_access_setters() {
 	bug_found acc_setters "write b" "/* SET B LINE */"
 	bug_found acc_setters_O2 "write b" "/* SET B LINE */"
@@ -70,10 +57,11 @@ t_access_setters() {
 # b until after it (they were recorded before: with them the checker read
 # b = -1 and the prediction replayed PASS; exploration needed a median of
 # 24 runs).  Found by the predictions alone.
+# limit: 150
 t_access_many_setters() {
 	local line
 	line=$(marker_line "$SRC/acc_setters.c" "/* SET B LINE */") || exit
-	acc_test out --no-explore -- "$(target acc_setters)" 20
+	run_test out --no-explore -- "$(target acc_setters)" 20
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test acc_setters 20"
 	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: exit status 1" "report of acc_setters 20"
 	expect_match "$(grep -h '^  predicted:' out/reports/*.txt)" "read b at acc_setters[.]c:[0-9]+, T[0-9]+ write b at acc_setters[.]c:$line" \
@@ -92,17 +80,23 @@ t_access_silent_store() {
 	expect_eq "$RP_STATUS" 0 "exit status of the replay of the recorded order"
 	expect_match "$(cat rec.replay)" '^PASS' "replay of the recorded order"
 	avt predict -d rec >predict.out 2>&1 || fail "avtrace predict failed"
+	local n=0
 	for st in rec/schedules/0*.sched; do
 		[ "$st" = rec/schedules/0000.sched ] && continue
 		replay rec --schedule "$(basename "$st" .sched)"
 		expect_no_match "$(cat rec.replay)" 'INFEASIBLE' "replay of $(basename "$st")"
+		n=$((n + 1))
 	done
+	# the checker's read of b against the setters' writes: predicted, or
+	# the loop above checked nothing
+	[ "$n" -ge 1 ] || fail "avtrace predict wrote no schedule for acc_setters 10 ($(head -n 1 predict.out))"
 }
 
 # Shape 3: a struct on main's stack, shared through &e.  main's accesses
 # are frame-relative (rbp at -O0, rsp at -O2) and still events, because
 # main takes e's address.  The stopper's accesses through its pointer are
 # named by main's frame: "main's stack: e.stoppingFlag".
+# limit: 150
 t_access_stack_object() {
 	bug_found acc_stackobj "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
 	bug_found acc_stackobj_O2 "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
@@ -112,6 +106,7 @@ t_access_stack_object() {
 
 # Shape 4: heap deque, the thief's lock cmpxchg between the owner's load
 # and store of q->head.
+# limit: 150
 t_access_heap_deque() {
 	bug_found acc_deque "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
 	bug_found acc_deque_O2 "heap#[0-9]+ [(][^)]*[)]" "/* OWNER WRITE LINE */"
@@ -119,6 +114,7 @@ t_access_heap_deque() {
 
 # Shape 5: lock-free only (C11 atomics): the popper's compare-and-swap
 # (an rmw event) between the pusher's load and store of top.
+# limit: 150
 t_access_lock_free() {
 	bug_found acc_treiber "rmw top" "/* POP CAS LINE */"
 	bug_found acc_treiber_O2 "rmw top" "/* POP CAS LINE */"
@@ -133,6 +129,7 @@ t_access_lock_free() {
 # Correct counterparts: exit 0, no report.  A bounded exploration (the
 # default 100 runs of a correct program are what `test` does when nothing
 # is reproduced; 10 keep the suite short).
+# limit: 150
 t_access_correct_locked() {
 	local t
 	for t in acc_onelock acc_setters_ok acc_stackobj_ok; do
@@ -141,6 +138,7 @@ t_access_correct_locked() {
 	done
 }
 
+# limit: 150
 t_access_correct_lock_free() {
 	local t
 	for t in acc_deque_ok acc_treiber_ok; do
@@ -149,6 +147,7 @@ t_access_correct_lock_free() {
 	done
 }
 
+# limit: 150
 t_access_correct_spinning() {
 	no_report acc_seqlock
 	no_report acc_handoff
@@ -157,6 +156,7 @@ t_access_correct_spinning() {
 # Cost: a private hot loop's sites are removed after their budget, the
 # trace and the summary say so, and a replay removes them at the same hit
 # (every event of the recorded order matches).
+# limit: 90
 t_access_disarm_parity() {
 	record rec acc_private 500 1000
 	expect_recorded rec 0
@@ -195,6 +195,7 @@ t_access_watch_silent_store() {
 # program still runs right, the scope is in meta.json for replay, and a
 # path is refused.  Code the decoder cannot follow (libc's AVX-512 string
 # functions) is left alone: planting in it was an illegal instruction.
+# limit: 150
 t_access_scope() {
 	need_jq
 	avt_timed 120 record -q -o rec --access-scope libc -- "$(target mutex_counter)" >rec.stdout 2>rec.stderr

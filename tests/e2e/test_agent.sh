@@ -142,6 +142,7 @@ t_agent_access_shapes_same() {
 
 # A recording whose accesses came through the agent replays through it
 # (the run token covers them) with the same events as on ptrace alone.
+# limit: 90
 t_agent_access_replay_in_process() {
 	need_jq
 	record out acc_events 5000
@@ -187,6 +188,7 @@ explore_both() {
 # SURW's events that need no decision run in-process (the run token,
 # each checked against the recorded event the policy expects there): the
 # same runs, decision for decision, as on ptrace alone.
+# limit: 150
 t_agent_explore_same() {
 	explore_both lockheavy 3000 2
 	[ "${IN_PROCESS:-0}" -gt 0 ] || fail "no event of the runs in-process: $(cat a.txt)"
@@ -202,6 +204,7 @@ t_agent_explore_same() {
 # second thread makes accesses its recording does not have (the sites
 # were disarmed as private before it came to them): before an event no
 # walk decides, those too are made in-process.
+# limit: 150
 t_agent_explore_handovers() {
 	local args h x
 	for args in "lockheavy 3000 2" "lockheavy 1000 3" "acc_treiber_O2"; do
@@ -362,6 +365,7 @@ t_agent_workqueue_same() {
 
 # A replay through the agent that puts the condition variable's waits and
 # signals in another order than the recording: the same as on ptrace.
+# limit: 90
 t_agent_condvar_replay_reordered() {
 	need_jq
 	REC_OPTS="--no-access" record out condvar 8
@@ -473,6 +477,7 @@ no_target_left() {
 # With --stacks (a call stack is walked at a ptrace stop) the agent is
 # preloaded but passive: the recording is the ptrace path's, event by
 # event and stack by stack; its replays run through the agent.
+# limit: 90
 t_agent_with_stacks_passive() {
 	need_jq
 	REC_OPTS="--no-auto-watch --slice 60000 --stacks --no-agent" record p lockheavy 2000 2
@@ -535,6 +540,7 @@ replay_dump() {
 # A recording made with the agent replays through it: the thread a step
 # names runs the step's events in-process (the run token), and stops at
 # the step's end.  The same run as on ptrace alone, event by event.
+# limit: 150
 t_agent_replay_in_process() {
 	need_jq
 	local prog
@@ -558,6 +564,7 @@ t_agent_replay_in_process() {
 # Schedules that interleave the threads' critical sections, that end in
 # a failure, or that the program cannot follow: the same outcome, the
 # same events, the same divergence through the agent as on ptrace.
+# limit: 90
 t_agent_replay_schedules_same() {
 	need_jq
 	local s i want got

@@ -20,6 +20,7 @@ predict_json() {
 # of `hot` see other writes; their values only go back into `hot`, whose
 # reads all do the same, so AVFilter keeps it, also with --filter, and the
 # replay reproduces the bug.  (The paper's filter, without this, flags it.)
+# limit: 90
 t_avfilter_keeps_a_real_bug() {
 	need_jq
 	local id l
@@ -47,6 +48,7 @@ t_avfilter_keeps_a_real_bug() {
 # rwlock's reader (T3) reads `shared` and checks it: a prediction whose
 # schedule changes that read is flagged with the case it meets, ranked
 # after every kept one, and --filter drops exactly the flagged ones.
+# limit: 90
 t_avfilter_flags_a_read_that_steers() {
 	need_jq
 	local n nf last

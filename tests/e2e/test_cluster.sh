@@ -52,6 +52,7 @@ same_summary() {
 		fail "not every schedule has a replay result"
 }
 
+# limit: 90
 t_cluster_gnu_parallel_recipe() {
 	local cmd out=$PWD/shared
 	command -v parallel >/dev/null 2>&1 || skip "GNU parallel is not installed (scripts/setup --test)"
@@ -185,6 +186,7 @@ EOF
 	fail "the Slurm node is not idle after 20 s (state '$state'): $(tail -n 2 "$SL/log/slurmctld.log" "$SL/log/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 }
 
+# limit: 90
 t_cluster_slurm_array_recipe() {
 	local cmd out=$PWD/shared p st
 	command -v sbatch >/dev/null 2>&1 || skip "Slurm is not installed (scripts/setup --test installs slurm-wlm and munge)"

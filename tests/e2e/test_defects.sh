@@ -33,6 +33,7 @@ clean_test() {
 # pthread_cancel of a thread in pthread_cond_wait (with a cleanup handler
 # that unlocks) and of one in sleep(100): both act on the cancel at once,
 # and the trace shows the mutex the cancelled wait takes back.
+# limit: 150
 t_cancel_blocked_threads() {
 	need_jq
 	same_as_native cancel_wait 30
@@ -52,6 +53,7 @@ t_cancel_blocked_threads() {
 
 # A SIGUSR1 handler that locks a mutex runs while main is in pthread_join:
 # nothing is blocked, no deadlock.
+# limit: 150
 t_signal_handler_in_join() {
 	same_as_native signal_join
 	expect_match "$(cat recorded.out)" '^handled 1$' "output"
@@ -60,6 +62,7 @@ t_signal_handler_in_join() {
 
 # The owner of a robust mutex exits holding it: the next locker gets
 # EOWNERDEAD (it used to be reported "deadlocked", exit 1).
+# limit: 150
 t_robust_mutex_owner_dies() {
 	same_as_native robust_owner
 	expect_match "$(cat recorded.out)" '^locker got EOWNERDEAD, main got 0, ro_count 3$' "output"
@@ -70,6 +73,7 @@ t_robust_mutex_owner_dies() {
 # exec of a threaded program after its thread ran: the new image reuses
 # the old one's pthread_t addresses; its joins are of its own threads
 # (they were "join T1", the first image's worker, made up at once).
+# limit: 150
 t_exec_after_thread() {
 	need_jq
 	same_as_native exec_threaded

@@ -6,23 +6,14 @@
 # whole budget; runs are deterministic for a seed.  Run with
 # tests/e2e/run.sh explore.
 
-# explore_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in
-# OUT.test, status in TEST_STATUS.
-TEST_STATUS=
+# avtrace test explores 100 runs here: run_test's bound (lib.sh).
+TEST_LIMIT=150
 # Busy work for the targets that order their threads natively with it: a
 # computing thread keeps its priority in exploration (it gives way after
 # 200 ms on a CPU with no event, docs/explore.md), so its length changes
 # only how long a run takes, not which order it explores; short keeps the
 # suite fast on a loaded machine.
 SHORT_DELAY=2000000
-
-explore_test() {
-	local out=$1
-	shift
-	avt_timed 150 test -q -f -o "$out" "$@" >"$out.test" 2>&1
-	TEST_STATUS=$?
-	sed 's/^/  | /' "$out.test" >&3
-}
 
 # found_by_exploration OUT NAME THREAD LINE FUNC: `avtrace test` (in OUT.test)
 # reproduced one bug, through exploration: SIGABRT in THREAD at
@@ -52,12 +43,13 @@ found_by_exploration() {
 	done
 }
 
+# limit: 180
 t_explore_updaters_before_checker() {
 	local l
 	l=$(marker_line "$SRC/explore_checker.c" "/* CHECK LINE */") || exit
 	# --no-order: the order detector predicts it (t_order_finds_checker);
 	# this is exploration's test
-	explore_test out --no-order -- "$(target explore_checker)" 0
+	run_test out --no-order -- "$(target explore_checker)" 0
 	found_by_exploration out explore_checker T1 "$l" checker
 	# its predictions replayed without failing: the first runs start there
 	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
@@ -66,10 +58,11 @@ t_explore_updaters_before_checker() {
 		"run 1's choices"
 }
 
+# limit: 180
 t_explore_three_threads_ordered() {
 	local l
 	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
-	explore_test out --no-order -- "$(target explore_three)" 0
+	run_test out --no-order -- "$(target explore_three)" 0
 	found_by_exploration out explore_three T0 "$l" main
 }
 
@@ -81,12 +74,13 @@ t_explore_three_threads_ordered() {
 order_found() {
 	local name=$1 thread=$2 marker=$3 want=$4 l
 	l=$(marker_line "$SRC/$name.c" "$marker") || exit
-	explore_test out --no-explore -- "$(target "$name")" 0
+	run_test out --no-explore -- "$(target "$name")" 0
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name --no-explore"
 	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in $thread at $name[.]c:$l " "report of $name"
 	expect_match "$(grep -h '^  predicted:' out/reports/*.txt)" "$want" "the order prediction that reproduced it"
 }
 
+# limit: 180
 t_order_finds_relay_and_checker() {
 	order_found explore_three T0 "/* CHECK LINE */" \
 		'^  predicted: 1: order reads-from — T3 write stage at explore_three[.]c:[0-9]+, T1 read stage at explore_three[.]c:[0-9]+'
@@ -97,6 +91,7 @@ t_order_finds_relay_and_checker() {
 # The rare-variable bug is a lost update PENELOPE also predicts from the
 # recording (RWW on checkpoints), so `avtrace test` reproduces it before
 # exploring; `avtrace explore` with its defaults must find it alone.
+# limit: 180
 t_explore_rare_variable() {
 	local l want rundir i
 	l=$(marker_line "$SRC/explore_rare.c" "/* CHECK LINE */") || exit
@@ -114,7 +109,7 @@ t_explore_rare_variable() {
 		expect_eq "$?" 1 "exit status of replay $i of the reported run"
 		expect_match "$(head -n 1 "out.replay$i")" "$want" "replay $i of the reported run"
 	done
-	explore_test t -- "$(target explore_rare)" 0
+	run_test t -- "$(target explore_rare)" 0
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test explore_rare"
 	expect_match "$(cat t.test)" "penelope(\+pecan)? +RWW .*BUG \\(SIGABRT\\)" "predicted by penelope"
 	expect_match "$(head -n 1 t/reports/*.txt)" "$want" "the report of avtrace test"
@@ -124,7 +119,7 @@ t_explore_rare_variable() {
 # budget takes a while on a loaded machine).
 correct_program_no_report() {
 	local t=$1
-	explore_test "out_$t" -- "$(target "$t")"
+	run_test "out_$t" -- "$(target "$t")"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
 	expect_match "$(cat "out_$t.test")" '^100 runs in .*: [0-9]+ pass, 0 bug, 0 deadlock, [0-9]+ infeasible, 0 error$' \
 		"the whole budget on $t"
@@ -143,6 +138,7 @@ t_explore_correct_sem() { correct_program_no_report sem; }
 # below it: after slices without an event (spinflag: plain loads), or
 # after repeating one read event (mem_spinflag: annotated loads).  The runs
 # end, and pass.
+# limit: 150
 t_explore_spin_flag_does_not_hang() {
 	local t
 	for t in spinflag mem_spinflag; do
@@ -167,6 +163,7 @@ explore_runs() {
 # Run N depends on the recording, the seed and N only: the same orders
 # with -j 1 and -j 2.  (The policies read the recording, so both explore
 # one recording: two recordings may differ where a time slice ended.)
+# limit: 150
 t_explore_deterministic_for_a_seed() {
 	record rec explore_three 0
 	expect_recorded rec 0
@@ -188,6 +185,7 @@ t_explore_deterministic_for_a_seed() {
 # Plain PCT rarely hits the one access the rare-variable bug needs; with
 # variable bounding the variable is drawn first (bench/explore measures the
 # medians over 20 seeds).  Here: one seed, a fixed budget.
+# limit: 150
 t_explore_variable_bounding_beats_pct() {
 	local prog
 	prog=$(target explore_rare) || exit
@@ -227,6 +225,7 @@ t_explore_usage_errors() {
 
 # Every policy finds the three-thread order within a small budget (seed 1;
 # bench/explore measures the medians over 20 seeds).
+# limit: 150
 t_explore_every_policy_finds_three() {
 	local prog p l
 	prog=$(target explore_three) || exit
@@ -243,6 +242,7 @@ t_explore_every_policy_finds_three() {
 
 # A hundred threads: the default policy finds the publish/consume race
 # that PCT misses in the same budget (bench/explore: 20 seeds).
+# limit: 180
 t_explore_hundred_threads() {
 	local prog l
 	prog=$(target explore_hundred) || exit
@@ -256,6 +256,7 @@ t_explore_hundred_threads() {
 
 # Guided runs depend on earlier rounds, folded in run order: -j 1 and
 # -j 2 still run the same runs.
+# limit: 150
 t_explore_guided_deterministic() {
 	local f
 	record rec explore_ok

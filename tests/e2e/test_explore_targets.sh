@@ -16,18 +16,8 @@
 
 SCHEDS="$REPO/tests/e2e/schedules"
 
-# natively PROG [ARGS...]: run a target without avtrace 5 times; each run
-# must exit 0 (the bug never shows in a natural run).
-natively() {
-	local prog i st
-	prog=$(target "$1") || exit
-	shift
-	for i in 1 2 3 4 5; do
-		timeout 20 "$prog" "$@" >/dev/null 2>&1
-		st=$?
-		expect_eq "$st" 0 "exit status of native run $i of $(basename "$prog")"
-	done
-}
+# natively (lib.sh): five runs each
+NATIVE_RUNS=5
 
 # thread_events DIR THREAD: THREAD's events in order, one per line:
 # "kind name site" (name: obj_name, else child, else "-").
@@ -320,6 +310,7 @@ exit - -"
 # breakpoints its window holds events (the load of top->next, the CAS on
 # top), so exploration finds the bug (seed 1: run 35 of SURW).
 
+# limit: 180
 t_explore_abastack() {
 	f=$SRC/explore_abastack.c
 	lc=$(marker_line "$f" "/* CHECK LINE */") || exit

@@ -29,11 +29,13 @@ test_is_clean() {
 	expect_no_match "$(cat t.out)" 'died of|BUG' "avtrace test output"
 }
 
+# limit: 150
 t_stacks_o2_unchanged() {
 	native_vs_recorded stacks_o2
 	test_is_clean stacks_o2
 }
 
+# limit: 150
 t_stacks_cxx_exceptions_unchanged() {
 	native_vs_recorded stacks_cxx
 	test_is_clean stacks_cxx
@@ -49,6 +51,7 @@ t_stacks_frames_o0() {
 	expect_eq "$f" "increment,worker" "call stacks of every acquire"
 }
 
+# limit: 330
 t_zstd_stacks_unchanged() {
 	command -v zstd >/dev/null 2>&1 || skip "zstd is not installed (scripts/setup --test installs it)"
 	seq 1 60000 | sed 's/$/ the quick brown fox/' >in.txt
@@ -67,6 +70,7 @@ t_zstd_stacks_unchanged() {
 
 # 0b: every replay stuck (the step limit far below the computation between
 # two events): not "no bug", but inconclusive, status 3.
+# limit: 150
 t_test_inconclusive_when_stuck() {
 	local prog
 	prog=$(target slow_steps) || exit
@@ -84,6 +88,7 @@ t_test_inconclusive_when_stuck() {
 }
 
 # The same program with a time limit it can meet: a clean 0.
+# limit: 150
 t_test_clean_when_schedules_finish() {
 	local prog
 	prog=$(target slow_steps) || exit
@@ -96,6 +101,7 @@ t_test_clean_when_schedules_finish() {
 }
 
 # A recording that dies of a signal is compared with a native run.
+# limit: 150
 t_test_compares_failed_recording() {
 	local prog
 	prog=$(target crash) || exit
@@ -106,6 +112,7 @@ t_test_compares_failed_recording() {
 
 # 0c: two parallel runs are pinned to two different CPUs, also after
 # avtrace pinned itself to one for its recording.
+# limit: 150
 t_jobs_use_two_cpus() {
 	[ "$(nproc)" -ge 2 ] || skip "one CPU only"
 	local prog
@@ -230,6 +237,7 @@ t_replay_of_killed_record() {
 
 # What PROG reads on stdin is kept in DIR/stdin, and replays and explored
 # runs read it again (they used to get avtrace's own, exhausted stdin).
+# limit: 150
 t_stdin_kept_for_replay() {
 	local prog
 	prog=$(target stdin_sum) || exit
@@ -245,6 +253,7 @@ t_stdin_kept_for_replay() {
 }
 
 # A stdin that never ends: PROG reads what it needs, record ends.
+# limit: 90
 t_stdin_endless() {
 	yes | avt_timed 60 record -o out -- /usr/bin/head -n 3 >rec.out 2>rec.err
 	expect_eq "$?" 0 "record status"
@@ -254,6 +263,7 @@ t_stdin_endless() {
 
 # A replay never runs for ever: --max-time (default 60 s + 10x the
 # recording's time) ends it as INFEASIBLE.
+# limit: 90
 t_replay_max_time() {
 	local prog
 	prog=$(target slow_steps) || exit

@@ -55,19 +55,6 @@ expect_flagged() {
 	expect_eq "$bad" "" "events of $1 without the flag $2"
 }
 
-# natively PROG [ARGS...]: run a target without avtrace a few times; each
-# run must exit 0 (the bug never shows in a natural run).
-natively() {
-	local prog i st
-	prog=$(target "$1") || exit
-	shift
-	for i in 1 2 3; do
-		timeout 20 "$prog" "$@" >/dev/null 2>&1
-		st=$?
-		expect_eq "$st" 0 "exit status of native run $i of $(basename "$prog")"
-	done
-}
-
 # expect_probes PROG N: PROG has N avtrace USDT notes (0 for a plain build).
 expect_probes() {
 	local n

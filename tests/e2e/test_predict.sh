@@ -4,27 +4,12 @@
 # reproduced with the right lock and line, ten times out of ten; each
 # correct target gets no report.  Run with tests/e2e/run.sh predict.
 
-# avt_test OUT PROG [ARGS...]: avtrace test; stdout in OUT.test, status in TEST_STATUS.
-TEST_STATUS=
-avt_test() {
-	local out=$1 prog=$2
-	shift 2
-	avt_timed 120 test -q -f -o "$out" -- "$(target "$prog")" "$@" >"$out.test" 2>&1
-	TEST_STATUS=$?
-	sed 's/^/  | /' "$out.test" >&3
-}
-
-# reports OUT: the number of reports written.
-reports() {
-	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
-}
-
 # expect_bug_10 PROG HEADLINE-REGEX LOCK: `avtrace test` reproduces the same
 # bug ten times out of ten, with one report naming LOCK.
 expect_bug_10() {
 	local prog=$1 want=$2 lock=$3 i
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		avt_test out "$prog"
+		run_test out -- "$(target "$prog")"
 		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
 		expect_eq "$(reports out)" 1 "reports of run $i"
 		report=$(cat out/reports/*.txt)
@@ -33,6 +18,7 @@ expect_bug_10() {
 	done
 }
 
+# limit: 150
 t_test_check_then_act() {
 	line=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
 	expect_bug_10 checkthenact "^BUG reproduced: SIGSEGV in T1 at checkthenact[.]c:$line \\(checker\\)" \
@@ -40,12 +26,14 @@ t_test_check_then_act() {
 	expect_match "$(cat out.test)" 'sidetrack +after-window .*BUG \(SIGSEGV\)' "table"
 }
 
+# limit: 150
 t_test_bulk_copy() {
 	line=$(marker_line "$SRC/vec_copy.c" "/* COPY LINE */") || exit
 	expect_bug_10 vec_copy "^BUG reproduced: SIGSEGV in T1 at vec_copy[.]c:$line \\(vec_copy\\)" \
 		"acquire src[.]m +vec_copy[.]c:"
 }
 
+# limit: 150
 t_test_lost_deposit() {
 	line=$(grep -n 'assert(balance == ' "$REPO/examples/bank.c" | cut -d: -f1)
 	[ -n "$line" ] || fail "no assert in bank.c"
@@ -58,12 +46,14 @@ t_test_lost_deposit() {
 	done
 }
 
+# limit: 150
 t_test_split_invariant() {
 	line=$(marker_line "$SRC/invariant.c" "/* CHECK LINE */") || exit
 	expect_bug_10 invariant "^BUG reproduced: SIGABRT in T2 at invariant[.]c:$line \\(check\\)" \
 		"acquire range[.]m +invariant[.]c:"
 }
 
+# limit: 150
 t_test_lock_order_inversion() {
 	la=$(marker_line "$SRC/lockorder.c" "/* T1 LOCKS B */") || exit
 	lb=$(marker_line "$SRC/lockorder.c" "/* T2 LOCKS A */") || exit
@@ -72,10 +62,11 @@ t_test_lock_order_inversion() {
 	expect_match "$(cat out/reports/*.txt)" "predicted: [0-9]+: deadlock cycle — T1 acquire lock_a" "prediction in words"
 }
 
+# limit: 150
 t_test_correct_programs_no_report() {
 	for p in "mutex_counter 4 50" "workqueue" "condvar" "rwlock" "sem" "barrier"; do
 		# shellcheck disable=SC2086 # program and its arguments
-		avt_test out $p
+		run_test out -- $(target $p)
 		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on $p"
 		expect_eq "$(reports out)" 0 "reports for $p"
 		expect_match "$(cat out.test)" '^no bug reproduced$' "verdict for $p"
@@ -113,6 +104,7 @@ t_predict_command() {
 }
 
 # --atomic FUNC: only the named functions' calls are transactions.
+# limit: 150
 t_test_atomic_option() {
 	bank="$REPO/examples/bin/bank"
 	for f in deposit alice; do

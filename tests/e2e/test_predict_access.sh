@@ -12,24 +12,8 @@
 # reproduced; mem_spinflag is correct and gets no report.  mem_order (an
 # order violation) and mem_dcl (two variables) are outside the five
 # single-variable patterns: PECAN finds them (test_predict_pecan.sh).
-
-# access_test OUT ARGS...: avtrace test -q -f --no-pecan -o OUT ARGS
-# (options, --, program): PENELOPE without PECAN, whose predictions of the
-# same anomalies would be merged with these (test_predict_pecan.sh);
-# stdout and stderr in OUT.test, status in TEST_STATUS.
-TEST_STATUS=
-access_test() {
-	local out=$1
-	shift
-	avt_timed 120 test -q -f --no-pecan -o "$out" "$@" >"$out.test" 2>&1
-	TEST_STATUS=$?
-	sed 's/^/  | /' "$out.test" >&3
-}
-
-# reports OUT: the number of reports written.
-reports() {
-	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
-}
+# Every `avtrace test` here runs with --no-pecan: PENELOPE without PECAN,
+# whose predictions of the same anomalies would be merged with these.
 
 # lost_update_10 ARGS...: `avtrace test ARGS` (ARGS end with -- and a
 # mem_log build) reproduces the lost log entry ten times out of ten: one
@@ -41,7 +25,7 @@ lost_update_10() {
 	lw=$(marker_line "$f" "/* WRITE INDEX */") || exit
 	lc=$(marker_line "$f" "/* CHECK LINE */") || exit
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		access_test out "$@"
+		run_test out --no-pecan "$@"
 		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
 		expect_eq "$(reports out)" 1 "reports of run $i"
 		report=$(cat out/reports/*.txt)
@@ -54,29 +38,33 @@ lost_update_10() {
 
 # no_report ARGS...: `avtrace test ARGS` finds no bug and writes no report.
 no_report() {
-	access_test out "$@"
+	run_test out --no-pecan "$@"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $*"
 	expect_eq "$(reports out)" 0 "reports of avtrace test $*"
 	expect_match "$(cat out.test)" '^no bug reproduced$' "verdict of avtrace test $*"
 }
 
+# limit: 150
 t_access_lost_update_annotated() {
 	lost_update_10 -- "$(target mem_log)"
 	expect_match "$(cat out/reports/*.txt)" "not atomic: append" "the atomic block blamed"
 }
 
+# limit: 150
 t_access_lost_update_watch() {
 	lost_update_10 --watch 'log_index,log_buf[0],log_buf[1]' -- "$(target mem_log_plain)"
 }
 
 # No annotations, no --watch: the access breakpoints record log_index's
 # accesses by themselves (they replaced the automatic watchpoints).
+# limit: 150
 t_access_lost_update_auto() {
 	lost_update_10 -- "$(target mem_log_plain)"
 	expect_eq "$(jq -r .access out/meta.json)" true "access breakpoints in meta.json"
 	expect_eq "$(jq -r '.watch | length' out/meta.json)" 0 "no watchpoints"
 }
 
+# limit: 150
 t_access_correct_handoff_no_report() {
 	no_report -- "$(target mem_spinflag)"
 	no_report --watch data,flag -- "$(target mem_spinflag_plain)"
@@ -89,12 +77,13 @@ t_access_correct_handoff_no_report() {
 
 # checkthenact: T1 reads shared.ptr (CHECK LINE), T2 clears it, T1 reads it
 # again (BUG LINE): T1 stands at the release between its two sections.
+# limit: 150
 t_access_check_then_act() {
 	lc=$(marker_line "$SRC/checkthenact.c" "/* CHECK LINE */") || exit
 	lb=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
 	lx=$(marker_line "$SRC/checkthenact.c" "/* CLEAR LINE */") || exit
 	for i in 1 2 3; do
-		access_test out -- "$(target checkthenact)"
+		run_test out --no-pecan -- "$(target checkthenact)"
 		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
 		expect_match "$(cat out.test)" "penelope +RWR +checkthenact[.]c:$lc / checkthenact[.]c:$lx / checkthenact[.]c:$lb +BUG \\(SIGSEGV\\)" "table of run $i"
 	done
@@ -104,11 +93,12 @@ t_access_check_then_act() {
 # critical section and writes it in another.  Every schedule that moves a
 # deposit makes one read see a new value; the one that forces least after
 # it is kept, and reproduces the bug.
+# limit: 150
 t_access_lost_deposit() {
 	lr=$(marker_line "$REPO/examples/bank.c" "/* READ LINE */") || exit
 	lw=$(marker_line "$REPO/examples/bank.c" "/* WRITE LINE */") || exit
 	for i in 1 2 3; do
-		access_test out -- "$REPO/examples/bin/bank"
+		run_test out --no-pecan -- "$REPO/examples/bin/bank"
 		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test, run $i"
 		expect_eq "$(reports out)" 1 "reports of run $i"
 		expect_match "$(cat out.test)" "penelope +RWW +bank[.]c:$lr / bank[.]c:$lw / bank[.]c:$lw +BUG \\(SIGABRT\\)" "table of run $i"

@@ -9,28 +9,13 @@
 # targets keep giving no report (test_predict_access.sh, test_predict.sh).
 # Run with tests/e2e/run.sh predict_pecan.
 
-# pecan_test OUT ARGS...: avtrace test -q -f -o OUT ARGS; output in
-# OUT.test, status in TEST_STATUS.
-TEST_STATUS=
-pecan_test() {
-	local out=$1
-	shift
-	avt_timed 120 test -q -f -o "$out" "$@" >"$out.test" 2>&1
-	TEST_STATUS=$?
-	sed 's/^/  | /' "$out.test" >&3
-}
-
-reports() {
-	find "$1/reports" -name '*.txt' 2>/dev/null | wc -l
-}
-
 # expect_pecan_bug SIGNAL THREAD FILE LINE FUNC VAR PATTERN ARGS...: one
 # report, the bug at FILE:LINE in FUNC, predicted by pecan (pattern
 # PATTERN, a regex) with VAR named in the prediction.
 expect_pecan_bug() {
 	local sig=$1 thr=$2 file=$3 line=$4 func=$5 var=$6 pat=$7 report
 	shift 7
-	pecan_test out "$@"
+	run_test out "$@"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $*"
 	expect_eq "$(reports out)" 1 "reports of avtrace test $*"
 	report=$(cat out/reports/*.txt)
@@ -41,6 +26,7 @@ expect_pecan_bug() {
 
 # The worker reads config before main publishes it: pecan's race-RW, the
 # recorded order (write, read) reversed; the dereference faults.
+# limit: 150
 t_pecan_order_violation() {
 	local ld
 	ld=$(marker_line "$SRC/mem_order.c" "/* DEREF LINE */") || exit
@@ -60,6 +46,7 @@ dcl_ready_addr() {
 
 # T2 sees the instance between T1's store to instance and its store to
 # ready: atomic-set-8, W_T1(instance) R_T2(instance) R_T2(ready) W_T1(ready).
+# limit: 150
 t_pecan_double_checked_init() {
 	local lu addr
 	lu=$(marker_line "$SRC/mem_dcl.c" "/* USE LINE */") || exit
@@ -71,7 +58,7 @@ t_pecan_double_checked_init() {
 	# ready between calloc's write and the initializing one (WRW).  The one
 	# report is the first reproduced prediction, penelope's or pecan's;
 	# pecan's atomic-set-8 reproduces it all the same (its table row).
-	pecan_test out --watch "instance,$addr:4" -- "$(target mem_dcl_plain)"
+	run_test out --watch "instance,$addr:4" -- "$(target mem_dcl_plain)"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test --watch"
 	expect_eq "$(reports out)" 1 "reports of avtrace test --watch"
 	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in T2 at mem_dcl[.]c:$lu \\(reader\\)" "report with --watch"
@@ -81,6 +68,7 @@ t_pecan_double_checked_init() {
 }
 
 # Two fields under two locks: only a two-variable pattern shows the bug.
+# limit: 150
 t_pecan_atomic_set() {
 	local lc
 	lc=$(marker_line "$SRC/mem_atomicset.c" "/* CHECK LINE */") || exit
@@ -94,13 +82,14 @@ t_pecan_atomic_set() {
 		expect_pecan_bug SIGABRT T3 'mem_atomicset[.]c' "$lc" checker 'rec[.]lo' 'atomic-set-[0-9]+' $args
 	done
 	# the single-variable and lock-based detectors see nothing
-	pecan_test out --no-pecan --no-explore -- "$(target mem_atomicset)"
+	run_test out --no-pecan --no-explore -- "$(target mem_atomicset)"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test --no-pecan"
 	expect_match "$(head -n 1 out.test)" '; 0 predictions;' "predictions without pecan"
 }
 
 # A user pattern file: the atomic-set pattern under another name finds
 # the bug with the built-in patterns off; errors name file:line.
+# limit: 150
 t_pecan_pattern_file() {
 	local lc
 	lc=$(marker_line "$SRC/mem_atomicset.c" "/* CHECK LINE */") || exit
@@ -108,7 +97,7 @@ t_pecan_pattern_file() {
 # a torn pair: t2 reads both fields between t1's two writes
 torn-pair: w t1 x u1, r t2 x u2, r t2 y u2, w t1 y u1
 EOF
-	pecan_test out --no-pecan --pattern pats.txt -- "$(target mem_atomicset)"
+	run_test out --no-pecan --pattern pats.txt -- "$(target mem_atomicset)"
 	expect_eq "$TEST_STATUS" 1 "exit status with --pattern"
 	expect_match "$(cat out/reports/*.txt)" "^BUG reproduced: SIGABRT in T3 at mem_atomicset[.]c:$lc \\(checker\\)" "report with --pattern"
 	expect_match "$(cat out.test)" "pecan +torn-pair .* BUG \\(SIGABRT\\)" "table with --pattern"

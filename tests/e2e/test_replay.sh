@@ -138,6 +138,7 @@ t_bad_input() {
 	expect_no_file out2/replays/0000.json
 }
 
+# limit: 90
 t_replay_all_parallel_same_table() {
 	record out checkthenact
 	use_schedule out checkthenact_bug 1
@@ -227,6 +228,7 @@ t_every_recorded_order_replays() {
 # directory (it used to be looked up from avtrace's own: every explored
 # run ended in an error, with no word why).  A run that cannot start says
 # why in explore's summary.
+# limit: 90
 t_relative_program_from_elsewhere() {
 	local here=$PWD
 	mkdir -p prog && cp "$(target mutex_counter)" prog/mc

@@ -31,6 +31,7 @@ in_repo() {
 	(cd "$REPO" && avt_timed 120 "$@")
 }
 
+# limit: 150
 t_sarif_bug_validates() {
 	need_jq
 	local out=$PWD/out l_assert l_read l_write st n
@@ -72,6 +73,7 @@ t_sarif_bug_validates() {
 	sarif_validate bank.sarif
 }
 
+# limit: 150
 t_sarif_deadlock_and_correct_program() {
 	need_jq
 	local st
@@ -91,6 +93,7 @@ t_sarif_deadlock_and_correct_program() {
 	sarif_validate dl.sarif ok.sarif
 }
 
+# limit: 150
 t_test_json() {
 	need_jq
 	local st

@@ -46,6 +46,7 @@ t_startup_while_main_sleeps() {
 }
 
 # The three correct programs above: `avtrace test` exits 0, reports nothing.
+# limit: 90
 t_sleepers_test_clean() {
 	local p st
 	for p in sleep_compute timedwait_worker startup_register; do
@@ -62,6 +63,7 @@ t_sleepers_test_clean() {
 # main returns without joining; the bug needs the three workers in one
 # order before the exit takes effect.  DELAY 0: no busy work, so nothing
 # depends on time slices.
+# limit: 120
 t_exit_without_join_bug_found() {
 	avt_timed 90 test -o out -- "$(target exit_three)" 0 >test.out 2>&1
 	st=$?
@@ -86,6 +88,7 @@ t_exit_waits_for_other_threads_in_record() {
 }
 
 # Exiting with a lock held and a thread blocked on it is correct.
+# limit: 90
 t_exit_with_lock_held_clean() {
 	avt_timed 60 test --explore 20 -o out -- "$(target exit_locked)" >test.out 2>&1
 	st=$?
@@ -112,6 +115,7 @@ t_exit_in_thread_no_join() {
 # event: the run's saved schedule must keep the turn in which the first
 # worker reached the barrier (a yield step), or its check replay is stuck
 # and the failure is lost.
+# limit: 120
 t_spin_barrier_bug_confirmed() {
 	local lc
 	lc=$(marker_line "$SRC/spin_barrier.c" '/* CHECK LINE */') || exit
@@ -138,6 +142,7 @@ t_spin_barrier_bug_confirmed() {
 # worker polling with usleep beside a short computation: one far below the
 # CPU time after which a computing thread gives way, which is the one
 # decision left to the clock).
+# limit: 150
 t_explore_same_seed_same_runs_under_load() {
 	local p
 	pids=
@@ -171,6 +176,7 @@ t_explore_same_seed_same_runs_under_load() {
 # signallers wait in glibc for stopped waiters to leave the condition's
 # group.  The clock used to end each such turn a time slice (10 ms) later;
 # the count says the new rule decided them, and the runs still pass.
+# limit: 150
 t_explore_internal_waits_end_at_once() {
 	record out workqueue
 	expect_recorded out 0
@@ -208,6 +214,7 @@ t_deadlock_report_names_barrier_wait() {
 
 # A program whose recorded run fails (exit(3) in a worker): said once, up
 # front; runs that fail the same way are no finding of exploration.
+# limit: 90
 t_recorded_run_fails_said_once() {
 	avt_timed 60 test --explore 10 -o out -- "$(target exit_thread)" >test.out 2>&1
 	st=$?

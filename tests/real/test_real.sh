@@ -45,6 +45,7 @@ t_real_zstd() { compressor zstd -T2 -q; }
 
 # memcached -t 4 answering a 2,000-request loopback client (1,000 set/get
 # pairs, then shutdown): the replies recorded equal the native ones.
+# limit: 330
 t_real_memcached() {
 	need memcached
 	cc -O2 -o client "$REPO/tests/real/memc_client.c" || fail "cannot build the client"

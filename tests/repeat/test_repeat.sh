@@ -87,6 +87,7 @@ sched_clean() {
 	expect_no_match "$(cat test.out)" 'BUG|DEADLOCK' "avtrace test on $1"
 }
 
+# limit: 630
 t_repeat_sched_shapes() {
 	each exit_three_found
 	each spin_barrier_found
