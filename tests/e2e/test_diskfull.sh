@@ -16,6 +16,7 @@ fill_fs() {
 	[ "$(df --output=avail fs | tail -n 1 | tr -d ' ')" -eq 0 ] || fail "could not fill the test file system"
 }
 
+# limit: 90
 t_replay_on_full_disk_is_an_error() {
 	tiny_fs 2m
 	record fs/r mutex_counter
@@ -34,6 +35,7 @@ t_replay_on_full_disk_is_an_error() {
 	expect_no_file fs/r/replays/0000.json.tmp
 }
 
+# limit: 150
 t_record_on_full_disk_says_why() {
 	tiny_fs 256k
 	dd if=/dev/zero of=fs/fill bs=1k count=200 >/dev/null 2>&1

@@ -14,6 +14,7 @@ fidelity_ok() {
 	grep -qx ok "$1" || fail "$2: the program saw $(head -n 3 "$1" | tr '\n' ';')"
 }
 
+# limit: 150
 t_fidelity_record_and_replay() {
 	local prog name i
 	for name in wait_fidelity wait_signalled; do
@@ -29,6 +30,7 @@ t_fidelity_record_and_replay() {
 	done
 }
 
+# limit: 270
 t_fidelity_explore() {
 	local prog name st
 	for name in wait_fidelity wait_signalled; do
@@ -41,6 +43,7 @@ t_fidelity_explore() {
 	done
 }
 
+# limit: 270
 t_fidelity_test_no_report() {
 	local prog name st
 	for name in wait_fidelity wait_signalled; do

@@ -58,6 +58,7 @@ bank_test() {
 
 # The page avtrace test writes beside the report, and report --html:
 # self-contained, and the same page.
+# limit: 150
 t_html_beside_report() {
 	local out=$PWD/out
 	bank_test "$out"
@@ -90,6 +91,7 @@ t_html_beside_report() {
 # avtrace minimize / test): the page draws its replay and its switches
 # (the "switches" array), the passing neighbour, and the --file command;
 # without them, the reproduced schedule's.
+# limit: 150
 t_html_minimal_schedule() {
 	need_jq
 	local out=$PWD/out page
@@ -122,6 +124,7 @@ t_html_minimal_schedule() {
 # The page in a real browser: the lanes, the schedule's switches, the
 # predicted events (the RWW's three, numbered), the failing read at the
 # assert's line, the backtrace, the commands; and a screenshot.
+# limit: 150
 t_html_in_browser() {
 	need_chromium
 	local out=$PWD/out dom l_assert l_read l_write
@@ -241,6 +244,7 @@ t_html_escapes_in_browser() {
 # drawn from the run's own recording and schedule: one row per switch of
 # the schedule (a change of thread between consecutive run/yield lines),
 # a line on the time axis for each that lands on a run line.
+# limit: 180
 t_html_explore() {
 	local out=$PWD/out page sched rows lines run
 	avt_timed 150 test -q -o "$out" --no-order -- "$(target explore_checker)" 0 >test.out 2>&1
@@ -338,6 +342,7 @@ t_html_long_run() {
 
 # A deadlock: its failure is the wait-for cycle, drawn as a last row with
 # what each blocked thread waits for, in its lane.
+# limit: 150
 t_html_deadlock() {
 	local out=$PWD/out page la lb
 	la=$(marker_line "$SRC/lockorder.c" "/* T1 LOCKS B */") || exit
