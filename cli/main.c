@@ -46,6 +46,10 @@ static const char usage[] =
 	"  summary [-d DIR] [--sarif FILE]\n"
 	"                     the table of DIR/replays/*.json (e.g. after a cluster\n"
 	"                     run); the reproduced bugs as SARIF 2.1.0\n"
+	"  verify [-d DIR] [-- PROG [ARGS...]]\n"
+	"                     re-enact every reported bug's interleaving on the\n"
+	"                     rebuilt program: still fails (exit 1), fixed (0), no\n"
+	"                     longer possible (3)\n"
 	"\n"
 	"'avtrace <command> --help' describes each command's options; so does\n"
 	"'man avtrace' (docs/avtrace.1).\n";
@@ -115,6 +119,7 @@ int main(int argc, char **argv)
 		{ "predict", cmd_predict },
 		{ "test", cmd_test },
 		{ "explore", cmd_explore },
+		{ "verify", cmd_verify },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

@@ -496,6 +496,8 @@ int cmd_test(int argc, char **argv)
 			return EXIT_USAGE;
 		nbugs = erc;
 	}
+	if (nbugs > 0 && verify_describe_reports(ro.dir) < 0) /* for avtrace verify after a rebuild */
+		avt_warn("cannot describe the reported bugs' events in '%s' (avtrace verify needs them)", rdir);
 	out.ran = tally.ran;
 	out.diverged = tally.diverged;
 	out.unfinished = tally.unfinished;
