@@ -118,8 +118,13 @@ static const char *basename_of(const char *p)
 /* "T2 write balance in deposit at verify_bank.c:73" */
 static void event_text(const struct vf_event *e, char *buf, size_t len)
 {
-	snprintf(buf, len, "T%u %s%s%s%s%s at %s:%u", e->thread, avt_kind_name(e->kind) ?: "?",
-		 *e->obj ? " " : "", e->obj, *e->func ? " in " : "", e->func, basename_of(e->file), e->line);
+	char at[1100] = "";
+	if (*e->file && e->line)
+		snprintf(at, sizeof at, " at %s:%u", basename_of(e->file), e->line);
+	else if (*e->file)
+		snprintf(at, sizeof at, " at %s", e->file);
+	snprintf(buf, len, "T%u %s%s%s%s%s%s", e->thread, avt_kind_name(e->kind) ?: "?", *e->obj ? " " : "",
+		 e->obj, *e->func ? " in " : "", e->func, at);
 }
 
 /* The prediction's pattern events, (thread, tindex) pairs, from

@@ -67,10 +67,10 @@ __attribute__((noinline)) static void deposit(long *acct, long amount)
 	pthread_mutex_unlock(&balance_lock);
 #else
 	pthread_mutex_lock(&balance_lock);
-	long b = *acct;
+	long b = *acct; /* VB READ */
 	pthread_mutex_unlock(&balance_lock);
 	pthread_mutex_lock(&balance_lock);
-	*acct = b + amount;
+	*acct = b + amount; /* VB WRITE */
 	pthread_mutex_unlock(&balance_lock);
 #endif
 }
@@ -97,7 +97,7 @@ __attribute__((noinline)) static void check_total(long expected)
 {
 	if (balance != expected) {
 		fprintf(stderr, "verify_bank: balance %ld, expected %ld\n", balance, expected);
-		abort();
+		abort(); /* VB FAIL */
 	}
 }
 
