@@ -159,6 +159,22 @@ static long report_prediction(const char *x)
 	return *x && *end == 0 && id >= 0 ? id : -1;
 }
 
+/* The recording report X's events are indices of: DIR itself for a
+ * prediction, the explored run's own recording DIR/explore/runs/NNNN
+ * for explore-NNNN.  False if X is neither. */
+static bool report_recording(const char *dir, const char *x, char *rec, size_t len)
+{
+	if (report_prediction(x) >= 0) {
+		snprintf(rec, len, "%s", dir);
+		return true;
+	}
+	if (!strncmp(x, "explore-", 8) && report_prediction(x + 8) >= 0) {
+		snprintf(rec, len, "%s/explore/runs/%s", dir, x + 8);
+		return true;
+	}
+	return false;
+}
+
 static int write_events_json(const char *path, const struct vf_desc *d, const struct vf_ref *pat,
 			     size_t npat, const char *build_id)
 {
@@ -223,7 +239,7 @@ static int read_events_json(const char *path, struct vf_desc *d, struct vf_ref *
 /* The recorded executable unchanged?  (Its events can be described.) */
 static bool recording_current(const char *dir, char *bid, size_t len)
 {
-	char path[4200], err[4500];
+	char path[4300], err[4600];
 	snprintf(path, sizeof path, "%s/meta.json", dir);
 	struct avt_meta *m = meta_read(path, err, sizeof err, NULL);
 	if (!m)
@@ -284,21 +300,26 @@ int verify_describe_reports(const char *dir)
 {
 	struct report *r;
 	size_t n = list_reports(dir, &r);
-	char bid[64];
+	char bid[64], described[4200] = "";
 	int rc = 0;
 	struct vf_desc d = { 0 };
 	struct trace *t = NULL;
 	for (size_t i = 0; i < n; i++) {
-		char path[4400];
+		char path[4400], rec[4200];
 		snprintf(path, sizeof path, "%s/reports/%s.events.json", dir, r[i].name);
-		if (access(path, F_OK) == 0)
+		if (access(path, F_OK) == 0 || !report_recording(dir, r[i].name, rec, sizeof rec))
 			continue;
-		if (!t) {
-			if (!recording_current(dir, bid, sizeof bid) || !(t = load_trace(dir)) ||
+		if (strcmp(rec, described)) { /* another recording: describe it */
+			if (t)
+				trace_free(t);
+			vf_desc_release(&d);
+			described[0] = 0;
+			if (!recording_current(rec, bid, sizeof bid) || !(t = load_trace(rec)) ||
 			    describe_trace(t, &d) < 0) {
 				rc = -1;
-				break;
+				continue;
 			}
+			snprintf(described, sizeof described, "%s", rec);
 		}
 		struct vf_ref pat[MAX_PATTERN];
 		long id = report_prediction(r[i].name);
@@ -384,23 +405,29 @@ struct verify_ctx {
 	bool no_agent;
 };
 
-/* The schedule of report X and the replay JSON of its failure. */
+/* The schedule of report X and the replay JSON of its failure: the
+ * minimal ones (reports/X.min.sched, .min.json) when there are, else
+ * those it was reproduced with. */
 static bool report_schedule(const char *dir, const char *x, char *sched, size_t slen, char *json, size_t jlen)
 {
-	snprintf(sched, slen, "%s/reports/%s.min.sched", dir, x);
-	snprintf(json, jlen, "%s/reports/%s.min.json", dir, x);
-	if (access(sched, R_OK) == 0) {
-		if (access(json, R_OK) < 0)
-			json[0] = 0;
-		return true;
-	}
-	long id = report_prediction(x);
-	if (id < 0)
+	char rec[4200];
+	if (!report_recording(dir, x, rec, sizeof rec))
 		return false;
-	snprintf(sched, slen, "%s/schedules/%04ld.sched", dir, id);
-	snprintf(json, jlen, "%s/replays/%04ld.json", dir, id);
-	if (access(json, R_OK) < 0 && report_prediction(x) >= 0)
+	long id = report_prediction(x);
+	if (id >= 0) {
+		snprintf(sched, slen, "%s/schedules/%04ld.sched", dir, id);
 		snprintf(json, jlen, "%s/replays/%04ld.json", dir, id);
+	} else {
+		snprintf(sched, slen, "%s/schedules/0000.sched", rec);
+		snprintf(json, jlen, "%s/replays/0000.json", rec);
+	}
+	char msched[4400], mjson[4400];
+	snprintf(msched, sizeof msched, "%s/reports/%s.min.sched", dir, x);
+	snprintf(mjson, sizeof mjson, "%s/reports/%s.min.json", dir, x);
+	if (access(msched, R_OK) == 0)
+		snprintf(sched, slen, "%s", msched);
+	if (access(mjson, R_OK) == 0)
+		snprintf(json, jlen, "%s", mjson);
 	return access(sched, R_OK) == 0;
 }
 
@@ -408,17 +435,11 @@ static int verify_one(struct verify_ctx *c, const char *x)
 {
 	char sched_path[4400], fjson[4400], epath[4400], err[4600];
 	if (!report_schedule(c->dir, x, sched_path, sizeof sched_path, fjson, sizeof fjson)) {
-		printf("%s: cannot verify: no schedule of it in '%s' (explored bugs are verified from their minimal schedule, reports/%s.min.sched)\n",
-		       x, c->dir, x);
+		printf("%s: cannot verify: no schedule of it in '%s'\n", x, c->dir);
 		return EXIT_USAGE;
 	}
 	struct old_failure was, now;
 	read_failure(fjson, &was);
-	if (!was.known) {
-		long id = report_prediction(x);
-		snprintf(fjson, sizeof fjson, "%s/replays/%04ld.json", c->dir, id);
-		read_failure(fjson, &was);
-	}
 	struct schedule *s = schedule_read(sched_path, err, sizeof err);
 	if (!s) {
 		avt_error("%s", err);
@@ -508,7 +529,9 @@ static int verify_one(struct verify_ctx *c, const char *x)
 	case RO_DEADLOCK:
 		failure_text(&now, a, sizeof a);
 		failure_text(&was, b, sizeof b);
-		if (same_failure(&now, &was))
+		if (same_failure(&now, &was) && now.line != was.line && was.line)
+			printf("%s: still fails: %s, as before (then at line %u)\n", x, a, was.line);
+		else if (same_failure(&now, &was))
 			printf("%s: still fails: %s, as before\n", x, a);
 		else
 			printf("%s: still fails, another way: %s (before: %s)\n", x, a, b);

@@ -118,3 +118,25 @@ t_verify_usage() {
 	expect_one_line_error err.out
 	expect_match "$(cat err.out)" "no recording in 'nowhere'" "error"
 }
+
+# A bug found by exploration, explore-NNNN: its events are those of the
+# explored run's own recording, DIR/explore/runs/NNNN (made here from the
+# test's recording and the reproducing schedule, as explore leaves it).
+t_verify_explored() {
+	local run=out/explore/runs/0007
+	cp "$(target verify_bank)" prog
+	found out ./prog
+	mkdir -p "$run/schedules" "$run/replays"
+	cp out/meta.json out/trace.avt "$run/"
+	cp out/schedules/0001.sched "$run/schedules/0000.sched"
+	cp out/replays/0001.json "$run/replays/0000.json"
+	mv out/reports/0001.txt out/reports/explore-0007.txt
+	rm out/reports/0001.events.json
+	verify out
+	expect_eq "$VST" 1 "exit status of verify of an explored bug, unchanged"
+	expect_match "$(cat verify.out)" "^explore-0007: still fails: SIGABRT in check_total" "verify"
+	expect_file out/reports/explore-0007.events.json
+	verify out "$(target verify_bank_hold)"
+	expect_eq "$VST" 0 "exit status of verify of an explored bug, fixed"
+	expect_match "$(cat verify.out)" "^explore-0007: fixed" "verify"
+}
