@@ -30,6 +30,77 @@
 
 /* At most this many events of a recording are described. */
 #define VERIFY_MAX_DESCRIBED 1000000u
+/* A recording of more events describes, beside a report, only those its
+ * schedules cover and the pattern's. */
+#define VERIFY_DESCRIBE_ALL 50000u
+
+/* VERIFY_DESCRIBE_ALL, or AVTRACE_VERIFY_DESCRIBE_ALL (for the tests of
+ * the partial description) */
+static size_t describe_all_max(void)
+{
+	const char *e = getenv("AVTRACE_VERIFY_DESCRIBE_ALL");
+	char *end;
+	unsigned long v = e && *e ? strtoul(e, &end, 10) : 0;
+	return e && *e && !*end ? (size_t)v : VERIFY_DESCRIBE_ALL;
+}
+
+/* Which events of a recording a report needs described: per thread, the
+ * first cover[k] (NULL: all), and the pattern's. */
+struct coverage {
+	uint32_t *cover;
+	size_t ncover;
+};
+
+/* Extends c to thread th's first n events.  -1 if out of memory. */
+static int cover_to(struct coverage *c, uint32_t th, uint32_t n)
+{
+	if (th >= c->ncover) {
+		uint32_t *nc = realloc(c->cover, (th + 1) * sizeof *nc);
+		if (!nc)
+			return -1;
+		memset(nc + c->ncover, 0, (th + 1 - c->ncover) * sizeof *nc);
+		c->cover = nc;
+		c->ncover = th + 1;
+	}
+	if (n > c->cover[th])
+		c->cover[th] = n;
+	return 0;
+}
+
+/* What schedule path covers, added to c. */
+static int cover_schedule(struct coverage *c, const char *path)
+{
+	char err[512];
+	struct schedule *s = access(path, R_OK) == 0 ? schedule_read(path, err, sizeof err) : NULL;
+	uint32_t *sum = NULL;
+	size_t nsum = 0;
+	int rc = 0;
+	for (size_t i = 0; s && i < s->nsteps && rc == 0; i++) {
+		const struct sched_step *st = &s->steps[i];
+		if (st->kind != SCHED_RUN)
+			continue;
+		if (st->thread >= nsum) {
+			uint32_t *n = realloc(sum, (st->thread + 1) * sizeof *n);
+			if (!n) {
+				rc = -1;
+				break;
+			}
+			memset(n + nsum, 0, (st->thread + 1 - nsum) * sizeof *n);
+			sum = n;
+			nsum = st->thread + 1;
+		}
+		sum[st->thread] += st->count;
+		rc = cover_to(c, st->thread, sum[st->thread]);
+	}
+	free(sum);
+	schedule_free(s);
+	return rc;
+}
+
+static bool covered(const struct coverage *c, const struct avt_event *e)
+{
+	return !c || !c->cover || (e->thread < c->ncover && e->tindex < c->cover[e->thread]);
+}
 
 enum { VERIFY_FIXED = 0, VERIFY_FAILS = 1, VERIFY_IMPOSSIBLE = 3 };
 
@@ -83,8 +154,11 @@ static void object_name(struct names *n, const struct avt_event *e, char *buf, s
 		names_obj_or_addr(n, e->obj, buf, len);
 }
 
-/* Every event of t (up to VERIFY_MAX_DESCRIBED) into d, numbered. */
-static int describe_trace(const struct trace *t, struct vf_desc *d)
+/* Every event of t (up to VERIFY_MAX_DESCRIBED) that cov asks for (NULL:
+ * all) into d, numbered.  Occurrences are counted over the described
+ * events: a partial description counts within each thread's prefix, the
+ * same as a whole one there. */
+static int describe_trace(const struct trace *t, const struct coverage *cov, struct vf_desc *d)
 {
 	struct names n;
 	if (names_open(&n, t) < 0)
@@ -92,7 +166,7 @@ static int describe_trace(const struct trace *t, struct vf_desc *d)
 	int rc = 0;
 	for (size_t i = 0; i < t->nev && i < VERIFY_MAX_DESCRIBED && rc == 0; i++) {
 		const struct avt_event *e = &t->ev[i];
-		if (e->kind == AVT_EV_FATAL_SIGNAL)
+		if (e->kind == AVT_EV_FATAL_SIGNAL || !covered(cov, e))
 			continue;
 		char site[512], file[512], obj[512];
 		const char *func = NULL;
@@ -236,6 +310,8 @@ static int read_events_json(const char *path, struct vf_desc *d, struct vf_ref *
 	return rc;
 }
 
+static bool report_schedule(const char *dir, const char *x, char *sched, size_t slen, char *json, size_t jlen);
+
 /* The recorded executable unchanged?  (Its events can be described.) */
 static bool recording_current(const char *dir, char *bid, size_t len)
 {
@@ -300,36 +376,62 @@ int verify_describe_reports(const char *dir)
 {
 	struct report *r;
 	size_t n = list_reports(dir, &r);
-	char bid[64], described[4200] = "";
+	char bid[64], loaded[4200] = "";
 	int rc = 0;
-	struct vf_desc d = { 0 };
+	struct vf_desc whole = { 0 };
+	bool have_whole = false;
 	struct trace *t = NULL;
 	for (size_t i = 0; i < n; i++) {
 		char path[4400], rec[4200];
 		snprintf(path, sizeof path, "%s/reports/%s.events.json", dir, r[i].name);
 		if (access(path, F_OK) == 0 || !report_recording(dir, r[i].name, rec, sizeof rec))
 			continue;
-		if (strcmp(rec, described)) { /* another recording: describe it */
+		if (strcmp(rec, loaded)) { /* another recording */
 			if (t)
 				trace_free(t);
-			vf_desc_release(&d);
-			described[0] = 0;
-			if (!recording_current(rec, bid, sizeof bid) || !(t = load_trace(rec)) ||
-			    describe_trace(t, &d) < 0) {
+			t = NULL;
+			vf_desc_release(&whole);
+			have_whole = false;
+			loaded[0] = 0;
+			if (!recording_current(rec, bid, sizeof bid) || !(t = load_trace(rec))) {
 				rc = -1;
 				continue;
 			}
-			snprintf(described, sizeof described, "%s", rec);
+			snprintf(loaded, sizeof loaded, "%s", rec);
 		}
 		struct vf_ref pat[MAX_PATTERN];
 		long id = report_prediction(r[i].name);
 		size_t np = id >= 0 ? pattern_refs(dir, (unsigned)id, pat, MAX_PATTERN) : 0;
-		if (write_events_json(path, &d, pat, np, bid) < 0)
+		if (t->nev <= describe_all_max()) { /* all of it, once */
+			if (!have_whole && describe_trace(t, NULL, &whole) < 0) {
+				rc = -1;
+				continue;
+			}
+			have_whole = true;
+			if (write_events_json(path, &whole, pat, np, bid) < 0)
+				rc = -1;
+			continue;
+		}
+		/* a long recording: the prefix of each thread its schedules and
+		 * its pattern reach */
+		struct coverage cov = { NULL, 0 };
+		struct vf_desc d = { 0 };
+		char sched[4400], json[4400], msched[4400];
+		snprintf(msched, sizeof msched, "%s/reports/%s.min.sched", dir, r[i].name);
+		int crc = cover_to(&cov, 0, 1);
+		if (report_schedule(dir, r[i].name, sched, sizeof sched, json, sizeof json))
+			crc |= cover_schedule(&cov, sched);
+		crc |= cover_schedule(&cov, msched);
+		for (size_t k = 0; k < np; k++)
+			crc |= cover_to(&cov, pat[k].thread, pat[k].tindex + 1);
+		if (crc < 0 || describe_trace(t, &cov, &d) < 0 || write_events_json(path, &d, pat, np, bid) < 0)
 			rc = -1;
+		vf_desc_release(&d);
+		free(cov.cover);
 	}
 	if (t)
 		trace_free(t);
-	vf_desc_release(&d);
+	vf_desc_release(&whole);
 	free(r);
 	return rc;
 }
@@ -620,7 +722,7 @@ static int record_new(struct verify_ctx *c, char **argv)
 		return -1;
 	if (!(c->rec = load_trace(c->recdir)))
 		return -1;
-	return describe_trace(c->rec, &c->nw);
+	return describe_trace(c->rec, NULL, &c->nw);
 }
 
 int cmd_verify(int argc, char **argv)

@@ -140,3 +140,21 @@ t_verify_explored() {
 	expect_eq "$VST" 0 "exit status of verify of an explored bug, fixed"
 	expect_match "$(cat verify.out)" "^explore-0007: fixed" "verify"
 }
+
+# A long recording describes beside a report only each thread's prefix
+# that its schedules and pattern reach (AVTRACE_VERIFY_DESCRIBE_ALL lowers
+# "long" to any recording here): enough to verify.
+t_verify_partial_description() {
+	local all part
+	need_jq
+	cp "$(target verify_bank)" prog
+	AVTRACE_VERIFY_DESCRIBE_ALL=0 found out ./prog
+	all=$(avt dump -d out --json | jq -s 'length') || fail "cannot dump the recording"
+	part=$(jq '.events | length' out/reports/0001.events.json)
+	[ "$part" -gt 0 ] && [ "$part" -lt "$all" ] || fail "described $part of $all events"
+	cp "$(target verify_bank_moved)" prog
+	verify out
+	expect_eq "$VST" 1 "exit status of verify on the moved program, partly described"
+	verify out "$(target verify_bank_hold)"
+	expect_eq "$VST" 0 "exit status of verify on the fixed program, partly described"
+}
