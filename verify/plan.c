@@ -3,7 +3,10 @@
  *
  * Counterparts.  An old event's counterpart is the new event of the same
  * thread (by creation order) with the same kind class, function, object
- * name and occurrence count: "T1's 1st read of balance in deposit".
+ * name and occurrence count: "T1's 1st read of balance in deposit"; when
+ * the function has none, the one in another function with the same
+ * occurrence over the whole thread ("T1's 1st read of balance"): a fix
+ * often moves an access or a lock into the caller.
  * Lines move in a rebuild, so they are never part of the key (nor the
  * digits after a ':' in an object name: a heap block is named by its
  * allocation line).  An atomic read-modify-write counts as a read and as
@@ -106,37 +109,47 @@ static bool same_obj(const char *a, const char *b)
 	}
 }
 
-static bool same_place(const struct vf_event *a, const struct vf_event *b)
+static bool same_place(const struct vf_event *a, const struct vf_event *b, bool func)
 {
-	return a->thread == b->thread && !strcmp(a->func, b->func) && same_obj(a->obj, b->obj);
+	return a->thread == b->thread && (!func || !strcmp(a->func, b->func)) && same_obj(a->obj, b->obj);
+}
+
+/* e's occurrences (*r in its read class, *w in its write class) among
+ * the events of its thread before it (d->ev[0..i)) at the same place:
+ * by a backwards scan to the previous event of each class there. */
+static void count_occ(const struct vf_desc *d, size_t i, bool func, uint32_t *r, uint32_t *w)
+{
+	const struct vf_event *e = &d->ev[i];
+	int cr = access_class(e->kind, false), cw = access_class(e->kind, true);
+	bool found_r = false, found_w = cr == cw;
+	*r = *w = 1;
+	for (size_t j = i; j-- > 0 && d->ev[j].thread == e->thread && !(found_r && found_w);) {
+		const struct vf_event *p = &d->ev[j];
+		if (!same_place(p, e, func))
+			continue;
+		uint32_t pr = func ? p->occ : p->occ_any, pw = func ? p->occ_w : p->occ_any_w;
+		int pcr = access_class(p->kind, false), pcw = access_class(p->kind, true);
+		if (!found_r && (pcr == cr || pcw == cr)) {
+			*r = (pcr == cr ? pr : pw) + 1;
+			found_r = true;
+		}
+		if (!found_w && (pcr == cw || pcw == cw)) {
+			*w = (pcr == cw ? pr : pw) + 1;
+			found_w = true;
+		}
+	}
+	if (cr == cw)
+		*w = *r;
 }
 
 void vf_desc_number(struct vf_desc *d)
 {
 	if (d->nev)
 		qsort(d->ev, d->nev, sizeof *d->ev, by_thread_index);
-	/* quadratic per thread only over events of one place: counted by a
-	 * backwards scan to the previous event of the same place and class */
 	for (size_t i = 0; i < d->nev; i++) {
 		struct vf_event *e = &d->ev[i];
-		e->occ = e->occ_w = 1;
-		int cr = access_class(e->kind, false), cw = access_class(e->kind, true);
-		bool found_r = false, found_w = cr == cw;
-		for (size_t j = i; j-- > 0 && d->ev[j].thread == e->thread && !(found_r && found_w);) {
-			const struct vf_event *p = &d->ev[j];
-			if (!same_place(p, e))
-				continue;
-			if (!found_r && (access_class(p->kind, false) == cr || access_class(p->kind, true) == cr)) {
-				e->occ = (access_class(p->kind, false) == cr ? p->occ : p->occ_w) + 1;
-				found_r = true;
-			}
-			if (!found_w && (access_class(p->kind, false) == cw || access_class(p->kind, true) == cw)) {
-				e->occ_w = (access_class(p->kind, false) == cw ? p->occ : p->occ_w) + 1;
-				found_w = true;
-			}
-		}
-		if (cr == cw)
-			e->occ_w = e->occ;
+		count_occ(d, i, true, &e->occ, &e->occ_w);
+		count_occ(d, i, false, &e->occ_any, &e->occ_any_w);
 	}
 }
 
@@ -152,23 +165,32 @@ bool vf_kind_is_lock(unsigned kind)
 	       kind == AVT_EV_RD_ACQUIRE || kind == AVT_EV_WR_ACQUIRE;
 }
 
-/* The occurrence of e in class c (its read or its write side). */
-static uint32_t occ_in(const struct vf_event *e, int c)
+/* The occurrence of e in class c (its read or its write side), within
+ * its function or (any) within its thread. */
+static uint32_t occ_in(const struct vf_event *e, int c, bool any)
 {
-	return access_class(e->kind, false) == c ? e->occ : e->occ_w;
+	bool first = access_class(e->kind, false) == c;
+	if (any)
+		return first ? e->occ_any : e->occ_any_w;
+	return first ? e->occ : e->occ_w;
 }
 
 /* The new event that is o's counterpart: index into nw->ev, or -1.  The
- * new events of o's thread are nw->ev[lo..hi). */
+ * new events of o's thread are nw->ev[lo..hi).  Same function first;
+ * when the function has none (the fix moved the access into another
+ * function: a lock now taken in the caller), the one of the same
+ * occurrence over the whole thread, if it is in another function. */
 static long counterpart(const struct vf_desc *nw, size_t lo, size_t hi, const struct vf_event *o)
 {
 	int c = access_class(o->kind, o->kind == AVT_EV_WRITE);
-	for (size_t i = lo; i < hi; i++) {
-		const struct vf_event *n = &nw->ev[i];
-		bool fits = access_class(n->kind, false) == c || access_class(n->kind, true) == c;
-		if (fits && occ_in(n, c) == o->occ && same_place(n, o))
-			return (long)i;
-	}
+	for (int any = 0; any < 2; any++)
+		for (size_t i = lo; i < hi; i++) {
+			const struct vf_event *n = &nw->ev[i];
+			bool fits = access_class(n->kind, false) == c || access_class(n->kind, true) == c;
+			if (fits && occ_in(n, c, any) == occ_in(o, c, any) && same_place(n, o, !any) &&
+			    (!any || strcmp(n->func, o->func)))
+				return (long)i;
+		}
 	return -1;
 }
 

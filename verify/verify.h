@@ -44,6 +44,9 @@ struct vf_event {
 	 * computed by vf_desc_number(); an atomic read-modify-write is of
 	 * both the read and the write class (occ as a read, occ_w as a write) */
 	uint32_t occ, occ_w;
+	/* the same over every function of the thread: (thread, class, obj),
+	 * for counterparts of an event whose function changed */
+	uint32_t occ_any, occ_any_w;
 };
 
 /* The described events of one recording, sorted by (thread, tindex). */
