@@ -651,7 +651,7 @@ static int verify_one(struct verify_ctx *c, const char *x)
 		}
 		/* it passed, but not by that interleaving */
 		__attribute__((fallthrough));
-	default:
+	case RO_INFEASIBLE:
 		if (en.deviated) {
 			struct names n;
 			char se[512], sa[512];
@@ -671,7 +671,13 @@ static int verify_one(struct verify_ctx *c, const char *x)
 		} else {
 			printf("%s: no longer possible: %s: %s\n", x, replay_outcome_name(res.outcome), res.reason);
 		}
-		status = res.outcome == RO_ERROR ? EXIT_USAGE : VERIFY_IMPOSSIBLE;
+		status = VERIFY_IMPOSSIBLE;
+		break;
+	case RO_ERROR:
+		printf("%s: cannot verify: the run on the new program failed (%s)\n", x,
+		       res.reason[0] ? res.reason : "it did not start");
+		status = EXIT_USAGE;
+		break;
 	}
 	printf("  %zu of the old schedule's events matched, %zu vanished; the run: avtrace replay -d %s --file %s\n",
 	       plan.matched, plan.vanished, c->recdir, spath);
