@@ -61,6 +61,12 @@ void cli_worker_dies_with_parent(pid_t parent);
  * instead of reporting them as bugs found by exploration. */
 void explore_report_baseline(int status);
 
+/* avtrace verify (cli/verify.c); verify_describe_reports() writes
+ * DIR/reports/X.events.json (each report's events in source terms) while
+ * the recorded binary is there; -1 if some could not be written. */
+int cmd_verify(int argc, char **argv);
+int verify_describe_reports(const char *dir);
+
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -49,6 +49,10 @@ static const char usage[] =
 	"  report [-d DIR] --html FILE [--schedule N | --report X]\n"
 	"                     a reproduced bug as one self-contained HTML page:\n"
 	"                     threads as lanes, switches, failure, backtrace\n"
+	"  verify [-d DIR] [-- PROG [ARGS...]]\n"
+	"                     re-enact every reported bug's interleaving on the\n"
+	"                     rebuilt program: still fails (exit 1), fixed (0), no\n"
+	"                     longer possible (3)\n"
 	"\n"
 	"'avtrace <command> --help' describes each command's options; so does\n"
 	"'man avtrace' (docs/avtrace.1).\n";
@@ -119,6 +123,7 @@ int main(int argc, char **argv)
 		{ "test", cmd_test },
 		{ "explore", cmd_explore },
 		{ "report", cmd_report },
+		{ "verify", cmd_verify },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

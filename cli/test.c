@@ -499,6 +499,8 @@ int cmd_test(int argc, char **argv)
 	}
 	if (nbugs > 0) /* the picture beside each report (cli/html.c) */
 		html_write_beside_reports(ro.dir);
+	if (nbugs > 0 && verify_describe_reports(ro.dir) < 0) /* for avtrace verify after a rebuild */
+		avt_warn("cannot describe the reported bugs' events in '%s' (avtrace verify needs them)", rdir);
 	out.ran = tally.ran;
 	out.diverged = tally.diverged;
 	out.unfinished = tally.unfinished;

@@ -141,3 +141,21 @@ tests/targets/bin/libannot.so: tests/targets/dl/annot_lib.c include/avtrace.h | 
 tests/targets/bin/dlopener: tests/targets/bin/libannot.so
 tests/targets/bin/dlopener: TARGET_LDFLAGS += -ldl
 targets: tests/targets/bin/libannot.so
+
+# ---- avtrace verify (tests/e2e/test_verify.sh): the bank bug of
+# verify_bank.c and its rebuilt variants, one -D flag each (see the source)
+VERIFY_BANK_VARIANTS := hold inside atomic moved nobob
+VERIFY_BANK_BINS := $(addprefix tests/targets/bin/verify_bank_,$(VERIFY_BANK_VARIANTS))
+TARGET_BINS += $(VERIFY_BANK_BINS)
+targets: $(VERIFY_BANK_BINS)
+
+tests/targets/bin/verify_bank_%: tests/targets/verify_bank.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -DVB_$(shell echo $* | tr a-z A-Z) -o $@ $< $(TARGET_LDFLAGS)
+
+# moved: the source itself gets lines above the bug (a copy of the same
+# name in bin/moved/), so lines move too
+tests/targets/bin/verify_bank_moved: tests/targets/verify_bank.c tests/targets/targets.mk | tests/targets/bin
+	mkdir -p tests/targets/bin/moved
+	{ for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo '/* a line added above the bug */'; done; cat $<; } \
+		>tests/targets/bin/moved/verify_bank.c
+	$(CC) $(TARGET_CFLAGS) -DVB_MOVED -o $@ tests/targets/bin/moved/verify_bank.c $(TARGET_LDFLAGS)
