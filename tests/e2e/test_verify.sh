@@ -32,6 +32,7 @@ verify() {
 	sed 's/^/  | /' verify.out >&3
 }
 
+# limit: 150
 t_verify_unchanged_still_fails() {
 	local l_fail
 	l_fail=$(marker_line "$SRC/verify_bank.c" "/* VB FAIL */") || exit
@@ -56,6 +57,7 @@ t_verify_unchanged_still_fails() {
 
 # Rebuilt in place with lines above the bug: the old binary is gone,
 # addresses and lines moved; the recorded command runs the new one.
+# limit: 150
 t_verify_moved_still_fails() {
 	local l_fail
 	l_fail=$(marker_line "$SRC/verify_bank.c" "/* VB FAIL */") || exit
@@ -72,6 +74,7 @@ t_verify_moved_still_fails() {
 	expect_match "$(cat verify.out)" "^0001: cannot verify: .*0001\.events\.json' is missing" "verify"
 }
 
+# limit: 150
 t_verify_fixed() {
 	local v
 	cp "$(target verify_bank)" prog
@@ -84,6 +87,7 @@ t_verify_fixed() {
 	done
 }
 
+# limit: 150
 t_verify_no_longer_possible() {
 	local l_write
 	l_write=$(marker_line "$SRC/verify_bank.c" "/* VB WRITE */") || exit
@@ -98,6 +102,7 @@ t_verify_no_longer_possible() {
 # The minimal schedule (reports/X.min.sched), when there is one, is the
 # one verified: this one switches before T1's release, so only T2's
 # release and acquire vanish under the held lock.
+# limit: 150
 t_verify_prefers_minimal() {
 	cp "$(target verify_bank)" prog
 	found out ./prog
@@ -109,6 +114,7 @@ t_verify_prefers_minimal() {
 	expect_match "$(cat verify.out)" "events matched, 2 vanished" "verify of the minimal schedule"
 }
 
+# limit: 150
 t_verify_usage() {
 	avt verify --help >help.out 2>&1
 	expect_eq "$?" 0 "verify --help"
@@ -122,6 +128,7 @@ t_verify_usage() {
 # A bug found by exploration, explore-NNNN: its events are those of the
 # explored run's own recording, DIR/explore/runs/NNNN (made here from the
 # test's recording and the reproducing schedule, as explore leaves it).
+# limit: 150
 t_verify_explored() {
 	local run=out/explore/runs/0007
 	cp "$(target verify_bank)" prog
@@ -144,6 +151,7 @@ t_verify_explored() {
 # A long recording describes beside a report only each thread's prefix
 # that its schedules and pattern reach (AVTRACE_VERIFY_DESCRIBE_ALL lowers
 # "long" to any recording here): enough to verify.
+# limit: 150
 t_verify_partial_description() {
 	local all part
 	need_jq
