@@ -20,36 +20,13 @@
 
 enum { X = 0x5000, Y = 0x5008, Z = 0x5010, W = 0x5018, L = 0x1000 };
 
-static struct pr_tracebuf *tb;
 
+#define PREDICT_TEST_OWN_SITES /* one site per event */
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct prediction_set ps;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-	memset(&ps, 0, sizeof ps);
-}
-
-static void teardown(void)
-{
-	prediction_set_release(&ps);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
 
 static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj)
 {
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, 0x400 + pr_tracebuf_nevents(tb) * 8, 0);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
+	return evx(t, k, obj, 0, 0, 0x400 + pr_tracebuf_nevents(tb) * 8, 0);
 }
 
 static uint32_t rd(uint32_t t, uint64_t v)
@@ -655,5 +632,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

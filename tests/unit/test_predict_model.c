@@ -14,33 +14,13 @@
 enum { LA = 0x1000, LB = 0x1040, LC = 0x1080, LM = 0x10c0, CV = 0x2000, SEM = 0x3000,
        BAR = 0x4000, RW = 0x5000 };
 
-static struct pr_tracebuf *tb;
 
+#define PREDICT_TEST_OWN_SITES /* one site per event */
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-}
-
-static void teardown(void)
-{
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
 
 static uint32_t ev2(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint16_t flags)
 {
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, 0, 0x100 + pr_tracebuf_nevents(tb), flags);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
+	return evx(t, k, obj, obj2, 0, 0x100 + pr_tracebuf_nevents(tb), flags);
 }
 
 static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj)
@@ -211,12 +191,9 @@ START_TEST(model_rejects_bad_tindex)
 	tb = NULL;
 	tr->ev[1].tindex = 5;
 	/* the error message is expected: keep the suite's output clean */
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	dup2(null, 2);
+	int quiet = unit_quiet_begin();
 	m = pr_model_new(tr);
-	dup2(saved, 2);
-	close(null);
-	close(saved);
+	unit_quiet_end(quiet);
 	ck_assert_ptr_null(m);
 }
 END_TEST
@@ -398,5 +375,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }
