@@ -74,6 +74,29 @@ __attribute__((unused)) static void stack(uint32_t seq, uint32_t depth, ...)
 	ck_assert_int_eq(pr_tracebuf_stack(tb, seq, f, depth), 0);
 }
 
+/* Ends the trace being written: tr (tb is gone). */
+static inline void finish_trace(void)
+{
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+}
+
+/* The same, and the model m of tr. */
+static inline void finish_model(void)
+{
+	finish_trace();
+	m = pr_model_new(tr);
+	ck_assert_ptr_nonnull(m);
+}
+
+/* The same, and predict_run on tr with o: the predictions in ps. */
+static inline void finish_predict(const struct predict_opts *o)
+{
+	finish_trace();
+	ck_assert_int_eq(predict_run(tr, o, &ps), 0);
+}
+
 /* A schedule's steps as "T0:3 T1:2 ... free" (a static buffer). */
 static inline const char *steps(const struct schedule *s)
 {

@@ -40,11 +40,7 @@ static void nest(uint32_t t, uint64_t x, uint64_t y)
 
 static void detect(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_deadlock(m, &cs), 0);
 }

@@ -48,11 +48,7 @@ static uint32_t unlock(uint32_t t, uint64_t l)
 /* The trace written so far, its model and an empty candidate set. */
 static void model(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 }
 

@@ -60,11 +60,7 @@ static void finish(uint32_t t)
 
 static void detect(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_penelope(m, &cs, NULL), 0);
 }
@@ -73,10 +69,7 @@ static void detect(void)
 static void predict(void)
 {
 	struct predict_opts o = { .penelope = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 static const struct pr_cand *find(enum pr_pattern p, uint32_t e1, uint32_t f, uint32_t e2)

@@ -41,10 +41,7 @@ static void run_opts(bool sidetrack, bool deadlocks, unsigned max)
 {
 	struct predict_opts o = { .max_predictions = max, .deadlocks = deadlocks,
 				  .sidetrack = sidetrack };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 static void run(void)

@@ -29,11 +29,7 @@ static void setup_two_modules(void)
 
 static void detect_with(const struct predict_opts *o)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_sidetrack(m, &cs, o), 0);
 }

@@ -24,10 +24,7 @@ enum { SA = 0x400, SB = 0x480, SC = 0x500 };
 static void predict(void)
 {
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 /* ---- the replay-rule simulator ---- */
@@ -631,10 +628,7 @@ START_TEST(bystander_writes_after_pattern)
 	ev(4, AVT_EV_READ, VB, SC + 8);
 	finish_and_join(4);
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true, .pecan = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 	size_t checked = 0;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct prediction *p = &ps.p[i];
@@ -696,10 +690,7 @@ START_TEST(order_relay)
 	finish_and_join(3);
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true, .pecan = true,
 				  .order = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 	/* T1 from T2 and T1 from T3; T2 from T3 is T1 from T2's code again */
 	ck_assert_uint_eq(ps.n, 2);
 	uint32_t first_writer = 0;
