@@ -688,8 +688,9 @@ static int wait_stop(pid_t pid, int sig)
 	return wait_timeout(pid, &st) == 0 && WIFSTOPPED(st) && WSTOPSIG(st) == sig ? 0 : -1;
 }
 
-/* Runs bin "stop" traced by us, until it stops itself in fix_inner. */
-static void child_start(const char *bin, struct child *c)
+/* Runs bin in mode ("stop" or "thread") traced by us, until its exec stop;
+ * its stdout is c->out. */
+static void child_exec(const char *bin, const char *mode, struct child *c)
 {
 	int pfd[2];
 	ck_assert_int_eq(pipe(pfd), 0);
@@ -703,12 +704,18 @@ static void child_start(const char *bin, struct child *c)
 		close(pfd[0]);
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 			_exit(126);
-		execl(bin, bin, "stop", (char *)NULL);
+		execl(bin, bin, mode, (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
 	c->out = fdopen(pfd[0], "r");
 	ck_assert_msg(wait_stop(c->pid, SIGTRAP) == 0, "'%s' did not stop at exec", bin);
+}
+
+/* Runs bin "stop" traced by us, until it stops itself in fix_inner. */
+static void child_start(const char *bin, struct child *c)
+{
+	child_exec(bin, "stop", c);
 	ck_assert_int_eq(ptrace(PTRACE_CONT, c->pid, NULL, NULL), 0);
 	ck_assert_msg(wait_stop(c->pid, SIGSTOP) == 0, "'%s' did not stop itself", bin);
 }
@@ -717,22 +724,7 @@ static void child_start(const char *bin, struct child *c)
  * the second thread's tid once it has stopped itself in fix_inner. */
 static pid_t child_start_thread(const char *bin, struct child *c)
 {
-	int pfd[2];
-	ck_assert_int_eq(pipe(pfd), 0);
-	c->pid = fork();
-	ck_assert_int_ge(c->pid, 0);
-	if (c->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-			_exit(126);
-		execl(bin, bin, "thread", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	c->out = fdopen(pfd[0], "r");
-	ck_assert_msg(wait_stop(c->pid, SIGTRAP) == 0, "'%s' did not stop at exec", bin);
+	child_exec(bin, "thread", c);
 	ck_assert_int_eq(ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)PTRACE_O_TRACECLONE), 0);
 	ck_assert_int_eq(ptrace(PTRACE_CONT, c->pid, NULL, NULL), 0);
 	/* A new thread stops once when attached, once in its raise(). */
