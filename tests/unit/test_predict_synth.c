@@ -628,7 +628,10 @@ START_TEST(bystander_writes_after_pattern)
 	ev(4, AVT_EV_READ, VB, SC + 8);
 	finish_and_join(4);
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true, .pecan = true };
-	finish_predict(&o);
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
 	size_t checked = 0;
 	for (size_t i = 0; i < ps.n; i++) {
 		const struct prediction *p = &ps.p[i];
@@ -690,7 +693,10 @@ START_TEST(order_relay)
 	finish_and_join(3);
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true, .penelope = true, .pecan = true,
 				  .order = true };
-	finish_predict(&o);
+	tr = pr_tracebuf_finish(tb);
+	tb = NULL;
+	ck_assert_ptr_nonnull(tr);
+	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
 	/* T1 from T2 and T1 from T3; T2 from T3 is T1 from T2's code again */
 	ck_assert_uint_eq(ps.n, 2);
 	uint32_t first_writer = 0;
