@@ -253,3 +253,52 @@ nthreads() {
 	events "$1" >/dev/null || exit
 	jq -r '.thread' "$1.json" | sort -u | grep -c . || true
 }
+
+# thread_events DIR THREAD: THREAD's events in order, one per line: the
+# fields of THREAD_FIELDS (a jq array, set by the test file) joined by
+# spaces.
+thread_events() {
+	need_jq
+	events "$1" >/dev/null || exit
+	jq -r --arg t "$2" "select(.thread == \$t) | $THREAD_FIELDS | join(\" \")" "$1.json" ||
+		fail "jq cannot read the dump of $1"
+}
+
+# expect_thread_events DIR THREAD EXPECTED: thread_events is EXPECTED.
+expect_thread_events() {
+	local got
+	got=$(thread_events "$1" "$2") || exit
+	[ "$got" = "$3" ] ||
+		fail "$2's events in $1: expected [$(printf '%s' "$3" | tr '\n' '|')], got [$(printf '%s' "$got" | tr '\n' '|')]"
+}
+
+# expect_bug_replays OUT SCHED THREAD SIGNAL FILE LINE FUNC REPLAY_ARGS...:
+# replaying OUT with REPLAY_ARGS (which choose the schedule SCHED) ends BUG
+# three times out of three: SIGNAL in THREAD at FILE.c:LINE (FUNC).
+expect_bug_replays() {
+	local out=$1 sched=$2 thread=$3 sig=$4 file=$5 line=$6 func=$7 i
+	shift 7
+	for i in 1 2 3; do
+		replay "$out" "$@"
+		expect_eq "$RP_STATUS" 1 "exit status of replay $i of $sched"
+		expect_match "$(cat "$out.replay")" \
+			"^BUG reproduced: $sig in $thread at $file[.]c:$line \\($func\\)" "replay $i of $sched"
+	done
+}
+
+# same_as_native NAME TIMEOUT [RECORD_OPTIONS...]: record NAME with the
+# options (avt_timed: a hang fails the test); exit status 0 and output
+# identical to the native run.
+same_as_native() {
+	local prog name=$1 limit=$2 st how
+	shift 2
+	how=${*:+ with $*}
+	prog=$(target "$name") || exit
+	"$prog" >native.out 2>&1 || fail "$name fails natively"
+	avt_timed "$limit" record -o out "$@" -- "$prog" >recorded.out 2>rec.err
+	st=$?
+	sed 's/^/  | /' rec.err >&3
+	expect_eq "$st" 0 "exit status of avtrace record$how on $name ($(tail -n 1 rec.err))"
+	cmp -s native.out recorded.out ||
+		fail "$name printed '$(head -c 200 recorded.out)' recorded$how, '$(head -c 200 native.out)' natively"
+}

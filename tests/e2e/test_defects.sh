@@ -3,19 +3,7 @@
 # the recorder or get a wrong verdict.  Each target is tiny and each test
 # takes a few seconds, also on a loaded machine.
 
-# same_as_native NAME [TIMEOUT]: record NAME (avt_timed: a hang fails the
-# test); exit status 0 and output identical to the native run.
-same_as_native() {
-	local prog
-	prog=$(target "$1") || exit
-	"$prog" >native.out 2>&1 || fail "$1 fails natively"
-	avt_timed "${2:-30}" record -o out -- "$prog" >recorded.out 2>rec.err
-	local st=$?
-	sed 's/^/  | /' rec.err >&3
-	expect_eq "$st" 0 "exit status of avtrace record on $1 ($(tail -n 1 rec.err))"
-	cmp -s native.out recorded.out ||
-		fail "$1 printed '$(head -c 200 recorded.out)' recorded, '$(head -c 200 native.out)' natively"
-}
+# same_as_native NAME TIMEOUT (lib.sh): recorded, the output is the native one.
 
 # clean_test NAME: `avtrace test` (a short exploration) on it: exit 0, no
 # report of any kind.
@@ -55,7 +43,7 @@ t_cancel_blocked_threads() {
 # nothing is blocked, no deadlock.
 # limit: 150
 t_signal_handler_in_join() {
-	same_as_native signal_join
+	same_as_native signal_join 30
 	expect_match "$(cat recorded.out)" '^handled 1$' "output"
 	clean_test signal_join
 }
@@ -64,7 +52,7 @@ t_signal_handler_in_join() {
 # EOWNERDEAD (it used to be reported "deadlocked", exit 1).
 # limit: 150
 t_robust_mutex_owner_dies() {
-	same_as_native robust_owner
+	same_as_native robust_owner 30
 	expect_match "$(cat recorded.out)" '^locker got EOWNERDEAD, main got 0, ro_count 3$' "output"
 	expect_count out acquire ro_lock 3
 	clean_test robust_owner
@@ -76,7 +64,7 @@ t_robust_mutex_owner_dies() {
 # limit: 150
 t_exec_after_thread() {
 	need_jq
-	same_as_native exec_threaded
+	same_as_native exec_threaded 30
 	avt dump -d out >dump.txt 2>&1 || fail "avtrace dump failed: $(head -n 1 dump.txt)"
 	expect_match "$(cat dump.txt)" "^# exec '.*/mutex_counter' by T0" "exec note in the trace"
 	local joins

@@ -11,44 +11,24 @@
 # explore_ok has no bug: its recorded order, and the order that breaks
 # explore_checker, replay PASS.
 #
-# replay is lib.sh's; the dump helpers below differ from test_memory.sh's
-# in the fields they show (run.sh sources one test file per test).
+# replay, thread_events and expect_bug_replays are lib.sh's; the fields
+# thread_events shows are THREAD_FIELDS below.
 
 SCHEDS="$REPO/tests/e2e/schedules"
 
 # natively (lib.sh): five runs each
 NATIVE_RUNS=5
 
-# thread_events DIR THREAD: THREAD's events in order, one per line:
-# "kind name site" (name: obj_name, else child, else "-").
-thread_events() {
-	need_jq
-	events "$1" >/dev/null || exit
-	jq -r --arg t "$2" 'select(.thread == $t)
-		| [.kind, (.obj_name // .child // "-"), (.site // "-")]
-		| join(" ")' "$1.json" || fail "jq cannot read the dump of $1"
-}
-
-# expect_thread_events DIR THREAD EXPECTED: thread_events is EXPECTED.
-expect_thread_events() {
-	local got
-	got=$(thread_events "$1" "$2") || exit
-	[ "$got" = "$3" ] ||
-		fail "$2's events in $1: expected [$(printf '%s' "$3" | tr '\n' '|')], got [$(printf '%s' "$got" | tr '\n' '|')]"
-}
+# thread_events (lib.sh): "kind name site" (name: obj_name, else child,
+# else "-").
+THREAD_FIELDS='[.kind, (.obj_name // .child // "-"), (.site // "-")]'
 
 # expect_bug OUT SCHED THREAD SIGNAL FILE LINE FUNC: the hand-written
 # schedule SCHED (--file) reproduces the failure three times out of three.
 expect_bug() {
-	local out=$1 sched=$2 i
-	expect_file "$SCHEDS/$sched.sched"
-	for i in 1 2 3; do
-		# shellcheck disable=SC2086 # BUG_REPLAY_OPTS: more replay options
-		replay "$out" --file "$SCHEDS/$sched.sched" ${BUG_REPLAY_OPTS:-}
-		expect_eq "$RP_STATUS" 1 "exit status of replay $i of $sched"
-		expect_match "$(cat "$out.replay")" \
-			"^BUG reproduced: $4 in $3 at $5[.]c:$6 \\($7\\)" "replay $i of $sched"
-	done
+	expect_file "$SCHEDS/$2.sched"
+	# shellcheck disable=SC2086 # BUG_REPLAY_OPTS: more replay options
+	expect_bug_replays "$@" --file "$SCHEDS/$2.sched" ${BUG_REPLAY_OPTS:-}
 }
 
 # expect_passes OUT ARGS...: replaying OUT with ARGS (--schedule N or

@@ -4,20 +4,6 @@
 # pthread_exit), never calls a test clean that did not run, and spreads
 # parallel runs over the CPUs.
 
-# native_vs_recorded NAME: the target's output natively and under
-# `record --stacks` must be identical, with exit status 0.
-native_vs_recorded() {
-	local prog
-	prog=$(target "$1") || exit
-	"$prog" >native.out 2>&1 || fail "$1 fails natively"
-	avt_timed 60 record -o out --stacks -- "$prog" >recorded.out 2>rec.err
-	local st=$?
-	sed 's/^/  | /' rec.err >&3
-	expect_eq "$st" 0 "exit status of $1 recorded with --stacks"
-	cmp -s native.out recorded.out ||
-		fail "$1 printed '$(head -c 200 recorded.out)' recorded with --stacks, '$(head -c 200 native.out)' natively"
-}
-
 # test_is_clean NAME: `avtrace test` on it: exit 0, no signal, no report.
 test_is_clean() {
 	local prog
@@ -31,13 +17,13 @@ test_is_clean() {
 
 # limit: 150
 t_stacks_o2_unchanged() {
-	native_vs_recorded stacks_o2
+	same_as_native stacks_o2 60 --stacks
 	test_is_clean stacks_o2
 }
 
 # limit: 150
 t_stacks_cxx_exceptions_unchanged() {
-	native_vs_recorded stacks_cxx
+	same_as_native stacks_cxx 60 --stacks
 	test_is_clean stacks_cxx
 }
 

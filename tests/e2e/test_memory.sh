@@ -12,37 +12,16 @@
 
 SCHEDS="$REPO/tests/e2e/schedules"
 
-# record_watch OUT VARS PROG [ARGS...]: `record` with --watch VARS.
+# record_watch OUT VARS PROG [ARGS...]: `record` (lib.sh) with --watch VARS.
 record_watch() {
-	local out=$1 vars=$2 prog=$3
-	shift 3
-	prog=$(target "$prog") || exit
-	rm -f "$out.json"
-	avt record -o "$out" --watch "$vars" -- "$prog" "$@" >"$out.stdout" 2>"$out.stderr"
-	REC_STATUS=$?
-	{
-		echo "  exit status $REC_STATUS; stderr:"
-		sed 's/^/  | /' "$out.stderr"
-	} >&3
+	local out=$1 vars=$2
+	shift 2
+	REC_OPTS="--watch $vars" record "$out" "$@"
 }
 
-# thread_events DIR THREAD: THREAD's events in order, one per line:
-# "kind name size site" (name: obj_name, else obj; "-" for a missing field).
-thread_events() {
-	need_jq
-	events "$1" >/dev/null || exit
-	jq -r --arg t "$2" 'select(.thread == $t)
-		| [.kind, (.obj_name // .obj // "-"), ((.size // "-") | tostring), (.site // "-")]
-		| join(" ")' "$1.json" || fail "jq cannot read the dump of $1"
-}
-
-# expect_thread_events DIR THREAD EXPECTED: thread_events is EXPECTED.
-expect_thread_events() {
-	local got
-	got=$(thread_events "$1" "$2") || exit
-	[ "$got" = "$3" ] ||
-		fail "$2's events in $1: expected [$(printf '%s' "$3" | tr '\n' '|')], got [$(printf '%s' "$got" | tr '\n' '|')]"
-}
+# thread_events (lib.sh): "kind name size site" (name: obj_name, else obj;
+# "-" for a missing field).
+THREAD_FIELDS='[.kind, (.obj_name // .obj // "-"), ((.size // "-") | tostring), (.site // "-")]'
 
 # expect_flagged DIR FLAG: every memory and atomic-block event carries FLAG
 # ("annotated" or "watched"), and there is at least one.
@@ -66,14 +45,8 @@ expect_probes() {
 # schedule SCHED, installed as schedule 1, reproduces the failure three
 # times out of three.
 expect_bug() {
-	local out=$1 sched=$2 i
-	cp "$SCHEDS/$sched.sched" "$out/schedules/0001.sched" || fail "cannot install $sched"
-	for i in 1 2 3; do
-		replay "$out" --schedule 1
-		expect_eq "$RP_STATUS" 1 "exit status of replay $i of $sched"
-		expect_match "$(cat "$out.replay")" \
-			"^BUG reproduced: $4 in $3 at $5[.]c:$6 \\($7\\)" "replay $i of $sched"
-	done
+	cp "$SCHEDS/$2.sched" "$1/schedules/0001.sched" || fail "cannot install $2"
+	expect_bug_replays "$@" --schedule 1
 }
 
 # expect_observed_passes OUT: the recorded order replays PASS.

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "trace/agent_proto.h"
+#include "unit_util.h"
 
 static struct avt_agent_hdr *region(uint32_t nslots, size_t *len)
 {
@@ -554,9 +555,5 @@ static Suite *agent_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(agent_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(agent_suite());
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tracer/bpt.h"
+#include "unit_util.h"
 
 /* "code" and "scratch" live in data: only their bytes matter here */
 static uint8_t code[4096] __attribute__((aligned(64)));
@@ -319,9 +320,5 @@ int main(void)
 	tcase_add_test(tc, table_jump_form);
 	tcase_add_test(tc, table_entry_jump_form);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

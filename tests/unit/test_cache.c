@@ -11,6 +11,7 @@
 
 #include "tracer/cache.h"
 #include "tracer/tracer.h"
+#include "unit_util.h"
 
 START_TEST(t_off_until_shared)
 {
@@ -84,10 +85,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run_opts(suite(), true);
 }

@@ -23,6 +23,7 @@
 #include "tracer/cfi.h"
 #include "tracer/elfmod.h"
 #include "tracer/ptrace_util.h"
+#include "unit_util.h"
 
 static char bin[PATH_MAX];
 
@@ -211,9 +212,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, follows_swapped_slots);
 	tcase_add_test(tc, stops_without_cfi);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

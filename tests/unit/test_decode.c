@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "decode/decode.h"
+#include "unit_util.h"
 
 #define AT 0x400000ull
 
@@ -287,9 +288,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(suite());
 }

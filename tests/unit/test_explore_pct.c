@@ -15,6 +15,7 @@
 
 #include "explore/pct.h"
 #include "trace/event.h"
+#include "unit_util.h"
 
 #define HOT 0x601040u
 #define RARE 0x601080u
@@ -819,11 +820,8 @@ END_TEST
 START_TEST(test_config_refused)
 {
 	struct xp_config c = pct(0, 2, 10);
-	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+	int quiet = unit_quiet_begin();
 
-	ck_assert_int_ge(devnull, 0);
-	fflush(stderr);
-	dup2(devnull, 2);
 	ck_assert_ptr_null(xp_run_new(&c, 1, 0));
 	c = pct(2, 2, 10);
 	c.algo = XP_PCTVB; /* nvars 0 */
@@ -833,10 +831,7 @@ START_TEST(test_config_refused)
 	ck_assert_int_eq(xp_config_check(&c), -1);
 	c.nvars_all = 0;
 	ck_assert_int_eq(xp_config_check(&c), 0);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(devnull);
+	unit_quiet_end(quiet);
 }
 END_TEST
 
@@ -929,11 +924,5 @@ static Suite *explore_pct_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(explore_pct_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(explore_pct_suite());
 }

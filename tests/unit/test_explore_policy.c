@@ -15,6 +15,7 @@
 
 #include "explore/policy_int.h"
 #include "trace/event.h"
+#include "unit_util.h"
 
 #define X 0x601040u
 #define Y 0x601080u
@@ -1020,11 +1021,5 @@ static Suite *explore_policy_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(explore_policy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(explore_policy_suite());
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "symbolizer/sym.h"
+#include "unit_util.h"
 
 static char bin[PATH_MAX];
 
@@ -215,9 +216,5 @@ int main(void)
 	tcase_add_test(tc, watched_site_same_answer);
 	tcase_add_test(tc, unreadable_is_unknown);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(su);
 }

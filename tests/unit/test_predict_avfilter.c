@@ -20,36 +20,13 @@
 
 enum { X = 0x5000, Y = 0x5008, Z = 0x5010, W = 0x5018, L = 0x1000 };
 
-static struct pr_tracebuf *tb;
 
+#define PREDICT_TEST_OWN_SITES /* one site per event */
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct prediction_set ps;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-	memset(&ps, 0, sizeof ps);
-}
-
-static void teardown(void)
-{
-	prediction_set_release(&ps);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
 
 static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj)
 {
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, 0x400 + pr_tracebuf_nevents(tb) * 8, 0);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
+	return evx(t, k, obj, 0, 0, 0x400 + pr_tracebuf_nevents(tb) * 8, 0);
 }
 
 static uint32_t rd(uint32_t t, uint64_t v)
@@ -73,15 +50,6 @@ static void spawn(void)
 static void start(uint32_t t)
 {
 	ev(t, AVT_EV_START, 0);
-}
-
-static void model(void)
-{
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
 }
 
 /* One prediction of detector det with events a, b, c and the schedule
@@ -149,7 +117,7 @@ START_TEST(case1_flag)
 	start(2);
 	uint32_t r = rd(2, Y), aj = wr(2, X);
 	ck_assert_uint_eq(w, 6);
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 3, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter(m, ps.p, ps.n), 0);
 	expect_flag(p, "case 1 (Lemma 1 (1))", "at seq 8 ");
@@ -170,7 +138,7 @@ START_TEST(case1_kept)
 	start(2);
 	rd(2, Y);
 	uint32_t aj = wr(2, X);
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 3, 2, 3, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_kept(p);
@@ -227,7 +195,7 @@ START_TEST(value_use)
 	start(2);
 	uint32_t r = rd(2, Y), aj = wr(2, X);
 	uint32_t rz = rd(0, Z), ry = rd(0, Y);
-	model();
+	finish_model();
 	noracle = nasked = 0;
 	answer(r, _i == 1, _i >= 2, _i == 2 ? Z : _i == 3 ? Y : W);
 	answer(rz, true, 0, 0);
@@ -255,7 +223,7 @@ static uint32_t case2_trace(uint32_t *ai, uint32_t *aj, uint32_t *ak)
 	uint32_t r = rd(2, Y);
 	*ak = wr(1, X);
 	*aj = wr(2, X);
-	model();
+	finish_model();
 	return r;
 }
 
@@ -292,7 +260,7 @@ static uint32_t case3_trace(uint32_t *ai, uint32_t *aj, uint32_t *ak)
 	start(2);
 	wr(2, Y);
 	*aj = wr(2, X);
-	model();
+	finish_model();
 	return r;
 }
 
@@ -339,7 +307,7 @@ static uint32_t case4_trace(uint32_t *ai, uint32_t *aj, uint32_t *ak, bool write
 	uint32_t r = rd(1, Y);
 	*ai = rd(1, X);
 	*ak = wr(1, X);
-	model();
+	finish_model();
 	return r;
 }
 
@@ -378,7 +346,7 @@ static void case5_trace(uint32_t *ai, uint32_t *aj, uint32_t *ak)
 	*ai = rd(1, X);
 	rd(1, Y);
 	*ak = wr(1, X);
-	model();
+	finish_model();
 }
 
 START_TEST(case5_flag)
@@ -416,7 +384,7 @@ START_TEST(case5_sidetrack)
 	ev(1, AVT_EV_RELEASE, L);
 	rd(1, Y);
 	uint32_t ak = ev(1, AVT_EV_ACQUIRE, L);
-	model();
+	finish_model();
 	struct prediction *p = pred("sidetrack", ai, aj, ak, 0, 3, 1, 4, 2, 4, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_flag(p, "case 5 (Lemma 2 (2))", "T1's read of 0x5008");
@@ -436,7 +404,7 @@ START_TEST(pattern_reads_never_flag)
 	uint32_t aj = wr(2, X);
 	start(1);
 	uint32_t ai = rd(1, X), ak = wr(1, X);
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 2, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_kept(p);
@@ -453,7 +421,7 @@ START_TEST(pattern_reads_never_flag_wwr)
 	start(2);
 	uint32_t aj = wr(2, X);
 	rd(2, Y); /* after a_j, it loses T1's write: the interleaved state */
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 3, 1, 2, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_kept(p);
@@ -470,7 +438,7 @@ START_TEST(pattern_reads_never_flag_later_write)
 	wr(2, X);
 	start(1);
 	uint32_t ai = rd(1, X), ak = wr(1, X);
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 2, 1, 1, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter_br(m, ps.p, ps.n, br_yes, NULL), 0);
 	expect_kept(p);
@@ -492,7 +460,7 @@ START_TEST(recorded_order_never_flags)
 	rd(2, Y);
 	wr(2, Y);
 	uint32_t aj = wr(2, X);
-	model();
+	finish_model();
 	struct prediction *p = pred("penelope", ai, aj, ak, UINT32_MAX);
 	schedule_free(p->sched);
 	p->sched = schedule_from_events(tr->ev, tr->nev);
@@ -512,7 +480,7 @@ START_TEST(deadlock_not_judged)
 	wr(1, Y);
 	start(2);
 	uint32_t r = rd(2, Y), aj = wr(2, X);
-	model();
+	finish_model();
 	struct prediction *d = pred("deadlock", ai, aj, ak, 0, 3, 1, 2, 2, 3, 1, 1, UINT32_MAX);
 	d->events[3] = r;
 	d->nevents = 4;
@@ -531,7 +499,7 @@ START_TEST(schedule_past_the_trace)
 	uint32_t ai = rd(1, X), ak = wr(1, X);
 	start(2);
 	uint32_t aj = wr(2, X);
-	model();
+	finish_model();
 	pred("penelope", ai, aj, ak, 0, 3, 1, 2, 2, 3, UINT32_MAX);
 	ck_assert_int_eq(pr_avfilter(m, ps.p, ps.n), -1);
 }
@@ -593,7 +561,7 @@ START_TEST(random_schedules_against_reference)
 			uint64_t v = rnd(2) ? X : Y;
 			acc[t - 1][na[t - 1]++] = rnd(2) ? rd(t, v) : wr(t, v);
 		}
-		model();
+		finish_model();
 		uint32_t ai = acc[0][0], ak = acc[0][n1 - 1], aj = acc[1][rnd(n2)];
 		/* T0, then random runs of T1 and T2 over prefixes of them */
 		struct prediction *p = pred("penelope", ai, aj, ak, 0, 3, UINT32_MAX);
@@ -655,5 +623,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -16,77 +16,31 @@
 
 enum { LA = 0x1000, LB = 0x1040, LC = 0x1080, LG = 0x10c0, LK = 0x1100, RW = 0x1200 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct pr_cands cs;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-}
-
-static void teardown(void)
-{
-	if (m)
-		pr_cands_release(&cs);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, site, 0);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
 
 /* Lock l at a site of its own (per lock and thread). */
-static uint32_t acq(uint32_t t, uint64_t l)
+static uint32_t lock(uint32_t t, uint64_t l)
 {
-	return ev(t, AVT_EV_ACQUIRE, l, 0x100 * t + (l & 0xfff));
+	return acq(t, l, 0x100 * t + (l & 0xfff));
 }
 
-static uint32_t rel(uint32_t t, uint64_t l)
+static uint32_t unlock(uint32_t t, uint64_t l)
 {
-	return ev(t, AVT_EV_RELEASE, l, 0x100 * t + (l & 0xfff) + 8);
-}
-
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
+	return rel(t, l, 0x100 * t + (l & 0xfff));
 }
 
 /* Thread t: lock x; lock y; unlock y; unlock x. */
 static void nest(uint32_t t, uint64_t x, uint64_t y)
 {
-	acq(t, x);
-	acq(t, y);
-	rel(t, y);
-	rel(t, x);
+	lock(t, x);
+	lock(t, y);
+	unlock(t, y);
+	unlock(t, x);
 }
 
 static void detect(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_deadlock(m, &cs), 0);
 }
@@ -95,14 +49,14 @@ START_TEST(lockorder_inversion_found)
 {
 	spawn(2);
 	start(1);
-	uint32_t h1 = acq(1, LA), r1 = acq(1, LB);
-	rel(1, LB);
-	rel(1, LA);
+	uint32_t h1 = lock(1, LA), r1 = lock(1, LB);
+	unlock(1, LB);
+	unlock(1, LA);
 	ev(1, AVT_EV_EXIT, 0, 0);
 	start(2);
-	uint32_t h2 = acq(2, LB), r2 = acq(2, LA);
-	rel(2, LA);
-	rel(2, LB);
+	uint32_t h2 = lock(2, LB), r2 = lock(2, LA);
+	unlock(2, LA);
+	unlock(2, LB);
 	ev(2, AVT_EV_EXIT, 0, 0);
 	ev(0, AVT_EV_JOIN, 1, 0x780);
 	ev(0, AVT_EV_JOIN, 2, 0x788);
@@ -148,13 +102,13 @@ START_TEST(gate_lock_pruned)
 {
 	spawn(2);
 	start(1);
-	acq(1, LG);
+	lock(1, LG);
 	nest(1, LA, LB);
-	rel(1, LG);
+	unlock(1, LG);
 	start(2);
-	acq(2, LG);
+	lock(2, LG);
 	nest(2, LB, LA);
-	rel(2, LG);
+	unlock(2, LG);
 	detect();
 	ck_assert_uint_eq(cs.n, 0);
 }
@@ -166,8 +120,8 @@ START_TEST(gate_rule_alone)
 	spawn(2);
 	start(1);
 	start(2);
-	uint32_t g1 = acq(1, LG), h1 = acq(1, LA), q1 = acq(1, LB);
-	uint32_t h2 = acq(2, LB), q2 = acq(2, LA);
+	uint32_t g1 = lock(1, LG), h1 = lock(1, LA), q1 = lock(1, LB);
+	uint32_t h2 = lock(2, LB), q2 = lock(2, LA);
 	(void)g1;
 	detect();
 	uint32_t a = pr_obj_id(m, LA), b = pr_obj_id(m, LB);
@@ -182,13 +136,13 @@ START_TEST(gate_rule_alone)
 	spawn(2);
 	start(1);
 	start(2);
-	acq(1, LG);
-	h1 = acq(1, LA);
-	q1 = acq(1, LB);
+	lock(1, LG);
+	h1 = lock(1, LA);
+	q1 = lock(1, LB);
 	/* not a valid run (T2 takes g while T1 holds it): only the rule is tested */
-	acq(2, LG);
-	h2 = acq(2, LB);
-	q2 = acq(2, LA);
+	lock(2, LG);
+	h2 = lock(2, LB);
+	q2 = lock(2, LA);
 	detect();
 	a = pr_obj_id(m, LA);
 	b = pr_obj_id(m, LB);
@@ -215,14 +169,14 @@ START_TEST(readers_pruned)
 	spawn(2);
 	start(1);
 	ev(1, AVT_EV_RD_ACQUIRE, RW, 0x180);
-	acq(1, LB);
-	rel(1, LB);
-	rel(1, RW);
+	lock(1, LB);
+	unlock(1, LB);
+	unlock(1, RW);
 	start(2);
-	acq(2, LB);
+	lock(2, LB);
 	ev(2, AVT_EV_RD_ACQUIRE, RW, 0x280);
-	rel(2, RW);
-	rel(2, LB);
+	unlock(2, RW);
+	unlock(2, LB);
 	detect();
 	ck_assert_uint_eq(cs.n, 0);
 }
@@ -253,8 +207,8 @@ static void deadlocked_run(bool note)
 	nest(1, LA, LB);
 	start(2);
 	nest(2, LB, LA);
-	acq(1, LA);
-	acq(2, LB);
+	lock(1, LA);
+	lock(2, LB);
 	if (note)
 		ck_assert_int_eq(pr_tracebuf_note(tb, "deadlock"), 0);
 	detect();
@@ -281,15 +235,15 @@ START_TEST(later_occurrence_found)
 	spawn(2);
 	start(1);
 	nest(1, LA, LB);
-	acq(1, LK);
-	rel(1, LK);
+	lock(1, LK);
+	unlock(1, LK);
 	start(2);
-	acq(2, LK);
-	rel(2, LK);
-	uint32_t h1 = acq(1, LA);
-	acq(1, LB);
-	rel(1, LB);
-	rel(1, LA);
+	lock(2, LK);
+	unlock(2, LK);
+	uint32_t h1 = lock(1, LA);
+	lock(1, LB);
+	unlock(1, LB);
+	unlock(1, LA);
 	nest(2, LB, LA);
 	detect();
 	ck_assert_uint_eq(cs.n, 1);
@@ -337,5 +291,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

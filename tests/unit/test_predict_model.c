@@ -14,47 +14,18 @@
 enum { LA = 0x1000, LB = 0x1040, LC = 0x1080, LM = 0x10c0, CV = 0x2000, SEM = 0x3000,
        BAR = 0x4000, RW = 0x5000 };
 
-static struct pr_tracebuf *tb;
 
+#define PREDICT_TEST_OWN_SITES /* one site per event */
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-}
-
-static void teardown(void)
-{
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
 
 static uint32_t ev2(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint16_t flags)
 {
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, 0, 0x100 + pr_tracebuf_nevents(tb), flags);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
+	return evx(t, k, obj, obj2, 0, 0x100 + pr_tracebuf_nevents(tb), flags);
 }
 
 static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj)
 {
 	return ev2(t, k, obj, 0, 0);
-}
-
-static void build(void)
-{
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
 }
 
 /* T0 creates T1 and T2; each takes lock LM once; T0 joins both. */
@@ -73,7 +44,7 @@ START_TEST(vc_fork_join_lock)
 	ev(2, AVT_EV_EXIT, 0);                    /* 10 */
 	uint32_t j1 = ev(0, AVT_EV_JOIN, 1);      /* 11 */
 	uint32_t j2 = ev(0, AVT_EV_JOIN, 2);      /* 12 */
-	build();
+	finish_model();
 
 	/* fork: the child starts after its create, not after the other's */
 	ck_assert_uint_eq(pr_vc_at(m, s1, 0), 2);
@@ -119,7 +90,7 @@ START_TEST(vc_cond_signal_wake)
 	ev(1, AVT_EV_ACQUIRE, LM);
 	ev2(1, AVT_EV_WAIT, CV, LM, 0);
 	uint32_t wake2 = ev2(1, AVT_EV_ACQUIRE, LM, CV, AVT_F_COND_WAKE | AVT_F_TIMED_OUT);
-	build();
+	finish_model();
 
 	ck_assert_uint_eq(m->lock[w], pr_obj_id(m, LM));
 	ck_assert_uint_eq(m->in_lock[a], w);         /* the wait released the mutex */
@@ -153,7 +124,7 @@ START_TEST(vc_barrier_sem_trylock)
 	uint32_t hold = ev(0, AVT_EV_ACQUIRE, LA);
 	uint32_t tfail = ev(1, AVT_EV_TRYLOCK_FAIL, LA);
 	uint32_t rel = ev(0, AVT_EV_RELEASE, LA);
-	build();
+	finish_model();
 
 	/* all arrivals before all returns, both ways */
 	ck_assert(pr_hb(m, y1, b0));
@@ -181,7 +152,7 @@ START_TEST(vc_rwlock_readers)
 	uint32_t r1 = ev(1, AVT_EV_RELEASE, RW);
 	uint32_t r2 = ev(2, AVT_EV_RELEASE, RW);
 	uint32_t w = ev(0, AVT_EV_WR_ACQUIRE, RW);
-	build();
+	finish_model();
 	/* a writer waits for every reader, not only the last */
 	ck_assert(pr_hb(m, r1, w) && pr_hb(m, r2, w));
 	ck_assert(m->objrw[pr_obj_id(m, RW)]);
@@ -196,7 +167,7 @@ START_TEST(vc_snapshots_shared)
 		ev(0, AVT_EV_ACQUIRE, LA);
 		ev(0, AVT_EV_RELEASE, LA);
 	}
-	build();
+	finish_model();
 	/* one thread alone never gets news from others: one clock copy */
 	ck_assert_uint_le(m->nsnap, 2);
 	ck_assert_uint_eq(pr_vc_at(m, 2000, 0), 2001);
@@ -211,12 +182,9 @@ START_TEST(model_rejects_bad_tindex)
 	tb = NULL;
 	tr->ev[1].tindex = 5;
 	/* the error message is expected: keep the suite's output clean */
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	dup2(null, 2);
+	int quiet = unit_quiet_begin();
 	m = pr_model_new(tr);
-	dup2(saved, 2);
-	close(null);
-	close(saved);
+	unit_quiet_end(quiet);
 	ck_assert_ptr_null(m);
 }
 END_TEST
@@ -232,7 +200,7 @@ START_TEST(lockset_nested_and_not)
 	uint32_t rb = ev(0, AVT_EV_RELEASE, LB);
 	uint32_t rd = ev(0, AVT_EV_RD_ACQUIRE, RW);
 	ev(0, AVT_EV_RELEASE, RW);
-	build();
+	finish_model();
 
 	ck_assert_uint_eq(pr_ls_size(m, m->ls[a]), 1);
 	ck_assert_uint_eq(pr_ls_size(m, m->ls[b]), 2);
@@ -263,7 +231,7 @@ START_TEST(lockset_conflict_modes)
 	uint32_t w1 = ev(1, AVT_EV_ACQUIRE, LA);
 	ev(1, AVT_EV_ACQUIRE, RW); /* as a writer, while T0 reads */
 	uint32_t w2 = pr_tracebuf_nevents(tb) - 1;
-	build();
+	finish_model();
 	ck_assert(!pr_ls_conflict(m, m->ls[r0], m->ls[r1]));
 	ck_assert(!pr_ls_conflict(m, m->ls[r0], m->ls[w1]));
 	ck_assert(pr_ls_conflict(m, m->ls[r0], m->ls[w2]));
@@ -279,7 +247,7 @@ START_TEST(ah_penelope_example)
 	ev(0, AVT_EV_ACQUIRE, LB);  /* l2; B: pos 3 */
 	ev(0, AVT_EV_RELEASE, LB);
 	ev(0, AVT_EV_ACQUIRE, LC);  /* l3; C: pos 5 */
-	build();
+	finish_model();
 	uint32_t l1 = pr_obj_id(m, LA), l2 = pr_obj_id(m, LB), l3 = pr_obj_id(m, LC);
 
 	ck_assert_int_eq(pr_ah_at(m, 0, 2, &ah), 0);
@@ -335,7 +303,7 @@ START_TEST(ah_compatibility)
 	ev(3, AVT_EV_ACQUIRE, LB);
 	ev(3, AVT_EV_RELEASE, LB);
 	ev(3, AVT_EV_ACQUIRE, LA);
-	build();
+	finish_model();
 	ck_assert_int_eq(pr_ah_at(m, 1, 4, &t1), 0);
 	ck_assert_int_eq(pr_ah_at(m, 2, 4, &t2), 0);
 	ck_assert_int_eq(pr_ah_at(m, 3, 4, &t3), 0);
@@ -362,7 +330,7 @@ START_TEST(cut_clock_drops_lock_edge)
 	ev(1, AVT_EV_START, 0);
 	uint32_t a = ev(1, AVT_EV_ACQUIRE, LA);
 	ev(1, AVT_EV_ACQUIRE, LB);
-	build();
+	finish_model();
 	uint32_t c[2];
 	pr_cut_clock(m, 1, 3, PR_NONE, c);
 	ck_assert_uint_eq(c[0], 4);
@@ -398,5 +366,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -22,37 +22,7 @@
 
 enum { X = 0x5000, Y = 0x5008, LA = 0x1000, LB = 0x1040 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct pr_cands cs;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-}
-
-static void teardown(void)
-{
-	if (m)
-		pr_cands_release(&cs);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, site, 0);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
 
 static uint32_t rd(uint32_t t, uint64_t v, uint64_t site)
 {
@@ -64,36 +34,21 @@ static uint32_t wr(uint32_t t, uint64_t v, uint64_t site)
 	return ev(t, AVT_EV_WRITE, v, site);
 }
 
-static void acq(uint32_t t, uint64_t l)
+/* Lock l at a site of its own (per lock). */
+static uint32_t lock(uint32_t t, uint64_t l)
 {
-	ev(t, AVT_EV_ACQUIRE, l, 0x600 + (l & 0xff));
+	return acq(t, l, 0x600 + (l & 0xff));
 }
 
-static void rel(uint32_t t, uint64_t l)
+static uint32_t unlock(uint32_t t, uint64_t l)
 {
-	ev(t, AVT_EV_RELEASE, l, 0x608 + (l & 0xff));
-}
-
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
+	return rel(t, l, 0x600 + (l & 0xff));
 }
 
 /* The trace written so far, its model and an empty candidate set. */
 static void model(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 }
 
@@ -112,19 +67,6 @@ static const struct pr_cand *find(const char *name)
 		if (cs.c[i].det == PR_DET_PECAN && !strcmp(cs.c[i].pp->name, name))
 			return &cs.c[i];
 	return NULL;
-}
-
-static const char *steps(const struct schedule *s)
-{
-	static char buf[256];
-	size_t off = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < s->nsteps && off < sizeof buf; i++)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%sT%u:%u", i ? " " : "",
-					s->steps[i].thread, s->steps[i].count);
-	if (s->has_free && off < sizeof buf)
-		snprintf(buf + off, sizeof buf - off, " free");
-	return buf;
 }
 
 static const char *synth(const struct pr_cand *c)
@@ -160,13 +102,13 @@ END_TEST
 START_TEST(race_same_lock)
 {
 	spawn(1);
-	acq(0, LA);
+	lock(0, LA);
 	wr(0, X, 0x400);
-	rel(0, LA);
+	unlock(0, LA);
 	start(1);
-	acq(1, LA);
+	lock(1, LA);
 	rd(1, X, 0x480);
-	rel(1, LA);
+	unlock(1, LA);
 	detect();
 	ck_assert_uint_eq(cs.n, 0);
 }
@@ -221,19 +163,19 @@ START_TEST(atomic_set)
 {
 	spawn(2);
 	start(1);
-	acq(1, LA);
+	lock(1, LA);
 	uint32_t wx = wr(1, X, 0x400);
-	rel(1, LA);
-	acq(1, LB);
+	unlock(1, LA);
+	lock(1, LB);
 	uint32_t wy = wr(1, Y, 0x410);
-	rel(1, LB);
+	unlock(1, LB);
 	start(2);
-	acq(2, LA);
+	lock(2, LA);
 	uint32_t rx = rd(2, X, 0x500);
-	rel(2, LA);
-	acq(2, LB);
+	unlock(2, LA);
+	lock(2, LB);
 	uint32_t ry = rd(2, Y, 0x510);
-	rel(2, LB);
+	unlock(2, LB);
 	detect();
 	const struct pr_cand *c = find("atomic-set-8");
 	ck_assert_ptr_nonnull(c);
@@ -317,9 +259,9 @@ START_TEST(patterns_together_as_alone)
 		else if (r == 1)
 			ev(t, AVT_EV_END, 0, 0x3f8);
 		else if (r == 2)
-			acq(t, LA);
+			lock(t, LA);
 		else if (r == 3)
-			rel(t, LA);
+			unlock(t, LA);
 		else
 			ev(t, r % 2 ? AVT_EV_READ : AVT_EV_WRITE, v, site);
 	}
@@ -413,11 +355,11 @@ START_TEST(figure4_dependents_move)
 	wr(2, X, 0x500);
 	ev(2, AVT_EV_EXIT, 0, 0);
 	start(1);
-	acq(1, LA);
-	acq(1, LB);
+	lock(1, LA);
+	lock(1, LB);
 	rd(1, X, 0x400);
-	rel(1, LB);
-	rel(1, LA);
+	unlock(1, LB);
+	unlock(1, LA);
 	detect();
 	const struct pr_cand *c = find("race-RW");
 	ck_assert_ptr_nonnull(c);
@@ -433,15 +375,15 @@ START_TEST(figure5_outermost_lock_moves)
 {
 	spawn(2);
 	start(1);
-	acq(1, LA);
-	acq(1, LB);
+	lock(1, LA);
+	lock(1, LB);
 	uint32_t r = rd(1, X, 0x400);
-	rel(1, LB);
-	rel(1, LA);
+	unlock(1, LB);
+	unlock(1, LA);
 	start(2);
-	acq(2, LA);
+	lock(2, LA);
 	wr(2, Y, 0x510);
-	rel(2, LA);
+	unlock(2, LA);
 	uint32_t w = wr(2, X, 0x500);
 	detect();
 	const struct pr_cand *c = find("race-WR");
@@ -459,40 +401,33 @@ END_TEST
 /* ---- pattern files ---- */
 
 /* Runs parse with stderr captured into err. */
-static int parse_capture(struct pr_patterns *ps, const char *text, char *err, size_t len)
+static int parse_capture(struct pr_patterns *pats, const char *text, char *err, size_t len)
 {
-	FILE *f = tmpfile();
-	ck_assert_ptr_nonnull(f);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fileno(f), 2);
-	int rc = pr_patterns_parse(ps, text, "p.txt");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(f);
-	size_t n = fread(err, 1, len - 1, f);
-	err[n] = 0;
-	fclose(f);
+	struct unit_capture c;
+	unit_capture_start(&c);
+	int rc = pr_patterns_parse(pats, text, "p.txt");
+	char *out = unit_capture_stop(&c);
+	snprintf(err, len, "%s", out);
+	free(out);
 	return rc;
 }
 
 START_TEST(pattern_parse_valid)
 {
-	struct pr_patterns ps = { NULL, 0, 0 };
+	struct pr_patterns pats = { NULL, 0, 0 };
 	char err[512];
-	ck_assert_int_eq(parse_capture(&ps, "# torn\n\ntorn: w t1 x u1, r t2 x u2, r t2 y u2, w t1 y u1\n"
+	ck_assert_int_eq(parse_capture(&pats, "# torn\n\ntorn: w t1 x u1, r t2 x u2, r t2 y u2, w t1 y u1\n"
 				    "mine consecutive: r t1 v a, w t2 v b  # a race\n", err, sizeof err), 0);
-	ck_assert_uint_eq(ps.n, 2);
-	ck_assert_str_eq(ps.p[0].name, "torn");
-	ck_assert_uint_eq(ps.p[0].n, 4);
-	ck_assert_uint_eq(ps.p[0].nthr, 2);
-	ck_assert_uint_eq(ps.p[0].nvar, 2);
-	ck_assert(ps.p[0].ev[3].write && ps.p[0].ev[3].thr == 0 && ps.p[0].ev[3].var == 1);
-	ck_assert(ps.p[1].consecutive);
+	ck_assert_uint_eq(pats.n, 2);
+	ck_assert_str_eq(pats.p[0].name, "torn");
+	ck_assert_uint_eq(pats.p[0].n, 4);
+	ck_assert_uint_eq(pats.p[0].nthr, 2);
+	ck_assert_uint_eq(pats.p[0].nvar, 2);
+	ck_assert(pats.p[0].ev[3].write && pats.p[0].ev[3].thr == 0 && pats.p[0].ev[3].var == 1);
+	ck_assert(pats.p[1].consecutive);
 	/* the built-ins parse in the same grammar */
 	ck_assert_uint_eq(pr_builtin_patterns()->n, 15);
-	pr_patterns_release(&ps);
+	pr_patterns_release(&pats);
 }
 END_TEST
 
@@ -512,12 +447,12 @@ START_TEST(pattern_parse_errors)
 		{ "j: r t1 x u1, w t2 x u2\nj: r t1 x u1, w t2 x u2\n", "p.txt:2: pattern 'j' defined twice" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct pr_patterns ps = { NULL, 0, 0 };
+		struct pr_patterns pats = { NULL, 0, 0 };
 		char err[512];
-		ck_assert_int_eq(parse_capture(&ps, bad[i].text, err, sizeof err), -1);
-		ck_assert_uint_eq(ps.n, 0);
+		ck_assert_int_eq(parse_capture(&pats, bad[i].text, err, sizeof err), -1);
+		ck_assert_uint_eq(pats.n, 0);
 		ck_assert_msg(strstr(err, bad[i].msg), "error '%s' lacks '%s'", err, bad[i].msg);
-		pr_patterns_release(&ps);
+		pr_patterns_release(&pats);
 	}
 }
 END_TEST
@@ -525,18 +460,18 @@ END_TEST
 /* A user pattern is searched like a built-in. */
 START_TEST(user_pattern_found)
 {
-	struct pr_patterns ps = { NULL, 0, 0 };
-	ck_assert_int_eq(pr_patterns_parse(&ps, "stale: r t1 x a, w t2 x b\n", "p.txt"), 0);
+	struct pr_patterns pats = { NULL, 0, 0 };
+	ck_assert_int_eq(pr_patterns_parse(&pats, "stale: r t1 x a, w t2 x b\n", "p.txt"), 0);
 	spawn(1);
 	wr(0, X, 0x400);
 	start(1);
 	rd(1, X, 0x480);
 	model();
-	const struct pr_patterns *pp = &ps;
+	const struct pr_patterns *pp = &pats;
 	ck_assert_int_eq(pr_pecan(m, &cs, &pp, 1), 0);
 	ck_assert_uint_eq(cs.n, 1);
 	ck_assert_str_eq(cs.c[0].pp->name, "stale");
-	pr_patterns_release(&ps);
+	pr_patterns_release(&pats);
 }
 END_TEST
 
@@ -621,5 +556,5 @@ int main(void)
 	tcase_add_test(p, pattern_parse_errors);
 	tcase_add_test(p, rank_variables_then_threads);
 	suite_add_tcase(s, p);
-	return predict_test_run(s);
+	return unit_run(s);
 }

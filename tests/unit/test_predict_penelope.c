@@ -24,44 +24,7 @@ enum { X = 0x5000, Y = 0x5008, LM = 0x1000, LA = 0x1040, LB = 0x1080, CV = 0x200
 /* sites: T1's first and second access, the other thread's, a lock's */
 enum { SA = 0x400, SB = 0x480, SC = 0x500, SL = 0x600, SD = 0x540 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct pr_cands cs;
-static struct prediction_set ps;
-static uint16_t aflags; /* flags of the accesses: 0 or AVT_F_WATCHED */
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	m = NULL;
-	memset(&cs, 0, sizeof cs);
-	memset(&ps, 0, sizeof ps);
-	aflags = 0;
-}
-
-static void teardown(void)
-{
-	if (m)
-		pr_cands_release(&cs);
-	prediction_set_release(&ps);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	uint16_t fl = k == AVT_EV_READ || k == AVT_EV_WRITE ? aflags : 0;
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, 0, 0, site, fl);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
 
 static uint32_t rd(uint32_t t, uint64_t site)
 {
@@ -79,27 +42,15 @@ static uint32_t acc(uint32_t t, char k, uint64_t site)
 	return k == 'W' ? wr(t, site) : rd(t, site);
 }
 
-static uint32_t acq(uint32_t t, uint64_t l)
+/* Lock l at the lock site SL. */
+static uint32_t lock(uint32_t t, uint64_t l)
 {
-	return ev(t, AVT_EV_ACQUIRE, l, SL);
+	return acq(t, l, SL);
 }
 
-static uint32_t rel(uint32_t t, uint64_t l)
+static uint32_t unlock(uint32_t t, uint64_t l)
 {
-	return ev(t, AVT_EV_RELEASE, l, SL + 8);
-}
-
-/* T0 starts and creates T1 .. Tn. */
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
+	return rel(t, l, SL);
 }
 
 static void finish(uint32_t t)
@@ -107,14 +58,9 @@ static void finish(uint32_t t)
 	ev(t, AVT_EV_EXIT, 0, 0);
 }
 
-/* Stack of event seq: depth frames as (off, inv) pairs, innermost first. */
 static void detect(void)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_penelope(m, &cs, NULL), 0);
 }
@@ -123,10 +69,7 @@ static void detect(void)
 static void predict(void)
 {
 	struct predict_opts o = { .penelope = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 static const struct pr_cand *find(enum pr_pattern p, uint32_t e1, uint32_t f, uint32_t e2)
@@ -136,20 +79,6 @@ static const struct pr_cand *find(enum pr_pattern p, uint32_t e1, uint32_t f, ui
 		    cs.c[i].ev[2] == e2)
 			return &cs.c[i];
 	return NULL;
-}
-
-/* The steps of a schedule as "T0:3 T1:2 ... free". */
-static const char *steps(const struct schedule *s)
-{
-	static char buf[256];
-	size_t off = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < s->nsteps && off < sizeof buf; i++)
-		off += (size_t)snprintf(buf + off, sizeof buf - off, "%sT%u:%u", i ? " " : "",
-					s->steps[i].thread, s->steps[i].count);
-	if (s->has_free && off < sizeof buf)
-		snprintf(buf + off, sizeof buf - off, " free");
-	return buf;
 }
 
 static const struct {
@@ -218,21 +147,21 @@ START_TEST(pattern_lock_protected_not_found)
 		spawn(2);
 		if (before) {
 			start(2);
-			acq(2, LM);
+			lock(2, LM);
 			acc(2, patterns[_i].f, SC);
-			rel(2, LM);
+			unlock(2, LM);
 		}
 		start(1);
-		acq(1, LM);
+		lock(1, LM);
 		acc(1, patterns[_i].e1, SA);
 		acc(1, patterns[_i].e2, SB);
-		rel(1, LM);
+		unlock(1, LM);
 		finish(1);
 		if (!before) {
 			start(2);
-			acq(2, LM);
+			lock(2, LM);
 			acc(2, patterns[_i].f, SC);
-			rel(2, LM);
+			unlock(2, LM);
 		}
 		finish(2);
 		detect();
@@ -270,17 +199,17 @@ START_TEST(lock_edges_do_not_order)
 {
 	spawn(2);
 	start(1);
-	acq(1, LM);
+	lock(1, LM);
 	uint32_t e1 = rd(1, SA);
-	uint32_t r = rel(1, LM);
-	acq(1, LM);
+	uint32_t r = unlock(1, LM);
+	lock(1, LM);
 	uint32_t e2 = rd(1, SB);
-	rel(1, LM);
+	unlock(1, LM);
 	finish(1);
 	start(2);
-	acq(2, LM);
+	lock(2, LM);
 	uint32_t f = wr(2, SC);
-	rel(2, LM);
+	unlock(2, LM);
 	finish(2);
 	detect();
 	ck_assert_uint_eq(cs.n, 1);
@@ -295,20 +224,20 @@ START_TEST(ordered_by_signal_not_found)
 {
 	spawn(2);
 	start(2);
-	acq(2, LM);
+	lock(2, LM);
 	/* a wait releases the mutex in obj2 */
 	ck_assert(pr_tracebuf_event(tb, 2, AVT_EV_WAIT, CV, LM, 0, SL + 0x10, 0) != UINT64_MAX);
 	start(1);
 	rd(1, SA);
 	rd(1, SB);
-	acq(1, LM);
+	lock(1, LM);
 	ev(1, AVT_EV_SIGNAL, CV, SL + 0x20);
-	rel(1, LM);
+	unlock(1, LM);
 	finish(1);
 	uint64_t s = pr_tracebuf_event(tb, 2, AVT_EV_ACQUIRE, LM, CV, 0, SL + 0x10, AVT_F_COND_WAKE);
 	ck_assert(s != UINT64_MAX);
 	wr(2, SC);
-	rel(2, LM);
+	unlock(2, LM);
 	finish(2);
 	detect();
 	ck_assert_uint_eq(cs.n, 0);
@@ -322,19 +251,19 @@ START_TEST(incompatible_histories_not_found)
 {
 	spawn(2);
 	start(1);
-	acq(1, LA);
-	acq(1, LB);
-	rel(1, LB);
+	lock(1, LA);
+	lock(1, LB);
+	unlock(1, LB);
 	rd(1, SA);
 	rd(1, SB);
-	rel(1, LA);
+	unlock(1, LA);
 	finish(1);
 	start(2);
-	acq(2, LB);
-	acq(2, LA);
-	rel(2, LA);
+	lock(2, LB);
+	lock(2, LA);
+	unlock(2, LA);
 	wr(2, SC);
-	rel(2, LB);
+	unlock(2, LB);
 	finish(2);
 	detect();
 	ck_assert_uint_eq(cs.n, 0);
@@ -346,17 +275,17 @@ START_TEST(compatible_histories_found)
 {
 	spawn(2);
 	start(1);
-	acq(1, LA);
-	acq(1, LB);
-	rel(1, LB);
+	lock(1, LA);
+	lock(1, LB);
+	unlock(1, LB);
 	uint32_t e1 = rd(1, SA);
 	uint32_t e2 = rd(1, SB);
-	rel(1, LA);
+	unlock(1, LA);
 	finish(1);
 	start(2);
-	acq(2, LB);
+	lock(2, LB);
 	uint32_t f = wr(2, SC);
-	rel(2, LB);
+	unlock(2, LB);
 	finish(2);
 	detect();
 	ck_assert_uint_eq(cs.n, 1);
@@ -511,13 +440,13 @@ START_TEST(far_culprit_within_drop_limit)
 	uint32_t e2 = wr(1, SB);
 	ev(1, AVT_EV_END, 0, SD + 8);
 	for (uint32_t r = 0; r < 65; r++) {
-		acq(2, LA);
-		rel(2, LA);
+		lock(2, LA);
+		unlock(2, LA);
 	}
 	for (uint32_t r = 0; r < n; r++)
 		for (uint32_t t = 1; t <= 2; t++) {
-			acq(t, LM);
-			rel(t, LM);
+			lock(t, LM);
+			unlock(t, LM);
 		}
 	uint32_t f = wr(2, SC);
 	detect();
@@ -564,17 +493,17 @@ START_TEST(schedule_locked_culprit)
 {
 	spawn(2);
 	start(1);
-	acq(1, LM);
+	lock(1, LM);
 	rd(1, SA);
-	rel(1, LM);
-	acq(1, LM);
+	unlock(1, LM);
+	lock(1, LM);
 	rd(1, SB);
-	rel(1, LM);
+	unlock(1, LM);
 	finish(1);
 	start(2);
-	acq(2, LM);
+	lock(2, LM);
 	wr(2, SC);
-	rel(2, LM);
+	unlock(2, LM);
 	finish(2);
 	predict();
 	ck_assert_uint_eq(ps.n, 1);
@@ -592,18 +521,18 @@ START_TEST(schedule_parks_before_a_request)
 {
 	spawn(2);
 	start(1);
-	acq(1, LM);
+	lock(1, LM);
 	rd(1, SA);
-	rel(1, LM);
+	unlock(1, LM);
 	ck_assert(pr_tracebuf_event(tb, 1, AVT_EV_READ, Y, 0, 0, SD, AVT_F_WATCHED) != UINT64_MAX);
-	acq(1, LM);
+	lock(1, LM);
 	rd(1, SB);
-	rel(1, LM);
+	unlock(1, LM);
 	finish(1);
 	start(2);
-	acq(2, LM);
+	lock(2, LM);
 	wr(2, SC);
-	rel(2, LM);
+	unlock(2, LM);
 	finish(2);
 	predict();
 	ck_assert_uint_eq(ps.n, 1);
@@ -619,7 +548,7 @@ END_TEST
  * T2's own read of a new value): run free. */
 START_TEST(schedule_ends_at_culprit_when_a_read_changes)
 {
-	aflags = (uint16_t)(_i ? AVT_F_WATCHED : 0);
+	access_flags = (uint16_t)(_i ? AVT_F_WATCHED : 0);
 	spawn(2);
 	start(1);
 	rd(1, SA);
@@ -655,20 +584,20 @@ START_TEST(schedule_when_no_schedule_keeps_reads)
 {
 	spawn(2);
 	start(1);
-	acq(1, LM);
+	lock(1, LM);
 	rd(1, SA);
-	rel(1, LM);
-	acq(1, LM);
+	unlock(1, LM);
+	lock(1, LM);
 	wr(1, SB);
-	rel(1, LM);
+	unlock(1, LM);
 	finish(1);
 	start(2);
-	acq(2, LM);
+	lock(2, LM);
 	rd(2, SA);
-	rel(2, LM);
-	acq(2, LM);
+	unlock(2, LM);
+	lock(2, LM);
 	wr(2, SB);
-	rel(2, LM);
+	unlock(2, LM);
 	finish(2);
 	predict();
 	ck_assert_uint_eq(ps.n, 1);
@@ -780,5 +709,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -6,7 +6,6 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,90 +20,28 @@
 enum { LM = 0x1000, LA = 0x1080, LB = 0x10c0, LR = 0x1100, CV1 = 0x2000, CV2 = 0x2040 };
 enum { SA = 0x400, SB = 0x480, SC = 0x500 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct prediction_set ps;
 static char dir[64];
 
-static void setup(void)
+/* dir: where a test wrote files, removed after it */
+static void setup_dir(void)
 {
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	memset(&ps, 0, sizeof ps);
+	setup();
 	dir[0] = 0;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *f)
+static void teardown_dir(void)
 {
-	(void)st, (void)type, (void)f;
-	return remove(p);
-}
-
-static void teardown(void)
-{
-	prediction_set_release(&ps);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
+	teardown();
 	if (dir[0])
-		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-static uint32_t evx(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint64_t site,
-		    uint16_t flags)
-{
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, 0, site, flags);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	return evx(t, k, obj, 0, site, 0);
-}
-
-static void acq(uint32_t t, uint64_t l, uint64_t site)
-{
-	ev(t, AVT_EV_ACQUIRE, l, site);
-}
-
-static void rel(uint32_t t, uint64_t l, uint64_t site)
-{
-	ev(t, AVT_EV_RELEASE, l, site + 8);
-}
-
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
-}
-
-static void finish_and_join(uint32_t n)
-{
-	for (uint32_t t = 1; t <= n; t++)
-		ev(t, AVT_EV_EXIT, 0, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_JOIN, t, 0x780);
-	ev(0, AVT_EV_EXIT, 0, 0);
+		unit_remove_tree(dir);
 }
 
 static void run_opts(bool sidetrack, bool deadlocks, unsigned max)
 {
 	struct predict_opts o = { .max_predictions = max, .deadlocks = deadlocks,
 				  .sidetrack = sidetrack };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 static void run(void)
@@ -116,7 +53,7 @@ static void run(void)
  * inversion between T3 and T4 (and T5, a three-thread cycle). */
 static void mixed_trace(void)
 {
-	spawn(5);
+	spawn_step(5, 0);
 	start(1);
 	acq(1, LM, SA);
 	rel(1, LM, SA);
@@ -140,7 +77,7 @@ static void mixed_trace(void)
 	acq(5, LA, 0x690);
 	rel(5, LA, 0x690);
 	rel(5, LR, 0x680);
-	finish_and_join(5);
+	finish_and_join_step(5, 0);
 }
 
 START_TEST(rank_fewer_threads_first)
@@ -166,7 +103,7 @@ END_TEST
 /* Two check-then-acts on two locks; the second needs more switches. */
 START_TEST(rank_fewer_switches_first)
 {
-	spawn(3);
+	spawn_step(3, 0);
 	start(3);
 	acq(3, LA, 0x600);   /* a section T1 depends on, run before */
 	rel(3, LA, 0x600);
@@ -186,7 +123,7 @@ START_TEST(rank_fewer_switches_first)
 	rel(2, LB, SC);
 	ev(3, AVT_EV_ACQUIRE, LM, SC + 0x40);
 	ev(3, AVT_EV_RELEASE, LM, SC + 0x48);
-	finish_and_join(3);
+	finish_and_join_step(3, 0);
 	run();
 	ck_assert_uint_ge(ps.n, 2);
 	for (size_t i = 1; i < ps.n; i++) {
@@ -240,7 +177,7 @@ END_TEST
 
 START_TEST(loop_copies_one_prediction)
 {
-	spawn(2);
+	spawn_step(2, 0);
 	start(1);
 	for (int i = 0; i < 500; i++) {
 		acq(1, LM, SA);
@@ -253,7 +190,7 @@ START_TEST(loop_copies_one_prediction)
 		acq(2, LM, SC);
 		rel(2, LM, SC);
 	}
-	finish_and_join(2);
+	finish_and_join_step(2, 0);
 	run();
 	/* 1000 windows ((A, B), and (B, A) across iterations), all before T2
 	 * runs: one after-window prediction */
@@ -265,7 +202,7 @@ END_TEST
 /* tests/targets/mutex_counter.c as recorded: 4 workers, 50 increments. */
 START_TEST(mutex_counter_nothing)
 {
-	spawn(4);
+	spawn_step(4, 0);
 	for (uint32_t t = 1; t <= 4; t++) {
 		start(t);
 		for (int i = 0; i < 50; i++) {
@@ -273,7 +210,7 @@ START_TEST(mutex_counter_nothing)
 			rel(t, LM, SA);
 		}
 	}
-	finish_and_join(4);
+	finish_and_join_step(4, 0);
 	run();
 	ck_assert_uint_eq(ps.n, 0);
 }
@@ -283,17 +220,17 @@ END_TEST
  * signals, waits when full or empty, finish with a broadcast. */
 START_TEST(condvar_nothing)
 {
-	spawn(2);
+	spawn_step(2, 0);
 	start(1);
 	start(2);
 	for (int i = 0; i < 20; i++) {
 		acq(1, LM, 0x100);                        /* put */
 		if (i % 5 == 4) {
-			evx(1, AVT_EV_WAIT, CV2, LM, 0x110, 0);
+			evx(1, AVT_EV_WAIT, CV2, LM, 0, 0x110, 0);
 			acq(2, LM, 0x200);                /* get */
 			ev(2, AVT_EV_SIGNAL, CV2, 0x210);
 			rel(2, LM, 0x218);
-			evx(1, AVT_EV_ACQUIRE, LM, CV2, 0x110, AVT_F_COND_WAKE);
+			evx(1, AVT_EV_ACQUIRE, LM, CV2, 0, 0x110, AVT_F_COND_WAKE);
 		}
 		ev(1, AVT_EV_SIGNAL, CV1, 0x120);
 		rel(1, LM, 0x128);
@@ -308,7 +245,7 @@ START_TEST(condvar_nothing)
 	}
 	acq(2, LM, 0x200);                                /* the last look */
 	rel(2, LM, 0x230);
-	finish_and_join(2);
+	finish_and_join_step(2, 0);
 	run();
 	ck_assert_uint_eq(ps.n, 0);
 }
@@ -318,7 +255,7 @@ END_TEST
  * and add results under another lock. */
 START_TEST(workqueue_nothing)
 {
-	spawn(3);
+	spawn_step(3, 0);
 	for (int j = 0; j < 12; j++) {
 		acq(0, LM, 0x100);                        /* submit */
 		ev(0, AVT_EV_SIGNAL, CV1, 0x110);
@@ -339,7 +276,7 @@ START_TEST(workqueue_nothing)
 		acq(w, LM, 0x200);
 		rel(w, LM, 0x230);
 	}
-	finish_and_join(3);
+	finish_and_join_step(3, 0);
 	run();
 	ck_assert_uint_eq(ps.n, 0);
 }
@@ -459,12 +396,9 @@ START_TEST(write_fails_cleanly)
 {
 	mixed_trace();
 	run();
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	dup2(null, 2);
+	int quiet = unit_quiet_begin();
 	int rc = predict_write(&ps, tr, "/nonexistent/dir");
-	dup2(saved, 2);
-	close(null);
-	close(saved);
+	unit_quiet_end(quiet);
 	ck_assert_int_eq(rc, -1);
 }
 END_TEST
@@ -485,12 +419,9 @@ START_TEST(empty_and_bad_traces)
 	tr = pr_tracebuf_finish(tb);
 	tb = NULL;
 	tr->ev[1].thread = 0x7fffffff; /* corrupt */
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	dup2(null, 2);
+	int quiet = unit_quiet_begin();
 	int rc = predict_run(tr, &o, &ps);
-	dup2(saved, 2);
-	close(null);
-	close(saved);
+	unit_quiet_end(quiet);
 	ck_assert_int_eq(rc, -1);
 	ck_assert_uint_eq(ps.n, 0);
 	ck_assert_ptr_null(ps.p);
@@ -559,13 +490,10 @@ END_TEST
 
 START_TEST(synthetic_rejects_bad_args)
 {
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	dup2(null, 2);
+	int quiet = unit_quiet_begin();
 	struct trace *t1 = predict_synthetic_trace(1000, 1, 16, 1);
 	struct trace *t2 = predict_synthetic_trace(1000, 4, 2, 1);
-	dup2(saved, 2);
-	close(null);
-	close(saved);
+	unit_quiet_end(quiet);
 	ck_assert_ptr_null(t1);
 	ck_assert_ptr_null(t2);
 }
@@ -575,7 +503,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_run");
 	TCase *r = tcase_create("run");
-	tcase_add_checked_fixture(r, setup, teardown);
+	tcase_add_checked_fixture(r, setup_dir, teardown_dir);
 	tcase_add_test(r, rank_fewer_threads_first);
 	tcase_add_test(r, rank_fewer_switches_first);
 	tcase_add_test(r, rank_order_keys);
@@ -587,13 +515,13 @@ static Suite *suite(void)
 	tcase_add_test(r, empty_and_bad_traces);
 	suite_add_tcase(s, r);
 	TCase *w = tcase_create("write");
-	tcase_add_checked_fixture(w, setup, teardown);
+	tcase_add_checked_fixture(w, setup_dir, teardown_dir);
 	tcase_add_test(w, write_json_and_schedules);
 	tcase_add_test(w, write_creates_schedules_dir);
 	tcase_add_test(w, write_fails_cleanly);
 	suite_add_tcase(s, w);
 	TCase *g = tcase_create("synthetic");
-	tcase_add_checked_fixture(g, setup, teardown);
+	tcase_add_checked_fixture(g, setup_dir, teardown_dir);
 	tcase_add_test(g, synthetic_well_formed);
 	tcase_add_test(g, synthetic_has_both_kinds);
 	tcase_add_test(g, synthetic_rejects_bad_args);
@@ -603,5 +531,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -18,78 +18,18 @@ enum { LM = 0x1000, LN = 0x1040, LK = 0x1080, RW = 0x1100, CV = 0x2000 };
 /* sites: the check, the act, another thread's critical section */
 enum { SA = 0x400, SB = 0x480, SC = 0x500, SR = 0x600 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct pr_model *m;
-static struct pr_cands cs;
 
-static void setup(void)
+/* Module 1: a library other than the program. */
+static void setup_two_modules(void)
 {
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
+	setup();
 	ck_assert_int_eq(pr_tracebuf_module(tb, 1, "/lib/libother.so"), 0);
-	tr = NULL;
-	m = NULL;
-	cs.c = NULL;
-	cs.tab = NULL;
 }
 
-static void teardown(void)
-{
-	if (m)
-		pr_cands_release(&cs);
-	pr_model_free(m);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
-
-static uint32_t evx(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint16_t mod,
-		    uint64_t site, uint16_t flags)
-{
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, mod, site, flags);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	return evx(t, k, obj, 0, 0, site, 0);
-}
-
-static uint32_t acq(uint32_t t, uint64_t l, uint64_t site)
-{
-	return ev(t, AVT_EV_ACQUIRE, l, site);
-}
-
-static uint32_t rel(uint32_t t, uint64_t l, uint64_t site)
-{
-	return ev(t, AVT_EV_RELEASE, l, site + 8);
-}
-
-/* T0 starts and creates T1 .. Tn. */
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
-}
-
-/* Stack of event seq: depth frames as (off, inv) pairs, innermost first. */
 static void detect_with(const struct predict_opts *o)
 {
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	m = pr_model_new(tr);
-	ck_assert_ptr_nonnull(m);
+	finish_model();
 	pr_cands_init(&cs, m);
 	ck_assert_int_eq(pr_sidetrack(m, &cs, o), 0);
 }
@@ -597,7 +537,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_sidetrack");
 	TCase *r = tcase_create("rules");
-	tcase_add_checked_fixture(r, setup, teardown);
+	tcase_add_checked_fixture(r, setup_two_modules, teardown);
 	tcase_add_test(r, after_window);
 	tcase_add_test(r, before_window);
 	tcase_add_test(r, in_window);
@@ -610,7 +550,7 @@ static Suite *suite(void)
 	tcase_add_test(r, atomic_undeclared_function_is_not);
 	suite_add_tcase(s, r);
 	TCase *x = tcase_create("transactions");
-	tcase_add_checked_fixture(x, setup, teardown);
+	tcase_add_checked_fixture(x, setup_two_modules, teardown);
 	tcase_add_test(x, cond_wait_ends_transaction);
 	tcase_add_test(x, signal_ends_transaction);
 	tcase_add_test(x, module_change_ends_transaction);
@@ -619,7 +559,7 @@ static Suite *suite(void)
 	tcase_add_test(x, explicit_block);
 	suite_add_tcase(s, x);
 	TCase *st = tcase_create("stacks");
-	tcase_add_checked_fixture(st, setup, teardown);
+	tcase_add_checked_fixture(st, setup_two_modules, teardown);
 	tcase_add_test(st, stacks_direct_in_thread_function);
 	tcase_add_test(st, stacks_loop_in_caller);
 	tcase_add_test(st, stacks_loop_below_body);
@@ -632,5 +572,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -19,79 +19,12 @@
 enum { LM = 0x1000, LN = 0x1040, LA = 0x1080, LB = 0x10c0, LZ = 0x1100, CV = 0x2000 };
 enum { SA = 0x400, SB = 0x480, SC = 0x500 };
 
-static struct pr_tracebuf *tb;
-
 #include "predict_test.h"
-static struct trace *tr;
-static struct prediction_set ps;
-
-static void setup(void)
-{
-	tb = pr_tracebuf_new();
-	ck_assert_ptr_nonnull(tb);
-	ck_assert_int_eq(pr_tracebuf_module(tb, 0, "/bin/app"), 0);
-	tr = NULL;
-	memset(&ps, 0, sizeof ps);
-}
-
-static void teardown(void)
-{
-	prediction_set_release(&ps);
-	trace_free(tr);
-	pr_tracebuf_free(tb);
-}
-
-static uint32_t evx(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t obj2, uint64_t site,
-		    uint16_t flags)
-{
-	uint64_t s = pr_tracebuf_event(tb, t, k, obj, obj2, 0, site, flags);
-	ck_assert(s != UINT64_MAX);
-	return (uint32_t)s;
-}
-
-static uint32_t ev(uint32_t t, enum avt_kind k, uint64_t obj, uint64_t site)
-{
-	return evx(t, k, obj, 0, site, 0);
-}
-
-static uint32_t acq(uint32_t t, uint64_t l, uint64_t site)
-{
-	return ev(t, AVT_EV_ACQUIRE, l, site);
-}
-
-static uint32_t rel(uint32_t t, uint64_t l, uint64_t site)
-{
-	return ev(t, AVT_EV_RELEASE, l, site + 8);
-}
-
-static void spawn(uint32_t n)
-{
-	ev(0, AVT_EV_START, UINT32_MAX, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_CREATE, t, 0x700 + t * 8);
-}
-
-static void start(uint32_t t)
-{
-	ev(t, AVT_EV_START, 0, 0);
-}
-
-static void finish_and_join(uint32_t n)
-{
-	for (uint32_t t = 1; t <= n; t++)
-		ev(t, AVT_EV_EXIT, 0, 0);
-	for (uint32_t t = 1; t <= n; t++)
-		ev(0, AVT_EV_JOIN, t, 0x780 + t * 8);
-	ev(0, AVT_EV_EXIT, 0, 0);
-}
 
 static void predict(void)
 {
 	struct predict_opts o = { .deadlocks = true, .sidetrack = true };
-	tr = pr_tracebuf_finish(tb);
-	tb = NULL;
-	ck_assert_ptr_nonnull(tr);
-	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	finish_predict(&o);
 }
 
 /* ---- the replay-rule simulator ---- */
@@ -548,12 +481,12 @@ START_TEST(cond_edges_respected)
 	spawn(3);
 	start(2);
 	acq(2, LM, 0x300);
-	evx(2, AVT_EV_WAIT, CV, LM, 0x310, 0);
+	evx(2, AVT_EV_WAIT, CV, LM, 0, 0x310, 0);
 	start(3);
 	acq(3, LM, 0x320);
 	ev(3, AVT_EV_SIGNAL, CV, 0x330);
 	rel(3, LM, 0x320);
-	evx(2, AVT_EV_ACQUIRE, LM, CV, 0x310, AVT_F_COND_WAKE);
+	evx(2, AVT_EV_ACQUIRE, LM, CV, 0, 0x310, AVT_F_COND_WAKE);
 	rel(2, LM, 0x340);
 	acq(2, LM, SC);
 	rel(2, LM, SC);
@@ -827,5 +760,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

@@ -18,6 +18,7 @@
 #include "trace/schedule.h"
 #include "tracer/ptrace_util.h"
 #include "tracer/tracer_int.h"
+#include "unit_util.h"
 
 /* ---- round robin */
 
@@ -216,9 +217,5 @@ static Suite *sched_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sched_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(sched_suite());
 }

@@ -4,7 +4,6 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,66 +12,14 @@
 
 #include "trace/event.h"
 #include "trace/schedule.h"
+#include "unit_util.h"
 
-/* Every test gets its own directory inside one per run, which main()
- * removes with all in it, also after failed tests (whose fixtures do not
- * tear down). */
-static char suitedir[64];
-static char tmpdir[96];
 static char path[160];
 
 static void setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/XXXXXX", suitedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(path, sizeof(path), "%s/0007.sched", tmpdir);
-}
-
-static int remove_entry(const char *p, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	(void)st, (void)type, (void)ftw;
-	return remove(p);
-}
-
-static void remove_tree(const char *dir)
-{
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-/* avt_error() output of the code under test goes to a file, so the check
- * can see it and the suite's output stays clean. */
-static int saved_stderr = -1;
-static char errpath[160];
-
-static void capture_stderr(void)
-{
-	int fd;
-
-	snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmpdir);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 2);
-	close(fd);
-}
-
-/* Restores stderr and returns what was written to it (caller frees). */
-static char *captured_stderr(void)
-{
-	FILE *fp;
-	char *buf = calloc(1, 4096);
-
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	fp = fopen(errpath, "r");
-	ck_assert_ptr_nonnull(fp);
-	if (fread(buf, 1, 4095, fp) == 0)
-		buf[0] = '\0';
-	fclose(fp);
-	return buf;
+	unit_tmpdir_new();
+	snprintf(path, sizeof(path), "%s/0007.sched", unit_tmpdir);
 }
 
 static void write_text(const char *text)
@@ -207,12 +154,13 @@ START_TEST(test_write_fails)
 	struct schedule *s = schedule_new();
 
 	char want[256];
+	struct unit_capture cap;
 	char *msg;
 
-	snprintf(path, sizeof(path), "%s/no-dir/0001.sched", tmpdir);
-	capture_stderr();
+	snprintf(path, sizeof(path), "%s/no-dir/0001.sched", unit_tmpdir);
+	unit_capture_start(&cap);
 	ck_assert_int_eq(schedule_write(s, path), -1);
-	msg = captured_stderr();
+	msg = unit_capture_stop(&cap);
 	snprintf(want, sizeof(want), "avtrace: cannot write schedule '%s': No such "
 		 "file or directory\n", path);
 	ck_assert_str_eq(msg, want);
@@ -220,12 +168,12 @@ START_TEST(test_write_fails)
 	ck_assert_int_eq(access(path, F_OK), -1);
 
 	/* A zero-count step would be written but unreadable. */
-	snprintf(path, sizeof(path), "%s/0001.sched", tmpdir);
+	snprintf(path, sizeof(path), "%s/0001.sched", unit_tmpdir);
 	s->steps = calloc(1, sizeof(*s->steps));
 	s->nsteps = 1;
-	capture_stderr();
+	unit_capture_start(&cap);
 	ck_assert_int_eq(schedule_write(s, path), -1);
-	msg = captured_stderr();
+	msg = unit_capture_stop(&cap);
 	ck_assert_pstr_eq(strstr(msg, "step 1 has no events"), "step 1 has no events\n");
 	free(msg);
 	ck_assert_int_eq(access(path, F_OK), -1);
@@ -238,13 +186,14 @@ START_TEST(test_write_fp_fails)
 {
 	struct schedule *s = build_example();
 	FILE *fp = fopen("/dev/full", "w");
+	struct unit_capture cap;
 	char *msg;
 
 	if (!fp)
 		return; /* no /dev/full in this container: nothing to test */
-	capture_stderr();
+	unit_capture_start(&cap);
 	ck_assert_int_eq(schedule_write_fp(s, fp), -1);
-	msg = captured_stderr();
+	msg = unit_capture_stop(&cap);
 	ck_assert_str_eq(msg, "avtrace: cannot write schedule: No space left on device\n");
 	free(msg);
 	fclose(fp);
@@ -305,7 +254,7 @@ START_TEST(test_nonexistent)
 {
 	char err[512] = "";
 
-	snprintf(path, sizeof(path), "%s/none.sched", tmpdir);
+	snprintf(path, sizeof(path), "%s/none.sched", unit_tmpdir);
 	ck_assert_ptr_null(schedule_read(path, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "cannot open '") && strstr(err, path) &&
 		      strstr(err, "No such file or directory"), "'%s'", err);
@@ -491,18 +440,5 @@ static Suite *schedule_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	strcpy(suitedir, "/tmp/avt_test_sched_XXXXXX");
-	if (!mkdtemp(suitedir)) {
-		perror("mkdtemp");
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(schedule_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	remove_tree(suitedir);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run_in_dir(schedule_suite(), "/tmp/avt_test_sched_XXXXXX");
 }

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "decode/stub.h"
+#include "unit_util.h"
 
 #define B_VAL 0x10000ull       /* rbx */
 #define I_VAL 0x30ull          /* r12 */
@@ -113,7 +114,7 @@ static void run(const struct dec_insn *in, int rv)
 	ck_assert_uint_eq(after[10], rv ? 2 : 1);
 }
 
-static struct dec_insn access(int8_t base, int8_t index, uint8_t scale, int64_t disp)
+static struct dec_insn mem_access(int8_t base, int8_t index, uint8_t scale, int64_t disp)
 {
 	struct dec_insn in;
 	memset(&in, 0, sizeof in);
@@ -126,7 +127,7 @@ static struct dec_insn access(int8_t base, int8_t index, uint8_t scale, int64_t 
 
 START_TEST(t_base_index)
 {
-	struct dec_insn in = access(DEC_RBX, DEC_R12, 4, -8);
+	struct dec_insn in = mem_access(DEC_RBX, DEC_R12, 4, -8);
 	run(&in, 0);
 	ck_assert_uint_eq(got_ea, B_VAL + 4 * I_VAL - 8);
 	run(&in, 1);
@@ -136,7 +137,7 @@ END_TEST
 
 START_TEST(t_r13_base_no_index)
 {
-	struct dec_insn in = access(DEC_R13, DEC_NOREG, 1, 0);
+	struct dec_insn in = mem_access(DEC_R13, DEC_NOREG, 1, 0);
 	run(&in, 0);
 	ck_assert_uint_eq(got_ea, C_VAL);
 }
@@ -144,7 +145,7 @@ END_TEST
 
 START_TEST(t_no_base)
 {
-	struct dec_insn in = access(DEC_NOREG, DEC_R12, 8, 0x1000);
+	struct dec_insn in = mem_access(DEC_NOREG, DEC_R12, 8, 0x1000);
 	run(&in, 0);
 	ck_assert_uint_eq(got_ea, 8 * I_VAL + 0x1000);
 }
@@ -152,7 +153,7 @@ END_TEST
 
 START_TEST(t_rsp_based)
 {
-	struct dec_insn in = access(DEC_RSP, DEC_NOREG, 1, 24);
+	struct dec_insn in = mem_access(DEC_RSP, DEC_NOREG, 1, 24);
 	run(&in, 1);
 	ck_assert_uint_eq(got_ea, before_rsp - 8 + 24);
 }
@@ -160,7 +161,7 @@ END_TEST
 
 START_TEST(t_rip_relative)
 {
-	struct dec_insn in = access(DEC_RIP, DEC_NOREG, 1, 0x20);
+	struct dec_insn in = mem_access(DEC_RIP, DEC_NOREG, 1, 0x20);
 	in.mem[0].rip_target = 0x123456789abcull;
 	run(&in, 0);
 	ck_assert_uint_eq(got_ea, 0x123456789abcull);
@@ -170,20 +171,20 @@ END_TEST
 START_TEST(t_unsupported)
 {
 	uint8_t out[STUB_SIZE];
-	struct dec_insn in = access(DEC_RBX, DEC_NOREG, 1, 0);
+	struct dec_insn in = mem_access(DEC_RBX, DEC_NOREG, 1, 0);
 	in.mem[0].seg = DEC_SEG_FS;
 	ck_assert(!stub_supported(&in));
-	in = access(DEC_RBX, DEC_NOREG, 1, 0);
+	in = mem_access(DEC_RBX, DEC_NOREG, 1, 0);
 	in.mem[0].flags = DEC_F_CAS;
 	ck_assert(!stub_supported(&in));
-	in = access(DEC_RSI, DEC_NOREG, 1, 0);
+	in = mem_access(DEC_RSI, DEC_NOREG, 1, 0);
 	in.mem[0].flags = DEC_F_REP | DEC_F_STRING;
 	ck_assert(!stub_supported(&in));
-	in = access(DEC_RBX, DEC_NOREG, 1, 0);
+	in = mem_access(DEC_RBX, DEC_NOREG, 1, 0);
 	in.nmem = 2;
 	ck_assert(!stub_supported(&in));
 	/* a landing pad out of rel32 reach */
-	in = access(DEC_RBX, DEC_NOREG, 1, 0);
+	in = mem_access(DEC_RBX, DEC_NOREG, 1, 0);
 	ck_assert_uint_eq(stub_encode(out, 0x1000, &in, 0, 0, 0x1000 + (1ull << 33), 0x1000), 0);
 	ck_assert_uint_le(stub_encode(out, 0x1000, &in, 0, 0, 0x2000, 0x3000), STUB_SIZE);
 }
@@ -217,9 +218,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(suite());
 }

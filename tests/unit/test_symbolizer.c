@@ -28,6 +28,7 @@
 
 #include "symbolizer/sym.h"
 #include "tests/unit/fixtures/sym_fix.h"
+#include "unit_util.h"
 
 #define PIE_BASE 0x555555554000ull
 #define PTRACE_TIMEOUT_MS 10000
@@ -143,37 +144,6 @@ static int ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 	return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* ---- stderr capture (warnings) ---------------------------------------- */
-
-struct capture {
-	int saved;
-	FILE *tmp;
-};
-
-static void capture_start(struct capture *c)
-{
-	fflush(stderr);
-	c->saved = dup(2);
-	c->tmp = tmpfile();
-	ck_assert(c->saved >= 0 && c->tmp);
-	dup2(fileno(c->tmp), 2);
-}
-
-/* Restores stderr; returns what was written (caller frees). */
-static char *capture_stop(struct capture *c)
-{
-	fflush(stderr);
-	dup2(c->saved, 2);
-	close(c->saved);
-	long n = ftell(c->tmp);
-	char *buf = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-	rewind(c->tmp);
-	if (n > 0 && fread(buf, 1, (size_t)n, c->tmp) != (size_t)n)
-		buf[0] = '\0';
-	fclose(c->tmp);
-	return buf;
 }
 
 static int count_substr(const char *hay, const char *needle)
@@ -396,8 +366,8 @@ START_TEST(test_var_lookup)
 		ck_assert_uint_eq(size, cases[i].size);
 	}
 	/* a failed lookup says why through sym_error(), and prints nothing */
-	struct capture c;
-	capture_start(&c);
+	struct unit_capture c;
+	unit_capture_start(&c);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint64_t addr, size;
 		ck_assert_msg(sym_var_lookup(s, bad[i], &addr, &size) < 0, "'%s' resolved", bad[i]);
@@ -405,7 +375,7 @@ START_TEST(test_var_lookup)
 			      sym_error(s));
 		ck_assert_ptr_nonnull(strstr(sym_error(s), bad[i]));
 	}
-	char *err = capture_stop(&c);
+	char *err = unit_capture_stop(&c);
 	ck_assert_str_eq(err, "");
 	free(err);
 	sym_free(s);
@@ -437,10 +407,10 @@ START_TEST(test_nodebug)
 	ck_assert_int_eq(sym_var_lookup(s, "tbl", &addr, &size), 0);
 	ck_assert_uint_eq(addr, var_addr(&v, "tbl", 0));
 	ck_assert_uint_eq(size, sizeof(tbl));
-	struct capture c;
-	capture_start(&c);
+	struct unit_capture c;
+	unit_capture_start(&c);
 	ck_assert_int_lt(sym_var_lookup(s, "tbl[1]", &addr, &size), 0);
-	free(capture_stop(&c));
+	free(unit_capture_stop(&c));
 	sym_free(s);
 }
 END_TEST
@@ -463,11 +433,11 @@ START_TEST(test_stripped)
 		ck_assert_str_eq(sym_site_str(s, 0, off, 0, buf, sizeof(buf)), want);
 	}
 	ck_assert_ptr_null(sym_var_name(s, var_addr(&v, "srv", 8), buf, sizeof(buf)));
-	struct capture c;
+	struct unit_capture c;
 	uint64_t addr, vsize;
-	capture_start(&c);
+	unit_capture_start(&c);
 	ck_assert_int_lt(sym_var_lookup(s, "srv", &addr, &vsize), 0);
-	free(capture_stop(&c));
+	free(unit_capture_stop(&c));
 	sym_free(s);
 }
 END_TEST
@@ -497,11 +467,11 @@ START_TEST(test_build_id_match)
 	size_t n = file_build_id(path, bid);
 	struct sym *s = sym_new();
 	ck_assert_int_eq(sym_add_module(s, 3, path, 0, 0x1000, 0x100000, bid, n), 0);
-	struct capture c;
-	capture_start(&c);
+	struct unit_capture c;
+	unit_capture_start(&c);
 	struct sym_loc loc;
 	sym_site(s, 3, symval(path, "fix_inner"), 0, &loc);
-	char *err = capture_stop(&c);
+	char *err = unit_capture_stop(&c);
 	ck_assert_str_eq(err, "");
 	free(err);
 	ck_assert_pstr_eq(loc.func, "fix_inner");
@@ -520,15 +490,15 @@ START_TEST(test_build_id_mismatch)
 	uint64_t f = symval(path, "fix_inner"), g = symval(path, "fix_outer");
 	char buf[128], want[128], warn[PATH_MAX + 64];
 	struct sym_loc loc;
-	struct capture c;
-	capture_start(&c);
+	struct unit_capture c;
+	unit_capture_start(&c);
 	ck_assert_int_eq(sym_site(s, 3, f, 0, &loc), 0);
 	ck_assert_ptr_null(loc.func);
 	ck_assert_ptr_null(loc.file);
 	snprintf(want, sizeof(want), "sym_O0_pie+0x%" PRIx64, g);
 	ck_assert_str_eq(sym_site_str(s, 3, g, 1, buf, sizeof(buf)), want);
 	ck_assert_ptr_null(sym_var_name(s, symval(path, "srv"), buf, sizeof(buf)));
-	char *err = capture_stop(&c);
+	char *err = unit_capture_stop(&c);
 	snprintf(warn, sizeof(warn), "avtrace: warning: build-id of '%s' differs", path);
 	ck_assert_msg(count_substr(err, warn) == 1 && count_substr(err, "\n") == 1,
 		      "want one warning naming the file, got: %s", err);
@@ -543,12 +513,12 @@ START_TEST(test_missing_file)
 	ck_assert_int_eq(sym_add_module(s, 0, "/nonexistent/libgone.so", 0x7000, 0x7000, 0x9000,
 					NULL, 0), 0);
 	char buf[64];
-	struct capture c;
-	capture_start(&c);
+	struct unit_capture c;
+	unit_capture_start(&c);
 	ck_assert_str_eq(sym_site_str(s, 0, 0x1234, 0, buf, sizeof(buf)), "libgone.so+0x1234");
 	ck_assert_str_eq(sym_site_str(s, 0, 0x1238, 1, buf, sizeof(buf)), "libgone.so+0x1238");
 	ck_assert_ptr_null(sym_var_name(s, 0x8000, buf, sizeof(buf)));
-	char *err = capture_stop(&c);
+	char *err = unit_capture_stop(&c);
 	ck_assert_int_eq(count_substr(err, "'/nonexistent/libgone.so'"), 1);
 	free(err);
 	sym_free(s);
@@ -561,14 +531,14 @@ START_TEST(test_module_table)
 {
 	struct sym *s = sym_new();
 	const char *a = bin_path("sym_O0_pie"), *b = bin_path("libsymfix.so");
-	struct capture c;
+	struct unit_capture c;
 	ck_assert_int_eq(sym_add_module(s, 2, a, 0x10000, 0x10000, 0x20000, NULL, 0), 0);
 	ck_assert_int_eq(sym_add_module(s, 0, b, 0x40000, 0x40000, 0x50000, NULL, 0), 0);
-	capture_start(&c);
+	unit_capture_start(&c);
 	ck_assert_int_lt(sym_add_module(s, 2, b, 0x60000, 0x60000, 0x70000, NULL, 0), 0);
 	ck_assert_int_lt(sym_add_module(s, 5, b, 0x60000, 0x60000, 0x60000, NULL, 0), 0);
 	ck_assert_int_lt(sym_add_module(s, SYM_MOD_NONE, b, 0x60000, 0x60000, 0x70000, NULL, 0), 0);
-	free(capture_stop(&c));
+	free(unit_capture_stop(&c));
 
 	ck_assert_uint_eq(sym_module_count(s), 2);
 	struct sym_module_info mi;
@@ -718,8 +688,9 @@ static int wait_stop(pid_t pid, int sig)
 	return wait_timeout(pid, &st) == 0 && WIFSTOPPED(st) && WSTOPSIG(st) == sig ? 0 : -1;
 }
 
-/* Runs bin "stop" traced by us, until it stops itself in fix_inner. */
-static void child_start(const char *bin, struct child *c)
+/* Runs bin in mode ("stop" or "thread") traced by us, until its exec stop;
+ * its stdout is c->out. */
+static void child_exec(const char *bin, const char *mode, struct child *c)
 {
 	int pfd[2];
 	ck_assert_int_eq(pipe(pfd), 0);
@@ -733,12 +704,18 @@ static void child_start(const char *bin, struct child *c)
 		close(pfd[0]);
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 			_exit(126);
-		execl(bin, bin, "stop", (char *)NULL);
+		execl(bin, bin, mode, (char *)NULL);
 		_exit(127);
 	}
 	close(pfd[1]);
 	c->out = fdopen(pfd[0], "r");
 	ck_assert_msg(wait_stop(c->pid, SIGTRAP) == 0, "'%s' did not stop at exec", bin);
+}
+
+/* Runs bin "stop" traced by us, until it stops itself in fix_inner. */
+static void child_start(const char *bin, struct child *c)
+{
+	child_exec(bin, "stop", c);
 	ck_assert_int_eq(ptrace(PTRACE_CONT, c->pid, NULL, NULL), 0);
 	ck_assert_msg(wait_stop(c->pid, SIGSTOP) == 0, "'%s' did not stop itself", bin);
 }
@@ -747,22 +724,7 @@ static void child_start(const char *bin, struct child *c)
  * the second thread's tid once it has stopped itself in fix_inner. */
 static pid_t child_start_thread(const char *bin, struct child *c)
 {
-	int pfd[2];
-	ck_assert_int_eq(pipe(pfd), 0);
-	c->pid = fork();
-	ck_assert_int_ge(c->pid, 0);
-	if (c->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-			_exit(126);
-		execl(bin, bin, "thread", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	c->out = fdopen(pfd[0], "r");
-	ck_assert_msg(wait_stop(c->pid, SIGTRAP) == 0, "'%s' did not stop at exec", bin);
+	child_exec(bin, "thread", c);
 	ck_assert_int_eq(ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)PTRACE_O_TRACECLONE), 0);
 	ck_assert_int_eq(ptrace(PTRACE_CONT, c->pid, NULL, NULL), 0);
 	/* A new thread stops once when attached, once in its raise(). */
@@ -934,11 +896,11 @@ START_TEST(test_backtrace_not_traced)
 {
 	struct sym *s = sym_new();
 	uint64_t pcs[8];
-	struct capture c;
+	struct unit_capture c;
 	ck_assert_int_eq(sym_set_unwinder(s, bt_cases[_i].unwinder), 0);
-	capture_start(&c);
+	unit_capture_start(&c);
 	int n = sym_backtrace(s, 1, 1, pcs, 8);
-	free(capture_stop(&c));
+	free(unit_capture_stop(&c));
 	ck_assert_int_lt(n, 0);
 	sym_free(s);
 }
@@ -955,11 +917,11 @@ START_TEST(test_unwinder_choice)
 	s = sym_new();
 	ck_assert_str_eq(sym_unwinder_name(s), "dwfl");
 	sym_free(s);
-	struct capture c;
+	struct unit_capture c;
 	setenv("AVTRACE_UNWINDER", "nope", 1);
-	capture_start(&c);
+	unit_capture_start(&c);
 	s = sym_new();
-	char *err = capture_stop(&c);
+	char *err = unit_capture_stop(&c);
 	ck_assert_str_eq(sym_unwinder_name(s), "libunwind");
 	ck_assert_int_eq(count_substr(err, "'nope'"), 1);
 	free(err);
@@ -1066,9 +1028,5 @@ int main(void)
 	int with_ptrace = ptrace_works(why, sizeof(why));
 	if (!with_ptrace)
 		printf("test_symbolizer: skipping backtrace tests: ptrace not permitted (%s)\n", why);
-	SRunner *sr = srunner_create(symbolizer_suite(with_ptrace));
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(symbolizer_suite(with_ptrace));
 }

@@ -5,7 +5,6 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,66 +13,14 @@
 
 #include "trace/event.h"
 #include "trace/trace.h"
+#include "unit_util.h"
 
-/* Every test gets its own directory inside one per run, which main()
- * removes with all in it, also after failed tests (whose fixtures do not
- * tear down). */
-static char suitedir[64];
-static char tmpdir[96];
 static char path[160];
 
 static void setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/XXXXXX", suitedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(path, sizeof(path), "%s/trace.avt", tmpdir);
-}
-
-static int remove_entry(const char *p, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	(void)st, (void)type, (void)ftw;
-	return remove(p);
-}
-
-static void remove_tree(const char *dir)
-{
-	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-/* avt_error() output of the code under test goes to a file, so the check
- * can see it and the suite's output stays clean. */
-static int saved_stderr = -1;
-static char errpath[160];
-
-static void capture_stderr(void)
-{
-	int fd;
-
-	snprintf(errpath, sizeof(errpath), "%s/stderr.txt", tmpdir);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 2);
-	close(fd);
-}
-
-/* Restores stderr and returns what was written to it (caller frees). */
-static char *captured_stderr(void)
-{
-	FILE *fp;
-	char *buf = calloc(1, 4096);
-
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	fp = fopen(errpath, "r");
-	ck_assert_ptr_nonnull(fp);
-	if (fread(buf, 1, 4095, fp) == 0)
-		buf[0] = '\0';
-	fclose(fp);
-	return buf;
+	unit_tmpdir_new();
+	snprintf(path, sizeof(path), "%s/trace.avt", unit_tmpdir);
 }
 
 static void write_bytes(const char *p, const void *data, size_t n)
@@ -437,7 +384,7 @@ END_TEST
 
 START_TEST(test_nonexistent)
 {
-	snprintf(path, sizeof(path), "%s/no-such.avt", tmpdir);
+	snprintf(path, sizeof(path), "%s/no-such.avt", unit_tmpdir);
 	read_fails("cannot open '");
 	read_fails("': No such file or directory");
 }
@@ -512,7 +459,7 @@ START_TEST(test_writer_open_fails)
 {
 	char err[512] = "";
 
-	snprintf(path, sizeof(path), "%s/missing-dir/trace.avt", tmpdir);
+	snprintf(path, sizeof(path), "%s/missing-dir/trace.avt", unit_tmpdir);
 	ck_assert_ptr_null(trace_writer_open(path, err, sizeof(err)));
 	ck_assert_msg(strstr(err, path) && strstr(err, "No such file or directory"),
 		      "'%s'", err);
@@ -526,12 +473,13 @@ START_TEST(test_write_fails)
 	struct trace_writer *w;
 	struct avt_event ev = make_event(0);
 	int failed_at = -1;
+	struct unit_capture cap;
 	char *msg;
 
 	w = trace_writer_open("/dev/full", err, sizeof(err));
 	if (!w)
 		return; /* no /dev/full in this container: nothing to test */
-	capture_stderr();
+	unit_capture_start(&cap);
 	for (int i = 0; i < 3000 && failed_at < 0; i++)
 		if (trace_write_event(w, &ev) < 0)
 			failed_at = i;
@@ -539,7 +487,7 @@ START_TEST(test_write_fails)
 	ck_assert_int_gt(failed_at, 1000);
 	ck_assert_int_eq(trace_write_note(w, "x"), -1);
 	ck_assert_int_eq(trace_writer_close(w), -1);
-	msg = captured_stderr();
+	msg = unit_capture_stop(&cap);
 	ck_assert_str_eq(msg, "avtrace: cannot write trace '/dev/full': No space "
 			 "left on device\n");
 	free(msg);
@@ -623,18 +571,5 @@ static Suite *trace_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	strcpy(suitedir, "/tmp/avt_test_trace_XXXXXX");
-	if (!mkdtemp(suitedir)) {
-		perror("mkdtemp");
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(trace_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	remove_tree(suitedir);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run_in_dir(trace_suite(), "/tmp/avt_test_trace_XXXXXX");
 }

@@ -25,37 +25,22 @@
 #include "trace/meta.h"
 #include "trace/schedule.h"
 #include "trace/trace.h"
+#include "unit_util.h"
 
 #define FIXDIR "tests/unit/fixtures/untrusted"
 #define CORPUS "tests/fuzz/corpus"
 
 static char tmpdir[64];
 
-/* avt_error() output goes to a file, read back by stop_capture(). */
-static int saved_stderr = -1;
-static char errpath[128];
-
-static void start_capture(void)
-{
-	snprintf(errpath, sizeof errpath, "%s/stderr.txt", tmpdir);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 2);
-	close(fd);
-}
+/* avt_error() output, captured from unit_capture_start(&cap) on and
+ * copied to buf by stop_capture(). */
+static struct unit_capture cap;
 
 static void stop_capture(char *buf, size_t len)
 {
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	FILE *f = fopen(errpath, "r");
-	ck_assert_ptr_nonnull(f);
-	size_t n = fread(buf, 1, len - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	char *text = unit_capture_stop(&cap);
+	snprintf(buf, len, "%s", text);
+	free(text);
 }
 
 /* The fixtures and seeds are traces of version 1, whose records later
@@ -106,7 +91,7 @@ static char *read_any(const char *path, char *err, size_t len)
 	}
 	ck_assert_str_eq(ext, ".pat");
 	struct pr_patterns ps = { 0 };
-	start_capture();
+	unit_capture_start(&cap);
 	int rc = pr_patterns_load(&ps, path);
 	stop_capture(err, len);
 	pr_patterns_release(&ps);
@@ -269,7 +254,7 @@ START_TEST(test_predict_corrupt_seq)
 				  .pecan = true };
 	struct prediction_set set;
 	/* the recording has predictions: the detectors do reach the events */
-	start_capture();
+	unit_capture_start(&cap);
 	ck_assert_int_eq(predict_run(t, &o, &set), 0);
 	stop_capture(out, sizeof out);
 	ck_assert_uint_ge(set.n, 1);
@@ -277,7 +262,7 @@ START_TEST(test_predict_corrupt_seq)
 	for (size_t i = 0; i < t->nev; i++) {
 		uint64_t seq = t->ev[i].seq;
 		t->ev[i].seq = 0x40000000;
-		start_capture();
+		unit_capture_start(&cap);
 		int rc = predict_run(t, &o, &set);
 		stop_capture(out, sizeof out);
 		ck_assert_int_eq(rc, -1);
@@ -337,10 +322,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	unit_remove_tree(tmpdir);
 }
 
 static Suite *untrusted_suite(void)
@@ -362,9 +344,5 @@ static Suite *untrusted_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(untrusted_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(untrusted_suite());
 }
