@@ -38,7 +38,7 @@ $(LIB): $(LIB_OBJ)
 %.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-avtrace: cli/main.o $(wildcard cli/*.c) $(LIB)
+avtrace: cli/main.o $(wildcard cli/*.c cli/*.h) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$(wildcard cli/*.c)) $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
 # The in-process agent (agent/, docs/agent.md): preloaded into the target,
@@ -133,4 +133,4 @@ clean:
 	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
 
 .PHONY: repeat all check unit e2e e2e-ptrace real install clean targets demo
--include $(LIB_OBJ:.o=.d) cli/main.d
+-include $(LIB_OBJ:.o=.d) cli/main.d $(UNIT_BIN:=.d)
