@@ -189,6 +189,16 @@ static void print_report(struct names *n, const struct replay *rp, const struct 
 	}
 }
 
+/* The last line of a bug's report: the command that re-enacts it (an
+ * exploration's report names its run's directory, schedule 0). */
+static void print_replay_cmd(const struct replay_opts *o)
+{
+	if (o->sched_path)
+		printf("  replay: avtrace replay -d %s --file %s\n", o->dir, o->sched_path);
+	else
+		printf("  replay: avtrace replay -d %s --schedule %u\n", o->dir, o->schedule);
+}
+
 static int outcome_status(enum replay_outcome o)
 {
 	switch (o) {
@@ -312,6 +322,8 @@ int cmd_replay(int argc, char **argv)
 		else
 			snprintf(label, sizeof label, "schedule %u", o.schedule);
 		print_report(&n, rp, &res, label);
+		if (res.outcome == RO_BUG || res.outcome == RO_DEADLOCK)
+			print_replay_cmd(&o);
 	}
 	if (res.gdb_pid)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
