@@ -56,3 +56,42 @@ t_explore_report_carries_replay_command() {
 		"the exploration report's replay command"
 	every_report_replays out
 }
+
+# sarif_validate FILE...: as in test_sarif.sh (the validator exits 0 even
+# on errors, so its own SARIF output is read).
+sarif_validate() {
+	local n
+	command -v sarif-multitool >/dev/null 2>&1 ||
+		skip "sarif-multitool is not installed (npm install -g @microsoft/sarif-multitool, or scripts/setup --test)"
+	echo "+ sarif-multitool validate -o validation.sarif $*" >&3
+	rm -f validation.sarif
+	timeout 180 sarif-multitool validate -o validation.sarif "$@" >validation.out 2>&1 ||
+		fail "sarif-multitool failed: $(tail -n 3 validation.out)"
+	sed 's/^/  | /' validation.out >&3
+	[ -s validation.sarif ] || fail "sarif-multitool wrote no output: $(tail -n 3 validation.out)"
+	n=$(jq '[.runs[].results[]?] | length' validation.sarif) || fail "cannot read the validator's output"
+	[ "$n" -eq 0 ] || fail "the validator found $n problems: $(grep -E ': (error|warning) ' validation.out | head -n 3)"
+}
+
+# An out-of-tree build (`cd build && cc ../src/bank.c`): the debug
+# information names build/../src/bank.c.  Tested from the top directory
+# (the file is under SRCROOT: src/bank.c) and from a directory beside it
+# (an absolute file URI, where the validator rejected the '..': SARIF1002);
+# both logs validate.
+t_sarif_out_of_tree_build() {
+	need_jq
+	local l_assert top=$PWD
+	l_assert=$(marker_line "$REPO/examples/bank.c" "/* ASSERT LINE */") || exit
+	mkdir -p src build elsewhere && cp "$REPO/examples/bank.c" src/ || fail "cannot copy bank.c"
+	(cd build && cc -std=gnu11 -O0 -g -pthread -o bank ../src/bank.c) || fail "cannot build bank out of tree"
+	avt_timed 120 test -q -o out --no-explore --sarif top.sarif -- build/bank 1000 >test.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test on bank"
+	(cd elsewhere && avt_timed 120 test -q -o out --no-explore --sarif "$top/beside.sarif" -- ../build/bank 1000) >test2.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test on bank from elsewhere/"
+	expect_eq "$(jq -r '.runs[0].results[0].locations[0].physicalLocation | "\(.artifactLocation.uriBaseId) \(.artifactLocation.uri):\(.region.startLine)"' top.sarif)" \
+		"SRCROOT src/bank.c:$l_assert" "the failure location"
+	expect_eq "$(jq -r '.runs[0].results[0].locations[0].physicalLocation | "\(.artifactLocation.uri):\(.region.startLine)"' beside.sarif)" \
+		"file://$top/src/bank.c:$l_assert" "the failure location (from elsewhere/)"
+	expect_no_match "$(jq -r '.. | .uri? // empty' top.sarif beside.sarif)" '(^|/)\.\.?(/|$)' "the SARIF's URIs"
+	sarif_validate top.sarif beside.sarif
+}
