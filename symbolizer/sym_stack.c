@@ -123,7 +123,7 @@ const char *sym_stack_name(struct sym *s, unsigned mod, uint64_t off, uint64_t e
 		}
 	}
 	Dwarf_Addr cubias;
-	Dwarf_Die *cu = reg >= 0 ? dwfl_module_addrdie(m->dm, pc, &cubias) : NULL;
+	Dwarf_Die *cu = reg >= 0 ? sym_mod_addrdie(m, pc, &cubias) : NULL;
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, pc - cubias, &scopes) : 0;
 	/* the frame: the innermost subprogram (inlined code lives in it) */

@@ -95,3 +95,33 @@ t_sarif_out_of_tree_build() {
 	expect_no_match "$(jq -r '.. | .uri? // empty' top.sarif beside.sarif)" '(^|/)\.\.?(/|$)' "the SARIF's URIs"
 	sarif_validate top.sarif beside.sarif
 }
+
+# A clang-built program (clang -g -O0: no .debug_aranges): every line of
+# its report names clang_bank.c:LINE, never clang_bank+0xOFF (but for the
+# C runtime's _start, past main in the backtrace, which has no DWARF).
+t_clang_report_has_source_lines() {
+	local prog src=$SRC/clang/clang_bank.c l_assert l_read l_write r
+	[ -x "$TARGETS/clang_bank" ] || skip "clang_bank is not built (no clang)"
+	prog=$TARGETS/clang_bank
+	readelf -S "$prog" | grep -q debug_aranges && fail "clang_bank has .debug_aranges: the test tests nothing"
+	l_assert=$(marker_line "$src" "/* ASSERT LINE */") || exit
+	l_read=$(marker_line "$src" "/* READ LINE */") || exit
+	l_write=$(marker_line "$src" "/* WRITE LINE */") || exit
+	avt_timed 120 test -o out --no-explore -- "$prog" >test.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test on clang_bank"
+	sed 's/^/  | /' test.out >&3
+	expect_no_match "$(grep -E '^  [0-9]+ ' test.out)" 'clang_bank\+0x' "the table's where column"
+	for r in out/reports/*.txt; do
+		[ -e "$r" ] || fail "no report"
+		sed 's/^/  | /' "$r" >&3
+		expect_match "$(head -n 1 "$r")" "^BUG reproduced: SIGABRT in T0 at clang_bank[.]c:$l_assert \\(main\\)\$" "the headline"
+		expect_match "$(cat "$r")" "read balance  clang_bank[.]c:$l_read\$" "the read's line"
+		expect_match "$(cat "$r")" "write balance  clang_bank[.]c:$l_write\$" "the write's line"
+		expect_match "$(grep '^  backtrace:' "$r")" "<- main clang_bank[.]c:$l_assert <-" "the backtrace"
+		expect_no_match "$(grep -v '^  backtrace:' "$r")" 'clang_bank\+0x' "report '$r'"
+		expect_no_match "$(sed -n 's/^  backtrace:\(.*\) <- main .*/\1/p' "$r")" 'clang_bank\+0x' "the backtrace to main"
+		# every event line with a site names its source line
+		expect_no_match "$(grep -E '^ +(acquire|release|read|write|create|join) ' "$r" |
+			grep -vE '  clang_bank[.]c:[0-9]+$')" . "event lines without clang_bank.c:LINE"
+	done
+}

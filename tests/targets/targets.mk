@@ -141,3 +141,14 @@ tests/targets/bin/libannot.so: tests/targets/dl/annot_lib.c include/avtrace.h | 
 tests/targets/bin/dlopener: tests/targets/bin/libannot.so
 tests/targets/bin/dlopener: TARGET_LDFLAGS += -ldl
 targets: tests/targets/bin/libannot.so
+
+# Built by clang -g -O0 (no .debug_aranges, clang's default): reports of
+# clang-built programs must show source lines all the same.  Skipped when
+# there is no clang (its test then skips).
+CLANG ?= clang
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+targets: tests/targets/bin/clang_bank
+endif
+
+tests/targets/bin/clang_bank: tests/targets/clang/clang_bank.c tests/targets/targets.mk | tests/targets/bin
+	$(CLANG) -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer -o $@ $< $(TARGET_LDFLAGS)
