@@ -189,6 +189,21 @@ static void print_report(struct names *n, const struct replay *rp, const struct 
 	}
 }
 
+/* What the program wrote to stderr last (an assert's message, a
+ * sanitizer's report), kept by the replay; true if it showed all of it. */
+static bool print_stderr(const struct replay_result *res)
+{
+	if (!res->stderr_tail)
+		return true;
+	printf("  the program's stderr%s:\n", res->stderr_cut ? " (its last lines)" : "");
+	for (const char *p = res->stderr_tail; *p;) {
+		size_t len = strcspn(p, "\n");
+		printf("    | %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return !res->stderr_cut;
+}
+
 /* The last line of a bug's report: the command that re-enacts it (an
  * exploration's report names its run's directory, schedule 0). */
 static void print_replay_cmd(const struct replay_opts *o)
@@ -225,7 +240,8 @@ int cmd_replay(int argc, char **argv)
 	bool all = false;
 	unsigned jobs = 1;
 	const char *timeout_arg = "2";
-	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu() };
+	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu(),
+				 .capture_stderr = true };
 	bool json = false, have = false;
 	int c;
 	optind = 1;
@@ -304,6 +320,7 @@ int cmd_replay(int argc, char **argv)
 	if (replay_write(rp, &res, tpath, jpath, NULL) < 0)
 		avt_warn("cannot write the replay's files in '%s'", dir);
 	struct names n;
+	bool shown = false;
 	names_open(&n, replay_trace(rp));
 	if (facts_add(jpath, &n, rp, &res) < 0)
 		avt_warn("cannot add the report's facts to '%s'", jpath);
@@ -322,9 +339,14 @@ int cmd_replay(int argc, char **argv)
 		else
 			snprintf(label, sizeof label, "schedule %u", o.schedule);
 		print_report(&n, rp, &res, label);
-		if (res.outcome == RO_BUG || res.outcome == RO_DEADLOCK)
+		if (res.outcome == RO_BUG || res.outcome == RO_DEADLOCK) {
+			shown = print_stderr(&res);
 			print_replay_cmd(&o);
+		}
 	}
+	/* the program's stderr was held back: pass on what no report showed */
+	if (res.stderr_tail && !shown)
+		fputs(res.stderr_tail, stderr);
 	if (res.gdb_pid)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
 		       (int)res.gdb_pid);

@@ -195,6 +195,7 @@ struct replay *replay_open(const struct replay_opts *opts)
 	}
 	rp->opts = *opts;
 	rp->stdout_fd = -1;
+	rp->stderr_fd = -1;
 	if (opts->sched_path)
 		snprintf(rp->sched_path, sizeof rp->sched_path, "%s", opts->sched_path);
 	else
@@ -299,6 +300,12 @@ int replay_launch(struct replay *rp)
 		if (rp->stdout_fd >= 0)
 			unlink(rp->stdout_path);
 	}
+	if (rp->opts.capture_stderr && !rp->opts.gdb) {
+		char path[64] = "/tmp/avtrace-stderr.XXXXXX";
+		rp->stderr_fd = mkstemp(path);
+		if (rp->stderr_fd >= 0)
+			unlink(path);
+	}
 	/* the recording's stdin, if it kept one: every run reads the same */
 	char in[4200];
 	snprintf(in, sizeof in, "%s/stdin", rp->opts.dir);
@@ -306,6 +313,7 @@ int replay_launch(struct replay *rp)
 		.stdin_path = access(in, R_OK) == 0 ? in : NULL,
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
+		.stderr_fd = rp->stderr_fd > 0 ? rp->stderr_fd : 0,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 		.own_session = rp->opts.gdb,
 		.sync_sleeps = true,
@@ -411,6 +419,43 @@ static void collect_waits(struct replay *rp, struct replay_result *res)
 	}
 }
 
+/* The last lines of the captured stderr (REPLAY_STDERR_LINES,
+ * REPLAY_STDERR_BYTES) into res: what an assert or a sanitizer said. */
+static void stderr_tail(struct replay *rp, struct replay_result *res)
+{
+	struct stat st;
+	if (rp->stderr_fd < 0 || fstat(rp->stderr_fd, &st) < 0 || st.st_size <= 0)
+		return;
+	off_t off = st.st_size > REPLAY_STDERR_BYTES ? st.st_size - REPLAY_STDERR_BYTES : 0;
+	char *buf = malloc(REPLAY_STDERR_BYTES + 1);
+	ssize_t n = buf ? pread(rp->stderr_fd, buf, REPLAY_STDERR_BYTES, off) : -1;
+	if (n <= 0) {
+		free(buf);
+		return;
+	}
+	buf[n] = 0;
+	char *start = buf;
+	res->stderr_cut = off > 0;
+	if (off > 0) { /* from the first whole line */
+		char *nl = memchr(buf, '\n', (size_t)n);
+		if (nl && nl + 1 < buf + n)
+			start = nl + 1;
+	}
+	/* the last REPLAY_STDERR_LINES lines (a final newline ends the last) */
+	size_t len = strlen(start), lines = 0;
+	for (size_t i = len; i > 0; i--)
+		if (start[i - 1] == '\n' && i < len && ++lines == REPLAY_STDERR_LINES) {
+			start += i;
+			res->stderr_cut = true;
+			break;
+		}
+	for (char *p = start; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
+			*p = '?';
+	memmove(buf, start, strlen(start) + 1);
+	res->stderr_tail = buf;
+}
+
 void replay_finish(struct replay *rp, struct replay_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -465,6 +510,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	}
 	if (rp->tr && !res->gdb_pid)
 		tracer_kill(rp->tr);
+	stderr_tail(rp, res);
 	if (rp->tr) {
 		res->agent_events = tracer_stats(rp->tr)->agent_events;
 		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
@@ -498,6 +544,7 @@ void replay_result_release(struct replay_result *r)
 	free(r->marks);
 	free(r->bt);
 	free(r->waits);
+	free(r->stderr_tail);
 	memset(r, 0, sizeof *r);
 }
 
@@ -549,6 +596,8 @@ void replay_free(struct replay *rp)
 	free(rp->mods);
 	if (rp->stdout_fd >= 0)
 		close(rp->stdout_fd);
+	if (rp->stderr_fd >= 0)
+		close(rp->stderr_fd);
 	free(rp);
 }
 
@@ -602,6 +651,21 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
 		json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
 		json_object_set_new(o, "agent_extras", json_integer((json_int_t)res->agent_extras));
+		if (res->stderr_tail) {
+			json_t *err = json_string(res->stderr_tail);
+			if (!err) { /* not UTF-8: its ASCII */
+				char *a = strdup(res->stderr_tail);
+				for (char *p = a; p && *p; p++)
+					if ((unsigned char)*p >= 0x80)
+						*p = '?';
+				err = a ? json_string(a) : NULL;
+				free(a);
+			}
+			if (err) {
+				json_object_set_new(o, "stderr", err);
+				json_object_set_new(o, "stderr_truncated", json_boolean(res->stderr_cut));
+			}
+		}
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

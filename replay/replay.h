@@ -76,6 +76,8 @@ struct replay_opts {
 	bool keep_stdout;       /* let the target's stdout through (else captured) */
 	const char *oracle;     /* shell command fed the run's stdout; failing = BUG */
 	bool gdb;               /* stop and detach at the failure */
+	bool capture_stderr;    /* keep the target's stderr (its tail in the
+	                           result) instead of letting it through */
 	bool no_agent;          /* a recording made with the in-process agent
 	                           replays through it (docs/agent.md) unless
 	                           this is set: then on ptrace alone */
@@ -127,7 +129,16 @@ struct replay_result {
 	uint64_t agent_scripts; /* hand-over scripts (explore through the agent) */
 	uint64_t agent_handovers; /* run tokens passed in-process in them */
 	uint64_t agent_extras;  /* accesses the recording does not have, in-process */
+	/* capture_stderr: the end of what the program wrote to stderr, at
+	 * most REPLAY_STDERR_LINES lines and REPLAY_STDERR_BYTES bytes (control
+	 * bytes but tab and newline as '?'), NUL-terminated; NULL if nothing.
+	 * Owned by the result. */
+	char *stderr_tail;
+	bool stderr_cut;        /* the program wrote more than stderr_tail */
 };
+
+#define REPLAY_STDERR_LINES 40
+#define REPLAY_STDERR_BYTES 8192
 
 void replay_result_release(struct replay_result *r);
 

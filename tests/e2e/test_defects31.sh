@@ -125,3 +125,37 @@ t_clang_report_has_source_lines() {
 			grep -vE '  clang_bank[.]c:[0-9]+$')" . "event lines without clang_bank.c:LINE"
 	done
 }
+
+# The failing replay's stderr is in the report and in the JSON: the
+# assert's message for bank; for a variant that writes 100 lines and then
+# exits 1, its last 40 lines (bounded), the last one included.
+t_report_shows_program_stderr() {
+	need_jq
+	local r
+	avt_timed 120 test -q -o out --no-explore --json -- "$EXAMPLES/bank" 1000 >test.json 2>test.err
+	expect_eq "$?" 1 "exit status of avtrace test on bank"
+	r=$(jq -r '.bugs[0].report' test.json)
+	expect_file "$r"
+	sed 's/^/  | /' "$r" >&3
+	expect_match "$(cat "$r")" "^  the program's stderr:\$" "the report"
+	expect_match "$(cat "$r")" "^    \\| bank: .*bank[.]c:[0-9]+: main: Assertion \`balance == 175' failed[.]\$" "the report's stderr"
+	expect_match "$(jq -r '.bugs[0].stderr' test.json)" "Assertion \`balance == 175' failed" "--json's bugs[0].stderr"
+	expect_match "$(jq -r '.stderr' out/replays/0001.json)" "Assertion \`balance == 175' failed" "replays/0001.json's stderr"
+	# a long stderr, and a plain exit status 1
+	sed 's|^\tassert(balance == 175); /\* ASSERT LINE \*/$|\tif (balance != 175) { for (int i = 0; i < 100; i++) fprintf(stderr, "noise %d\\n", i); fprintf(stderr, "lost update: balance=%ld\\n", balance); exit(1); }|' \
+		"$REPO/examples/bank.c" >noisy.c
+	grep -q 'lost update' noisy.c || fail "cannot make noisy.c"
+	cc -std=gnu11 -O0 -g -pthread -o noisy noisy.c || fail "cannot build noisy.c"
+	avt_timed 120 test -q -o out2 --no-explore -- ./noisy 1000 >test2.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test on noisy"
+	for r in out2/reports/*.txt; do
+		[ -e "$r" ] || fail "no report for noisy"
+		sed 's/^/  | /' "$r" >&3
+		expect_match "$(head -n 1 "$r")" 'exit status 1' "the headline"
+		expect_match "$(cat "$r")" "^  the program's stderr \\(its last lines\\):\$" "the report"
+		expect_match "$(cat "$r")" '^    \| lost update: balance=1[25][05]$' "the last line of stderr"
+		expect_eq "$(grep -c '^    | ' "$r")" 40 "stderr lines in the report"
+		expect_no_match "$(cat "$r")" 'noise 0$' "the report"
+	done
+	expect_eq "$(jq -r '.stderr_truncated' out2/replays/0001.json)" true "stderr_truncated"
+}
