@@ -103,13 +103,14 @@ static void print_interleaving(struct names *n, const struct replay_result *res)
 		printf("  ... %zu earlier events (avtrace dump shows them all)\n", from);
 	for (size_t i = from; i < res->nev; i++) {
 		const struct avt_event *e = &res->ev[i];
-		char w[COLW * 2];
+		/* whole: a long name runs past its column, one event a line */
+		char w[1024];
 		event_words(n, e, w, sizeof w);
 		if (e->thread >= nthr) {
 			printf("  [T%u] %s\n", e->thread, w);
 			continue;
 		}
-		printf("  %*s%.*s\n", (int)(e->thread * COLW), "", COLW * 2, w);
+		printf("  %*s%s\n", (int)(e->thread * COLW), "", w);
 	}
 }
 

@@ -159,3 +159,21 @@ t_report_shows_program_stderr() {
 	done
 	expect_eq "$(jq -r '.stderr_truncated' out2/replays/0001.json)" true "stderr_truncated"
 }
+
+# The interleaving's columns are never cut: with a 70-character source
+# file name every event line still ends with NAME.c:LINE whole.
+t_interleaving_not_cut() {
+	local name=a_rather_long_source_file_name_so_that_the_interleaving_columns_overflow r n
+	cp "$REPO/examples/bank.c" "$name.c" || fail "cannot copy bank.c"
+	cc -std=gnu11 -O0 -g -pthread -o bank "$name.c" || fail "cannot build $name.c"
+	avt_timed 120 test -q -o out --no-explore -- ./bank 1000 >test.out 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test"
+	for r in out/reports/*.txt; do
+		[ -e "$r" ] || fail "no report"
+		sed 's/^/  | /' "$r" >&3
+		n=$(grep -cE "^ +(acquire|release|read|write) .*  $name[.]c:[0-9]+\$" "$r")
+		[ "$n" -ge 12 ] || fail "only $n whole event lines in '$r'"
+		expect_no_match "$(grep -E '^ +(acquire|release|read|write|create|join) ' "$r" |
+			grep -vE "  $name[.]c:[0-9]+\$")" . "event lines without a whole $name.c:LINE"
+	done
+}
