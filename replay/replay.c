@@ -185,6 +185,100 @@ static int check_schedule(struct replay *rp)
 	return 0;
 }
 
+static void hex_id(const uint8_t *id, size_t n, char *hex)
+{
+	hex[0] = 0;
+	for (size_t i = 0; i < n && i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* avtrace's own agent is replaced by the one installed now: not the
+ * program's library */
+static bool own_module(const char *path)
+{
+	return !strcmp(base_name(path), "libavtrace-agent.so");
+}
+
+/*
+ * Every library the recording loaded must be the same file now: a
+ * replay of different library code follows other events and only says
+ * INFEASIBLE at step 1.  A library with a build-id in the trace must
+ * still have it (one without cannot be checked).  The executable has
+ * its own check (load_meta).  A changed library is an error, not a
+ * warning: its sites and events are not the recording's, so the
+ * schedule's outcome would say nothing about the recorded program.
+ */
+static int check_libraries(struct replay *rp)
+{
+	for (size_t i = 0; i < rp->trace->nmod; i++) {
+		const struct avt_module *m = &rp->trace->mod[i];
+		if (!m->rec.build_id_len || !m->path || m->path[0] != '/' ||
+		    (rp->exe && !strcmp(m->path, rp->exe)) || own_module(m->path))
+			continue;
+		uint8_t id[20];
+		char now[41], was[41];
+		int n = elf_build_id(m->path, id, sizeof id);
+		hex_id(m->rec.build_id, m->rec.build_id_len, was);
+		if (n < 0) {
+			avt_error("cannot replay: library '%s' of the recording is gone; record again", m->path);
+			return -1;
+		}
+		hex_id(id, (size_t)n, now);
+		if (strcmp(now, was)) {
+			avt_error("cannot replay: library '%s' changed since it was recorded (build-id %s, recorded %s); record again",
+				  m->path, n ? now : "none", was);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A library the replay loaded that is not the recorded one: the same
+ * name found elsewhere now (an updated ld.so.cache, LD_LIBRARY_PATH), or
+ * a file that changed since replay_open checked it.  Stops the replay
+ * (ERROR) with a reason naming it. */
+static void check_loaded(struct replay *rp, const struct avt_module_rec *m, const char *path)
+{
+	if (rp->stop || path[0] != '/' || own_module(path) || (rp->exe && !strcmp(path, rp->exe)))
+		return;
+	const struct avt_module *same_name = NULL;
+	char now[41], was[41];
+	for (size_t i = 0; i < rp->trace->nmod; i++) {
+		const struct avt_module *r = &rp->trace->mod[i];
+		if (!r->path)
+			continue;
+		if (!strcmp(r->path, path)) {
+			if (!r->rec.build_id_len || !m->build_id_len ||
+			    (r->rec.build_id_len == m->build_id_len &&
+			     !memcmp(r->rec.build_id, m->build_id, m->build_id_len)))
+				return;
+			hex_id(m->build_id, m->build_id_len, now);
+			hex_id(r->rec.build_id, r->rec.build_id_len, was);
+			rp->stop = true;
+			rp->outcome = RO_ERROR;
+			snprintf(rp->reason, sizeof rp->reason,
+				 "library '%s' changed since it was recorded (build-id %s, recorded %s); record again",
+				 path, now, was);
+			return;
+		}
+		if (!same_name && !strcmp(base_name(r->path), base_name(path)))
+			same_name = r;
+	}
+	if (same_name) {
+		rp->stop = true;
+		rp->outcome = RO_ERROR;
+		snprintf(rp->reason, sizeof rp->reason,
+			 "library '%s' is loaded from '%s' now, from '%s' when recorded; record again",
+			 base_name(path), path, same_name->path);
+	}
+}
+
 struct replay *replay_open(const struct replay_opts *opts)
 {
 	struct replay *rp = calloc(1, sizeof *rp);
@@ -240,6 +334,8 @@ struct replay *replay_open(const struct replay_opts *opts)
 	}
 	if (check_schedule(rp) < 0)
 		goto fail;
+	if (check_libraries(rp) < 0)
+		goto fail;
 	rp->sym = sym_new();
 	for (size_t i = 0; rp->sym && i < rp->trace->nmod; i++) {
 		const struct avt_module *m = &rp->trace->mod[i];
@@ -258,6 +354,7 @@ fail:
 static void rp_module(void *ctx, struct tracer *tr, const struct avt_module_rec *m, const char *path)
 {
 	struct replay *rp = ctx;
+	check_loaded(rp, m, path);
 	struct avt_module_rec *nm = realloc(rp->mods, (rp->nmods + 1) * sizeof *nm);
 	char **np = realloc(rp->modpaths, (rp->nmods + 1) * sizeof *np);
 	if (nm)

@@ -177,3 +177,77 @@ t_interleaving_not_cut() {
 			grep -vE "  $name[.]c:[0-9]+\$")" . "event lines without a whole $name.c:LINE"
 	done
 }
+
+# build_acct DIR BONUS: DIR/libacct.so, whose deposit() adds BONUS more
+# than asked (a changed library: other code, another build-id).
+build_acct() {
+	mkdir -p "$1"
+	cat >acct.c <<EOC
+#include <pthread.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static long balance;
+long deposit(long n)
+{
+	pthread_mutex_lock(&m);
+	balance += n + $2;
+	long b = balance;
+	pthread_mutex_unlock(&m);
+	return b;
+}
+EOC
+	cc -O0 -g -fPIC -shared -Wl,--build-id -o "$1/libacct.so" acct.c || fail "cannot build $1/libacct.so"
+}
+
+# acct_program: ./acct, two threads depositing through libacct.so, found
+# in new/ if it is there, else in old/ (its run path).
+acct_program() {
+	cat >acct_main.c <<'EOC'
+#include <pthread.h>
+#include <stdio.h>
+long deposit(long n);
+static void *client(void *arg) { deposit(1); return arg; }
+int main(void)
+{
+	pthread_t a, b;
+	pthread_create(&a, NULL, client, NULL);
+	pthread_create(&b, NULL, client, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("%ld\n", deposit(0));
+	return 0;
+}
+EOC
+	cc -O0 -g -pthread -o acct acct_main.c -Lold -lacct -Wl,-rpath,"$PWD/new:$PWD/old" ||
+		fail "cannot build acct"
+}
+
+# A library rebuilt with other code since the recording: replay refuses
+# (exit 2) naming it, instead of INFEASIBLE at step 1.
+t_replay_names_changed_library() {
+	build_acct old 0
+	acct_program
+	avt_timed 60 record -o out -- ./acct >rec.out 2>&1 || fail "cannot record acct: $(tail -n 2 rec.out)"
+	avt_timed 60 replay -d out --schedule 0 >same.out 2>&1
+	expect_eq "$?" 0 "replay with the same library"
+	build_acct old 1000
+	avt_timed 60 replay -d out --schedule 0 >r.out 2>r.err
+	expect_eq "$?" 2 "exit status of the replay after the library changed"
+	sed 's/^/  | /' r.out r.err >&3
+	expect_match "$(cat r.err)" "^avtrace: cannot replay: library '$PWD/old/libacct[.]so' changed since it was recorded \\(build-id [0-9a-f]+, recorded [0-9a-f]+\\); record again\$" \
+		"the error"
+	expect_no_match "$(cat r.out r.err)" INFEASIBLE "the replay's output"
+}
+
+# The same library name found elsewhere at replay (as after an updated
+# ld.so.cache): the replay stops naming both paths, exit 2.
+t_replay_names_relocated_library() {
+	build_acct old 0
+	acct_program
+	avt_timed 60 record -o out -- ./acct >rec.out 2>&1 || fail "cannot record acct: $(tail -n 2 rec.out)"
+	build_acct new 1000
+	avt_timed 60 replay -d out --schedule 0 >r.out 2>r.err
+	expect_eq "$?" 2 "exit status of the replay with the library found elsewhere"
+	sed 's/^/  | /' r.out r.err >&3
+	expect_match "$(cat r.out)" "^ERROR: library 'libacct[.]so' is loaded from '$PWD/new/libacct[.]so' now, from '$PWD/old/libacct[.]so' when recorded; record again\$" \
+		"the error"
+}
