@@ -147,6 +147,9 @@ const char *sym_stack_name(struct sym *s, unsigned mod, uint64_t off, uint64_t e
 		fb = cfa;
 	} else if (breg(fbx, fblen, &fbreg, &fboff) == 0 && fbreg == reg) {
 		fb = val + (uint64_t)fboff;
+	} else if (fblen == 1 && fbx[0].atom >= DW_OP_reg0 && fbx[0].atom <= DW_OP_reg31 &&
+		   (int)(fbx[0].atom - DW_OP_reg0) == reg) {
+		fb = val; /* the register itself (clang: DW_OP_reg6, rbp) */
 	} else {
 		goto out;
 	}

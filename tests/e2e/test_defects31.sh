@@ -118,6 +118,8 @@ t_clang_report_has_source_lines() {
 		expect_match "$(cat "$r")" "read balance  clang_bank[.]c:$l_read\$" "the read's line"
 		expect_match "$(cat "$r")" "write balance  clang_bank[.]c:$l_write\$" "the write's line"
 		expect_match "$(grep '^  backtrace:' "$r")" "<- main clang_bank[.]c:$l_assert <-" "the backtrace"
+		# clang's frame base is rbp itself (DW_OP_reg6): locals still named
+		expect_match "$(cat "$r")" "write main's stack: argv  clang_bank[.]c:[0-9]+\$" "a local of main"
 		expect_no_match "$(grep -v '^  backtrace:' "$r")" 'clang_bank\+0x' "report '$r'"
 		expect_no_match "$(sed -n 's/^  backtrace:\(.*\) <- main .*/\1/p' "$r")" 'clang_bank\+0x' "the backtrace to main"
 		# every event line with a site names its source line
