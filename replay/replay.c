@@ -223,6 +223,12 @@ static int check_libraries(struct replay *rp)
 			continue;
 		uint8_t id[20];
 		char now[41], was[41];
+		struct stat st;
+		/* the path comes from a trace: a FIFO would block the open */
+		if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			avt_error("cannot replay: library '%s' of the recording is not a regular file", m->path);
+			return -1;
+		}
 		int n = elf_build_id(m->path, id, sizeof id);
 		hex_id(m->rec.build_id, m->rec.build_id_len, was);
 		if (n < 0) {

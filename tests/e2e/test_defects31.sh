@@ -253,3 +253,15 @@ t_replay_names_relocated_library() {
 	expect_match "$(cat r.out)" "^ERROR: library 'libacct[.]so' is loaded from '$PWD/new/libacct[.]so' now, from '$PWD/old/libacct[.]so' when recorded; record again\$" \
 		"the error"
 }
+
+# A recorded library path that is a FIFO now (a trace may come from
+# anywhere): the check refuses it at once, it does not block opening it.
+t_replay_library_fifo_refused() {
+	build_acct old 0
+	acct_program
+	avt_timed 60 record -o out -- ./acct >rec.out 2>&1 || fail "cannot record acct: $(tail -n 2 rec.out)"
+	rm -f old/libacct.so && mkfifo old/libacct.so || fail "cannot make a FIFO"
+	avt_timed 20 replay -d out --schedule 0 >r.out 2>r.err
+	expect_eq "$?" 2 "exit status of the replay"
+	expect_match "$(cat r.err)" "^avtrace: cannot replay: library '$PWD/old/libacct[.]so' of the recording is not a regular file\$" "the error"
+}
