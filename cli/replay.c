@@ -349,7 +349,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	/* the program's stderr was held back: pass on what no report showed */
 	if (res.stderr_tail && !shown)
-		fputs(res.stderr_tail, stderr);
+		replay_stderr_copy(rp, stderr);
 	if (res.gdb_pid)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
 		       (int)res.gdb_pid);

@@ -559,6 +559,20 @@ static void stderr_tail(struct replay *rp, struct replay_result *res)
 	res->stderr_tail = buf;
 }
 
+void replay_stderr_copy(struct replay *rp, FILE *f)
+{
+	char buf[4096];
+	ssize_t n;
+	off_t off = 0;
+	if (rp->stderr_fd < 0)
+		return;
+	while ((n = pread(rp->stderr_fd, buf, sizeof buf, off)) > 0) {
+		fwrite(buf, 1, (size_t)n, f);
+		off += n;
+	}
+	fflush(f);
+}
+
 void replay_finish(struct replay *rp, struct replay_result *res)
 {
 	memset(res, 0, sizeof *res);

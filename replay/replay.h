@@ -15,6 +15,7 @@
 #define AVT_REPLAY_REPLAY_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -148,6 +149,9 @@ struct replay;
  * exists and parses, executable unchanged).  NULL after one clear error;
  * nothing has been run then. */
 struct replay *replay_open(const struct replay_opts *opts);
+/* capture_stderr: copies all the program wrote to stderr to f (after
+ * replay_finish; what no report showed goes where it would have gone). */
+void replay_stderr_copy(struct replay *rp, FILE *f);
 /* Starts the program. -1 after an error. */
 int replay_launch(struct replay *rp);
 /* One scheduling decision; false when the run is over. */

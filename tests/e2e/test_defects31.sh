@@ -160,6 +160,11 @@ t_report_shows_program_stderr() {
 		expect_no_match "$(cat "$r")" 'noise 0$' "the report"
 	done
 	expect_eq "$(jq -r '.stderr_truncated' out2/replays/0001.json)" true "stderr_truncated"
+	# what no report shows (--json: no report) goes to stderr, all of it
+	avt_timed 60 replay -d out2 --schedule 1 --json >r.json 2>r.err
+	expect_eq "$?" 1 "exit status of replay --json"
+	expect_eq "$(grep -c '^noise [0-9]*$' r.err)" 100 "noise lines passed on to stderr"
+	expect_match "$(tail -n 1 r.err)" '^lost update: balance=1[25][05]$' "the last line passed on"
 }
 
 # The interleaving's columns are never cut: with a 70-character source
