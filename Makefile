@@ -114,7 +114,7 @@ repeat: avtrace $(AGENT) targets
 # ---- fuzz harnesses (`make fuzz`; not part of check)
 include tests/fuzz/fuzz.mk
 
-demo: avtrace targets
+demo: avtrace $(AGENT) targets
 	@examples/demo.sh
 
 install: avtrace $(AGENT)

@@ -30,7 +30,9 @@ static const char replay_help[] =
 	"  DEADLOCK    1  every live thread blocked (the wait-for cycle is shown)\n"
 	"  INFEASIBLE  3  the schedule could not be followed (divergence, a thread\n"
 	"                 blocked or stuck before 'free')\n"
-	"  error       2  usage or tool error; nothing was run\n"
+	"  error       2  usage or tool error; nothing was run (also when the\n"
+	"                 executable or a library the recording loaded changed\n"
+	"                 since, or a library is found elsewhere now: record again)\n"
 	"Writes DIR/replays/NNNN.json (outcome) and DIR/replays/NNNN.avt (what\n"
 	"ran; inspect with 'avtrace dump -d DIR/replays/NNNN.avt').\n"
 	"\n"
@@ -103,13 +105,14 @@ static void print_interleaving(struct names *n, const struct replay_result *res)
 		printf("  ... %zu earlier events (avtrace dump shows them all)\n", from);
 	for (size_t i = from; i < res->nev; i++) {
 		const struct avt_event *e = &res->ev[i];
-		char w[COLW * 2];
+		/* whole: a long name runs past its column, one event a line */
+		char w[1024];
 		event_words(n, e, w, sizeof w);
 		if (e->thread >= nthr) {
 			printf("  [T%u] %s\n", e->thread, w);
 			continue;
 		}
-		printf("  %*s%.*s\n", (int)(e->thread * COLW), "", COLW * 2, w);
+		printf("  %*s%s\n", (int)(e->thread * COLW), "", w);
 	}
 }
 
@@ -189,6 +192,31 @@ static void print_report(struct names *n, const struct replay *rp, const struct 
 	}
 }
 
+/* What the program wrote to stderr last (an assert's message, a
+ * sanitizer's report), kept by the replay; true if it showed all of it. */
+static bool print_stderr(const struct replay_result *res)
+{
+	if (!res->stderr_tail)
+		return true;
+	printf("  the program's stderr%s:\n", res->stderr_cut ? " (its last lines)" : "");
+	for (const char *p = res->stderr_tail; *p;) {
+		size_t len = strcspn(p, "\n");
+		printf("    | %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	return !res->stderr_cut;
+}
+
+/* The last line of a bug's report: the command that re-enacts it (an
+ * exploration's report names its run's directory, schedule 0). */
+static void print_replay_cmd(const struct replay_opts *o)
+{
+	if (o->sched_path)
+		printf("  replay: avtrace replay -d %s --file %s\n", o->dir, o->sched_path);
+	else
+		printf("  replay: avtrace replay -d %s --schedule %u\n", o->dir, o->schedule);
+}
+
 static int outcome_status(enum replay_outcome o)
 {
 	switch (o) {
@@ -215,7 +243,8 @@ int cmd_replay(int argc, char **argv)
 	bool all = false;
 	unsigned jobs = 1;
 	const char *timeout_arg = "2";
-	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu() };
+	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu(),
+				 .capture_stderr = true };
 	bool json = false, have = false;
 	int c;
 	optind = 1;
@@ -298,6 +327,7 @@ int cmd_replay(int argc, char **argv)
 	if (!saved)
 		avt_error("the replay's results are not saved in '%s'", dir);
 	struct names n;
+	bool shown = false;
 	names_open(&n, replay_trace(rp));
 	if (saved && facts_add(jpath, &n, rp, &res) < 0)
 		avt_warn("cannot add the report's facts to '%s'", jpath);
@@ -316,7 +346,14 @@ int cmd_replay(int argc, char **argv)
 		else
 			snprintf(label, sizeof label, "schedule %u", o.schedule);
 		print_report(&n, rp, &res, label);
+		if (res.outcome == RO_BUG || res.outcome == RO_DEADLOCK) {
+			shown = print_stderr(&res);
+			print_replay_cmd(&o);
+		}
 	}
+	/* the program's stderr was held back: pass on what no report showed */
+	if (res.stderr_tail && !shown)
+		replay_stderr_copy(rp, stderr);
 	if (res.gdb_pid)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
 		       (int)res.gdb_pid);

@@ -326,6 +326,8 @@ static json_t *bug_json(struct results *r, const struct result_bug *b)
 	json_t *dl = json_object_get(b->replay, "deadlock");
 	if (dl)
 		json_object_set(o, "deadlock", dl);
+	json_t *err = json_object_get(b->replay, "stderr");
+	json_object_set(o, "stderr", err ? err : json_null());
 	return o;
 }
 

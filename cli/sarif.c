@@ -44,6 +44,40 @@ static void uri_path(char *dst, size_t len, const char *path)
 	dst[i] = 0;
 }
 
+/* An absolute path without '.' and '..' segments nor repeated slashes,
+ * resolved lexically (a file built out of tree, `cd build && cc
+ * ../src/x.c`, is named /root/build/../src/x.c by its debug information;
+ * SARIF forbids '..' in a file URI, SARIF1002).  Lexically, not with
+ * realpath(): the sources need not exist where the SARIF is written. */
+static void clean_path(char *dst, size_t len, const char *path)
+{
+	size_t n = 0;
+	dst[0] = 0;
+	for (const char *p = path; *p && len > 1;) {
+		while (*p == '/')
+			p++;
+		size_t seg = strcspn(p, "/");
+		if (!seg)
+			break;
+		if (seg == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (seg == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && dst[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--; /* the slash before the dropped segment */
+		} else if (n + 1 + seg < len) {
+			dst[n++] = '/';
+			memcpy(dst + n, p, seg);
+			n += seg;
+		}
+		dst[n] = 0;
+		p += seg;
+	}
+	if (!n && len > 1)
+		snprintf(dst, len, "/");
+}
+
 struct sarif {
 	struct results *r;
 	char root[4200]; /* source root, no trailing '/'; "" if unknown */
@@ -58,9 +92,11 @@ static json_t *location(const struct sarif *s, const json_t *site, const char *m
 	json_int_t line = json_integer_value(json_object_get(site, "line"));
 	json_t *loc = json_object();
 	size_t rl = strlen(s->root);
-	char uri[8400];
+	char uri[8400], clean[4200];
 	if (file && file[0] == '/' && line > 0) {
 		json_t *art;
+		clean_path(clean, sizeof clean, file);
+		file = clean;
 		if (rl && !strncmp(file, s->root, rl) && file[rl] == '/') {
 			uri_path(uri, sizeof uri, file + rl + 1);
 			art = json_pack("{s:s,s:s}", "uri", uri, "uriBaseId", "SRCROOT");

@@ -185,6 +185,106 @@ static int check_schedule(struct replay *rp)
 	return 0;
 }
 
+static void hex_id(const uint8_t *id, size_t n, char *hex)
+{
+	hex[0] = 0;
+	for (size_t i = 0; i < n && i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* avtrace's own agent is replaced by the one installed now: not the
+ * program's library */
+static bool own_module(const char *path)
+{
+	return !strcmp(base_name(path), "libavtrace-agent.so");
+}
+
+/*
+ * Every library the recording loaded must be the same file now: a
+ * replay of different library code follows other events and only says
+ * INFEASIBLE at step 1.  A library with a build-id in the trace must
+ * still have it (one without cannot be checked).  The executable has
+ * its own check (load_meta).  A changed library is an error, not a
+ * warning: its sites and events are not the recording's, so the
+ * schedule's outcome would say nothing about the recorded program.
+ */
+static int check_libraries(struct replay *rp)
+{
+	for (size_t i = 0; i < rp->trace->nmod; i++) {
+		const struct avt_module *m = &rp->trace->mod[i];
+		if (!m->rec.build_id_len || !m->path || m->path[0] != '/' ||
+		    (rp->exe && !strcmp(m->path, rp->exe)) || own_module(m->path))
+			continue;
+		uint8_t id[20];
+		char now[41], was[41];
+		struct stat st;
+		/* the path comes from a trace: a FIFO would block the open */
+		if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			avt_error("cannot replay: library '%s' of the recording is not a regular file", m->path);
+			return -1;
+		}
+		int n = elf_build_id(m->path, id, sizeof id);
+		hex_id(m->rec.build_id, m->rec.build_id_len, was);
+		if (n < 0) {
+			avt_error("cannot replay: library '%s' of the recording is gone; record again", m->path);
+			return -1;
+		}
+		hex_id(id, (size_t)n, now);
+		if (strcmp(now, was)) {
+			avt_error("cannot replay: library '%s' changed since it was recorded (build-id %s, recorded %s); record again",
+				  m->path, n ? now : "none", was);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A library the replay loaded that is not the recorded one: the same
+ * name found elsewhere now (an updated ld.so.cache, LD_LIBRARY_PATH), or
+ * a file that changed since replay_open checked it.  Stops the replay
+ * (ERROR) with a reason naming it. */
+static void check_loaded(struct replay *rp, const struct avt_module_rec *m, const char *path)
+{
+	if (rp->stop || path[0] != '/' || own_module(path) || (rp->exe && !strcmp(path, rp->exe)))
+		return;
+	const struct avt_module *same_name = NULL;
+	char now[41], was[41];
+	for (size_t i = 0; i < rp->trace->nmod; i++) {
+		const struct avt_module *r = &rp->trace->mod[i];
+		if (!r->path)
+			continue;
+		if (!strcmp(r->path, path)) {
+			if (!r->rec.build_id_len || !m->build_id_len ||
+			    (r->rec.build_id_len == m->build_id_len &&
+			     !memcmp(r->rec.build_id, m->build_id, m->build_id_len)))
+				return;
+			hex_id(m->build_id, m->build_id_len, now);
+			hex_id(r->rec.build_id, r->rec.build_id_len, was);
+			rp->stop = true;
+			rp->outcome = RO_ERROR;
+			snprintf(rp->reason, sizeof rp->reason,
+				 "library '%s' changed since it was recorded (build-id %s, recorded %s); record again",
+				 path, now, was);
+			return;
+		}
+		if (!same_name && !strcmp(base_name(r->path), base_name(path)))
+			same_name = r;
+	}
+	if (same_name) {
+		rp->stop = true;
+		rp->outcome = RO_ERROR;
+		snprintf(rp->reason, sizeof rp->reason,
+			 "library '%s' is loaded from '%s' now, from '%s' when recorded; record again",
+			 base_name(path), path, same_name->path);
+	}
+}
+
 struct replay *replay_open(const struct replay_opts *opts)
 {
 	struct replay *rp = calloc(1, sizeof *rp);
@@ -195,6 +295,7 @@ struct replay *replay_open(const struct replay_opts *opts)
 	}
 	rp->opts = *opts;
 	rp->stdout_fd = -1;
+	rp->stderr_fd = -1;
 	if (opts->sched_path)
 		snprintf(rp->sched_path, sizeof rp->sched_path, "%s", opts->sched_path);
 	else
@@ -239,6 +340,8 @@ struct replay *replay_open(const struct replay_opts *opts)
 	}
 	if (check_schedule(rp) < 0)
 		goto fail;
+	if (check_libraries(rp) < 0)
+		goto fail;
 	rp->sym = sym_new();
 	for (size_t i = 0; rp->sym && i < rp->trace->nmod; i++) {
 		const struct avt_module *m = &rp->trace->mod[i];
@@ -257,6 +360,7 @@ fail:
 static void rp_module(void *ctx, struct tracer *tr, const struct avt_module_rec *m, const char *path)
 {
 	struct replay *rp = ctx;
+	check_loaded(rp, m, path);
 	struct avt_module_rec *nm = realloc(rp->mods, (rp->nmods + 1) * sizeof *nm);
 	char **np = realloc(rp->modpaths, (rp->nmods + 1) * sizeof *np);
 	if (nm)
@@ -299,6 +403,12 @@ int replay_launch(struct replay *rp)
 		if (rp->stdout_fd >= 0)
 			unlink(rp->stdout_path);
 	}
+	if (rp->opts.capture_stderr && !rp->opts.gdb) {
+		char path[64] = "/tmp/avtrace-stderr.XXXXXX";
+		rp->stderr_fd = mkstemp(path);
+		if (rp->stderr_fd >= 0)
+			unlink(path);
+	}
 	/* the recording's stdin, if it kept one: every run reads the same */
 	char in[4200];
 	snprintf(in, sizeof in, "%s/stdin", rp->opts.dir);
@@ -306,6 +416,7 @@ int replay_launch(struct replay *rp)
 		.stdin_path = access(in, R_OK) == 0 ? in : NULL,
 		.argv = rp->argv, .cwd = rp->cwd, .envp = rp->envp, .cpu = rp->opts.cpu,
 		.slice_ms = 10, .stdout_fd = rp->stdout_fd, .no_heap = rp->no_heap,
+		.stderr_fd = rp->stderr_fd > 0 ? rp->stderr_fd : 0,
 		.watch = (const char *const *)rp->watch, .nwatch = rp->nwatch,
 		.own_session = rp->opts.gdb,
 		.sync_sleeps = true,
@@ -411,6 +522,57 @@ static void collect_waits(struct replay *rp, struct replay_result *res)
 	}
 }
 
+/* The last lines of the captured stderr (REPLAY_STDERR_LINES,
+ * REPLAY_STDERR_BYTES) into res: what an assert or a sanitizer said. */
+static void stderr_tail(struct replay *rp, struct replay_result *res)
+{
+	struct stat st;
+	if (rp->stderr_fd < 0 || fstat(rp->stderr_fd, &st) < 0 || st.st_size <= 0)
+		return;
+	off_t off = st.st_size > REPLAY_STDERR_BYTES ? st.st_size - REPLAY_STDERR_BYTES : 0;
+	char *buf = malloc(REPLAY_STDERR_BYTES + 1);
+	ssize_t n = buf ? pread(rp->stderr_fd, buf, REPLAY_STDERR_BYTES, off) : -1;
+	if (n <= 0) {
+		free(buf);
+		return;
+	}
+	buf[n] = 0;
+	char *start = buf;
+	res->stderr_cut = off > 0;
+	if (off > 0) { /* from the first whole line */
+		char *nl = memchr(buf, '\n', (size_t)n);
+		if (nl && nl + 1 < buf + n)
+			start = nl + 1;
+	}
+	/* the last REPLAY_STDERR_LINES lines (a final newline ends the last) */
+	size_t len = strlen(start), lines = 0;
+	for (size_t i = len; i > 0; i--)
+		if (start[i - 1] == '\n' && i < len && ++lines == REPLAY_STDERR_LINES) {
+			start += i;
+			res->stderr_cut = true;
+			break;
+		}
+	for (char *p = start; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
+			*p = '?';
+	memmove(buf, start, strlen(start) + 1);
+	res->stderr_tail = buf;
+}
+
+void replay_stderr_copy(struct replay *rp, FILE *f)
+{
+	char buf[4096];
+	ssize_t n;
+	off_t off = 0;
+	if (rp->stderr_fd < 0)
+		return;
+	while ((n = pread(rp->stderr_fd, buf, sizeof buf, off)) > 0) {
+		fwrite(buf, 1, (size_t)n, f);
+		off += n;
+	}
+	fflush(f);
+}
+
 void replay_finish(struct replay *rp, struct replay_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -465,6 +627,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	}
 	if (rp->tr && !res->gdb_pid)
 		tracer_kill(rp->tr);
+	stderr_tail(rp, res);
 	if (rp->tr) {
 		res->agent_events = tracer_stats(rp->tr)->agent_events;
 		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
@@ -498,6 +661,7 @@ void replay_result_release(struct replay_result *r)
 	free(r->marks);
 	free(r->bt);
 	free(r->waits);
+	free(r->stderr_tail);
 	memset(r, 0, sizeof *r);
 }
 
@@ -549,6 +713,8 @@ void replay_free(struct replay *rp)
 	free(rp->mods);
 	if (rp->stdout_fd >= 0)
 		close(rp->stdout_fd);
+	if (rp->stderr_fd >= 0)
+		close(rp->stderr_fd);
 	free(rp);
 }
 
@@ -606,6 +772,21 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
 		json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
 		json_object_set_new(o, "agent_extras", json_integer((json_int_t)res->agent_extras));
+		if (res->stderr_tail) {
+			json_t *err = json_string(res->stderr_tail);
+			if (!err) { /* not UTF-8: its ASCII */
+				char *a = strdup(res->stderr_tail);
+				for (char *p = a; p && *p; p++)
+					if ((unsigned char)*p >= 0x80)
+						*p = '?';
+				err = a ? json_string(a) : NULL;
+				free(a);
+			}
+			if (err) {
+				json_object_set_new(o, "stderr", err);
+				json_object_set_new(o, "stderr_truncated", json_boolean(res->stderr_cut));
+			}
+		}
 		if (res->has_divergence) {
 			if (res->expected.kind)
 				json_object_set_new(o, "expected", event_json(&res->expected));

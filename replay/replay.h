@@ -15,6 +15,7 @@
 #define AVT_REPLAY_REPLAY_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -76,6 +77,8 @@ struct replay_opts {
 	bool keep_stdout;       /* let the target's stdout through (else captured) */
 	const char *oracle;     /* shell command fed the run's stdout; failing = BUG */
 	bool gdb;               /* stop and detach at the failure */
+	bool capture_stderr;    /* keep the target's stderr (its tail in the
+	                           result) instead of letting it through */
 	bool no_agent;          /* a recording made with the in-process agent
 	                           replays through it (docs/agent.md) unless
 	                           this is set: then on ptrace alone */
@@ -127,7 +130,16 @@ struct replay_result {
 	uint64_t agent_scripts; /* hand-over scripts (explore through the agent) */
 	uint64_t agent_handovers; /* run tokens passed in-process in them */
 	uint64_t agent_extras;  /* accesses the recording does not have, in-process */
+	/* capture_stderr: the end of what the program wrote to stderr, at
+	 * most REPLAY_STDERR_LINES lines and REPLAY_STDERR_BYTES bytes (control
+	 * bytes but tab and newline as '?'), NUL-terminated; NULL if nothing.
+	 * Owned by the result. */
+	char *stderr_tail;
+	bool stderr_cut;        /* the program wrote more than stderr_tail */
 };
+
+#define REPLAY_STDERR_LINES 40
+#define REPLAY_STDERR_BYTES 8192
 
 void replay_result_release(struct replay_result *r);
 
@@ -137,6 +149,9 @@ struct replay;
  * exists and parses, executable unchanged).  NULL after one clear error;
  * nothing has been run then. */
 struct replay *replay_open(const struct replay_opts *opts);
+/* capture_stderr: copies all the program wrote to stderr to f (after
+ * replay_finish; what no report showed goes where it would have gone). */
+void replay_stderr_copy(struct replay *rp, FILE *f);
 /* Starts the program. -1 after an error. */
 int replay_launch(struct replay *rp);
 /* One scheduling decision; false when the run is over. */

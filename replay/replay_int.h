@@ -61,6 +61,7 @@ struct replay {
 	enum tstep last_step;
 	int stdout_fd;                /* capture of the target's stdout, or -1 */
 	char stdout_path[64];
+	int stderr_fd;                /* capture of the target's stderr, or -1 */
 	double t0;
 	double recorded_s;            /* how long the recording took (meta.json) */
 	unsigned asleep_turns;        /* turns given while the scheduled thread sleeps */

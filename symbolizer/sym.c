@@ -33,6 +33,7 @@ struct sym *sym_new(void)
 static void mod_free(struct sym_mod *m)
 {
 	sym_vartab_release(&m->vars);
+	sym_cutab_release(&m->cutab);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->path);

@@ -448,7 +448,7 @@ static enum sym_use walk(struct flow *f, uint64_t start, const struct fstate *st
 static bool returns_value(struct sym_mod *m, uint64_t pc)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->dm, pc, &bias), *scopes = NULL;
+	Dwarf_Die *cu = sym_mod_addrdie(m, pc, &bias), *scopes = NULL;
 	if (!cu)
 		return true;
 	int n = dwarf_getscopes(cu, pc - bias, &scopes);

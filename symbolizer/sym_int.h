@@ -35,6 +35,18 @@ struct sym_vartab {
 	int loaded;
 };
 
+/* The module's CUs by address range, for DWARF without .debug_aranges
+ * (sym_cu.c); built on the first address libdwfl cannot place. */
+struct sym_cu_range;
+struct sym_cutab {
+	bool built;
+	Dwarf_Die *dies; /* copies of the CU DIEs */
+	size_t ndies;
+	struct sym_cu_range *ranges; /* sorted by start */
+	size_t nranges;
+	Dwarf_Addr bias;
+};
+
 struct sym_mod {
 	unsigned id;
 	char *path;
@@ -46,6 +58,7 @@ struct sym_mod {
 	Dwfl *dwfl;
 	Dwfl_Module *dm;
 	struct sym_vartab vars;
+	struct sym_cutab cutab;
 };
 
 struct sym_unwinder;
@@ -80,6 +93,13 @@ struct sym_mod *sym_mod_by_addr(const struct sym *s, uint64_t addr);
 /* Opens the module on first use; false when only module+0xOFF is known. */
 int sym_mod_ready(struct sym_mod *m);
 void sym_caches_clear(struct sym *s);
+
+/* sym_cu.c */
+/* The CU DIE around runtime address pc (libdwfl's, else from the CUs'
+ * own ranges when the module has no .debug_aranges), and the bias to
+ * subtract from pc for DWARF addresses; NULL if none. */
+Dwarf_Die *sym_mod_addrdie(struct sym_mod *m, Dwarf_Addr pc, Dwarf_Addr *bias);
+void sym_cutab_release(struct sym_cutab *t);
 
 /* sym_site.c */
 void sym_site_ent_free(void *ent);

@@ -56,7 +56,7 @@ static void add_inline_caller(struct sym_loc *loc, const char *name)
 static void scopes_funcs(struct sym_mod *m, Dwarf_Addr pc, struct sym_loc *loc)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->dm, pc, &bias);
+	Dwarf_Die *cu = sym_mod_addrdie(m, pc, &bias);
 	Dwarf_Die *scopes = NULL, *chain = NULL;
 	int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : -1;
 	n = n > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : -1;
@@ -93,6 +93,23 @@ static const char *elf_func(struct sym_mod *m, Dwarf_Addr pc)
 	return name;
 }
 
+/* The line of pc from its CU's line table, when libdwfl found no CU
+ * (no .debug_aranges: clang's default; sym_cu.c). */
+static void cu_line(struct sym_mod *m, Dwarf_Addr pc, struct sym_loc *loc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = sym_mod_addrdie(m, pc, &bias);
+	Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
+	const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+	if (!file || dwarf_lineno(line, &loc->line) != 0) {
+		loc->line = 0;
+		return;
+	}
+	loc->file = file;
+	Dwarf_Attribute attr;
+	loc->comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+}
+
 static void lookup_loc(struct sym_mod *m, uint64_t off, int is_return, struct sym_loc *loc)
 {
 	memset(loc, 0, sizeof(*loc));
@@ -108,6 +125,8 @@ static void lookup_loc(struct sym_mod *m, uint64_t off, int is_return, struct sy
 			loc->line = 0;
 		else
 			loc->comp_dir = dwfl_line_comp_dir(line);
+	} else {
+		cu_line(m, pc, loc);
 	}
 	scopes_funcs(m, pc, loc);
 	if (!loc->func)

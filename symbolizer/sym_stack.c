@@ -123,7 +123,7 @@ const char *sym_stack_name(struct sym *s, unsigned mod, uint64_t off, uint64_t e
 		}
 	}
 	Dwarf_Addr cubias;
-	Dwarf_Die *cu = reg >= 0 ? dwfl_module_addrdie(m->dm, pc, &cubias) : NULL;
+	Dwarf_Die *cu = reg >= 0 ? sym_mod_addrdie(m, pc, &cubias) : NULL;
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cu ? dwarf_getscopes(cu, pc - cubias, &scopes) : 0;
 	/* the frame: the innermost subprogram (inlined code lives in it) */
@@ -147,6 +147,9 @@ const char *sym_stack_name(struct sym *s, unsigned mod, uint64_t off, uint64_t e
 		fb = cfa;
 	} else if (breg(fbx, fblen, &fbreg, &fboff) == 0 && fbreg == reg) {
 		fb = val + (uint64_t)fboff;
+	} else if (fblen == 1 && fbx[0].atom >= DW_OP_reg0 && fbx[0].atom <= DW_OP_reg31 &&
+		   (int)(fbx[0].atom - DW_OP_reg0) == reg) {
+		fb = val; /* the register itself (clang: DW_OP_reg6, rbp) */
 	} else {
 		goto out;
 	}

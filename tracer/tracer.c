@@ -313,6 +313,8 @@ static void child_exec(struct tracer *tr, int errfd, pid_t parent)
 		dup2(tr->opts.stdout_fd, 1);
 	if (tr->opts.stdin_fd > 0)
 		dup2(tr->opts.stdin_fd, 0);
+	if (tr->opts.stderr_fd > 0)
+		dup2(tr->opts.stderr_fd, 2);
 	if (tr->opts.stdin_path) {
 		int in = open(tr->opts.stdin_path, O_RDONLY);
 		if (in < 0 || dup2(in, 0) < 0)

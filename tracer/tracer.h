@@ -146,6 +146,7 @@ struct tracer_opts {
 	unsigned slice_ms;     /* preemption slice for a thread with no event (default 10) */
 	bool quiet_target;     /* redirect the target's stdout/stderr to /dev/null */
 	int stdout_fd;         /* >= 0: the target's stdout goes there */
+	int stderr_fd;         /* > 0: the target's stderr goes there */
 	int stdin_fd;          /* > 0: the target's stdin comes from there */
 	const char *stdin_path; /* non-NULL: the target's stdin is this file */
 	bool no_heap;          /* do not hook malloc/calloc/realloc/free */

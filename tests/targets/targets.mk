@@ -159,3 +159,13 @@ tests/targets/bin/verify_bank_moved: tests/targets/verify_bank.c tests/targets/t
 	{ for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo '/* a line added above the bug */'; done; cat $<; } \
 		>tests/targets/bin/moved/verify_bank.c
 	$(CC) $(TARGET_CFLAGS) -DVB_MOVED -o $@ tests/targets/bin/moved/verify_bank.c $(TARGET_LDFLAGS)
+# Built by clang -g -O0 (no .debug_aranges, clang's default): reports of
+# clang-built programs must show source lines all the same.  Skipped when
+# there is no clang (its test then skips).
+CLANG ?= clang
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+targets: tests/targets/bin/clang_bank
+endif
+
+tests/targets/bin/clang_bank: tests/targets/clang/clang_bank.c tests/targets/targets.mk | tests/targets/bin
+	$(CLANG) -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer -o $@ $< $(TARGET_LDFLAGS)
