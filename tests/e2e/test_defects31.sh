@@ -40,6 +40,7 @@ every_report_replays() {
 	echo "$n reports replayed by their own command" >&3
 }
 
+# limit: 150
 t_reports_carry_replay_command() {
 	avt_timed 120 test -q -o "$PWD/out" --no-explore -- "$EXAMPLES/bank" 1000 >test.out 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test on bank"
@@ -48,6 +49,7 @@ t_reports_carry_replay_command() {
 
 # A bug found by exploration: its report (a copy of the confirmed run's)
 # names that run's directory.
+# limit: 330
 t_explore_report_carries_replay_command() {
 	avt_timed 300 test -q -o "$PWD/out" --no-order -- "$(target explore_checker)" 0 >test.out 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test on explore_checker"
@@ -78,6 +80,7 @@ sarif_validate() {
 # (the file is under SRCROOT: src/bank.c) and from a directory beside it
 # (an absolute file URI, where the validator rejected the '..': SARIF1002);
 # both logs validate.
+# limit: 150
 t_sarif_out_of_tree_build() {
 	need_jq
 	local l_assert top=$PWD
@@ -99,6 +102,7 @@ t_sarif_out_of_tree_build() {
 # A clang-built program (clang -g -O0: no .debug_aranges): every line of
 # its report names clang_bank.c:LINE, never clang_bank+0xOFF (but for the
 # C runtime's _start, past main in the backtrace, which has no DWARF).
+# limit: 150
 t_clang_report_has_source_lines() {
 	local prog src=$SRC/clang/clang_bank.c l_assert l_read l_write r
 	[ -x "$TARGETS/clang_bank" ] || skip "clang_bank is not built (no clang)"
@@ -131,6 +135,7 @@ t_clang_report_has_source_lines() {
 # The failing replay's stderr is in the report and in the JSON: the
 # assert's message for bank; for a variant that writes 100 lines and then
 # exits 1, its last 40 lines (bounded), the last one included.
+# limit: 150
 t_report_shows_program_stderr() {
 	need_jq
 	local r
@@ -169,6 +174,7 @@ t_report_shows_program_stderr() {
 
 # The interleaving's columns are never cut: with a 70-character source
 # file name every event line still ends with NAME.c:LINE whole.
+# limit: 150
 t_interleaving_not_cut() {
 	local name=a_rather_long_source_file_name_so_that_the_interleaving_columns_overflow r n
 	cp "$REPO/examples/bank.c" "$name.c" || fail "cannot copy bank.c"
@@ -230,6 +236,7 @@ EOC
 
 # A library rebuilt with other code since the recording: replay refuses
 # (exit 2) naming it, instead of INFEASIBLE at step 1.
+# limit: 90
 t_replay_names_changed_library() {
 	build_acct old 0
 	acct_program
@@ -247,6 +254,7 @@ t_replay_names_changed_library() {
 
 # The same library name found elsewhere at replay (as after an updated
 # ld.so.cache): the replay stops naming both paths, exit 2.
+# limit: 90
 t_replay_names_relocated_library() {
 	build_acct old 0
 	acct_program
@@ -261,6 +269,7 @@ t_replay_names_relocated_library() {
 
 # A recorded library path that is a FIFO now (a trace may come from
 # anywhere): the check refuses it at once, it does not block opening it.
+# limit: 90
 t_replay_library_fifo_refused() {
 	build_acct old 0
 	acct_program
