@@ -756,9 +756,14 @@ static int model_fill(struct pr_model *m)
 	int rc = -1;
 	if (build_init(&b, m) < 0 || find_episodes(&b) < 0)
 		goto out;
-	for (uint32_t i = 0; i < m->nev; i++)
+	for (uint32_t i = 0; i < m->nev; i++) {
+		if (!(i & PR_STOP_EVERY) && pr_stopped()) {
+			rc = -2;
+			goto out;
+		}
 		if (step(&b, i) < 0)
 			goto out;
+	}
 	rc = 0;
 out:
 	build_release(&b);
@@ -794,8 +799,12 @@ struct pr_model *pr_model_new(const struct trace *t)
 		pr_model_free(m);
 		return NULL;
 	}
-	if (rc < 0 || model_alloc(m) < 0 || model_fill(m) < 0)
+	if (rc < 0 || model_alloc(m) < 0 || (rc = model_fill(m)) == -1)
 		goto oom;
+	if (rc == -2) { /* stopped (pr_stopped()): no message */
+		pr_model_free(m);
+		return NULL;
+	}
 	return m;
 oom:
 	avt_error("cannot predict: out of memory");

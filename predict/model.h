@@ -34,11 +34,26 @@
 #ifndef AVT_PREDICT_MODEL_H
 #define AVT_PREDICT_MODEL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "trace/trace.h"
+
+/* Cooperative stop (predict_interrupt(), predict.h): the signal that asked
+ * prediction to stop, 0 if none.  The model's build, every detector's
+ * outer loop and synthesis check it (every PR_STOP_EVERY + 1 steps of a
+ * per-event loop) and end early; predict_run() then returns
+ * PREDICT_STOPPED.  A detector that stops leaves partial candidates, which
+ * predict_run() never synthesizes. */
+extern volatile sig_atomic_t pr_stop_sig;
+#define PR_STOP_EVERY 4095u
+
+static inline bool pr_stopped(void)
+{
+	return pr_stop_sig != 0;
+}
 
 #define PR_NONE UINT32_MAX
 /* Traces with more threads are refused: the current clocks alone are

@@ -136,9 +136,12 @@ int pr_sclock_build(struct pr_sclock *s, const struct pr_model *m)
 	s->capcp = calloc(n, sizeof *s->capcp);
 	if (!s->cur || !s->cpidx || !s->cpsnap || !s->ncp || !s->capcp)
 		return -1;
-	for (uint32_t i = 0; i < m->nev; i++)
+	for (uint32_t i = 0; i < m->nev; i++) {
+		if (!(i & PR_STOP_EVERY) && pr_stopped())
+			break; /* partial clocks: the caller stops too */
 		if (sc_step(s, i) < 0)
 			return -1;
+	}
 	free(s->cur); /* n x n, and the change points have it all */
 	s->cur = NULL;
 	return 0;

@@ -309,7 +309,7 @@ static int order(struct syn *y)
 		uint32_t u = pr_ev(m, x)->thread;
 		if (pr_ev(m, x)->tindex != y->done[u] || y->done[u] >= y->tgt[u])
 			continue;
-		if (!*y->budget || !ready(y, u))
+		if (!*y->budget || !ready(y, u) || (!(*y->budget & PR_STOP_EVERY) && pr_stopped()))
 			return 0;
 		--*y->budget;
 		if (apply(y, u) < 0)
@@ -321,7 +321,7 @@ static int order(struct syn *y)
 			cur = pick(y);
 		if (cur == PR_NONE)
 			break;
-		if (!*y->budget)
+		if (!*y->budget || (!(*y->budget & PR_STOP_EVERY) && pr_stopped()))
 			return 0;
 		--*y->budget;
 		if (apply(y, cur) < 0)
