@@ -510,6 +510,8 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	struct pr_model *m = pr_model_new(t);
 	if (!m)
 		return pr_stopped() ? PREDICT_STOPPED : -1;
+	avt_debug("model: %u threads on %u chains, %zu clock snapshots", m->nthreads, m->nslots,
+		  m->nsnap);
 	pr_cands_init(&cs, m);
 	if (o->sidetrack && pr_sidetrack(m, &cs, o) < 0)
 		goto out;
