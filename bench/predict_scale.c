@@ -182,6 +182,7 @@ struct timing {
 
 static int time_predict(const char *avtrace, const char *dir, struct timing *tm)
 {
+	fflush(NULL); /* the child's freopen() would write our buffer again */
 	double t0 = now();
 	pid_t pid = fork();
 	if (pid < 0)
