@@ -91,6 +91,9 @@ check: all $(UNIT_BIN) $(UNIT_EXTRA)
 bench/predict_bench: bench/predict_bench.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
 
+bench/predict_scale: bench/predict_scale.c $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(PKG_LIBS)
+
 # the bare ptrace stop (bench/agent); a probe, not avtrace code
 bench/int3_floor: bench/int3_floor.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $<
@@ -130,7 +133,7 @@ clean:
 	rm -f avtrace $(AGENT) agent/*.o bench/int3_floor bench/ptrsum $(LIB) cli/*.o cli/*.d $(foreach d,$(LIB_DIRS),$(d)/*.o $(d)/*.d)
 	rm -f $(UNIT_BIN) tests/unit/*.o tests/unit/*.d
 	rm -rf tests/unit/bin
-	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench
+	rm -rf tests/targets/bin avtrace-out tests/e2e/out bench/predict_bench bench/avfilter_bench bench/predict_scale
 
 .PHONY: repeat all check unit e2e e2e-ptrace real install clean targets demo
 -include $(LIB_OBJ:.o=.d) cli/main.d $(UNIT_BIN:=.d)

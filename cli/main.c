@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "predict/predict.h"
 #include "trace/log.h"
 #include "trace/version.h"
 #include "tracer/tracer.h"
@@ -72,7 +73,8 @@ int usage_error(const char *cmd, const char *fmt, ...)
  * target and keeps what it recorded (tracer_interrupt_all).  A parent
  * waiting for parallel workers dies at once instead: its workers die with
  * it (PR_SET_PDEATHSIG, cli_worker_dies_with_parent) and their targets
- * with them (PTRACE_O_EXITKILL). */
+ * with them (PTRACE_O_EXITKILL).  Prediction stops at its next check and
+ * keeps the predictions made so far (predict_interrupt). */
 static volatile sig_atomic_t parent_phase;
 
 static void on_stop_signal(int sig)
@@ -83,6 +85,7 @@ static void on_stop_signal(int sig)
 		return;
 	}
 	tracer_interrupt_all(sig);
+	predict_interrupt(sig);
 }
 
 static void catch_stop_signals(void)
@@ -98,6 +101,11 @@ static void catch_stop_signals(void)
 void cli_parent_phase(bool on)
 {
 	parent_phase = on;
+	int sig = tracer_interrupted();
+	if (on && sig) { /* it came between two phases: die of it now */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 }
 
 void cli_worker_dies_with_parent(pid_t parent)

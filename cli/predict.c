@@ -32,6 +32,7 @@ static const char predict_help[] =
 	"Then 'avtrace replay --all' (or 'avtrace test') tells which are real.\n"
 	"\n"
 	"  -d, --dir DIR       recording directory\n"
+	"  -v, --verbose       debug lines (the model's size, ...)\n"
 	"      --max N         at most N predictions (default 100)\n"
 	"      --no-deadlocks  skip the deadlock predictor\n"
 	"      --no-sidetrack  skip the atomicity predictor\n"
@@ -194,7 +195,7 @@ int cmd_predict(int argc, char **argv)
 		{ "atomic", required_argument, 0, 'A' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "filter", no_argument, 0, 'F' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "pattern", required_argument, 0, 'p' },
-		{ "no-order", no_argument, 0, 'O' },
+		{ "no-order", no_argument, 0, 'O' }, { "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *dir = "avtrace-out";
@@ -204,9 +205,10 @@ int cmd_predict(int argc, char **argv)
 	struct atomic_funcs af = { .count = 0 };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': dir = optarg; break;
+		case 'v': avt_verbose++; break;
 		case 'm':
 			if (arg_uint("predict", "--max", optarg, 1, 1000000, &o.max_predictions) < 0)
 				return EXIT_USAGE;

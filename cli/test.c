@@ -158,7 +158,7 @@ static int run_natively(char *const *argv)
 	}
 	int st;
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	for (double waited = 0; waited < NATIVE_LIMIT_S; waited += 0.01) {
+	for (double waited = 0; waited < NATIVE_LIMIT_S && !tracer_interrupted(); waited += 0.01) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
@@ -450,14 +450,14 @@ int cmd_test(int argc, char **argv)
 		po.read_steers = sym_read_steers;
 		po.read_ctx = vn.sym;
 	}
-	int prc = predict_run(t, &po, &set);
+	int prc = tracer_interrupted() ? -1 : predict_run(t, &po, &set);
 	if (vn_open)
 		names_close(&vn);
 	atomic_funcs_release(&af);
 	if (prc < 0) {
 		trace_free(t);
 		pr_patterns_release(&pats);
-		return EXIT_USAGE;
+		return tracer_interrupted() ? 128 + tracer_interrupted() : EXIT_USAGE;
 	}
 	name_predictions(&set, t);
 	if (predict_write(&set, t, ro.dir) < 0) {
@@ -465,6 +465,14 @@ int cmd_test(int argc, char **argv)
 		trace_free(t);
 		pr_patterns_release(&pats);
 		return EXIT_USAGE;
+	}
+	if (prc == PREDICT_STOPPED) { /* a signal: what it made is written */
+		avt_error("interrupted by SIG%s while predicting: %s/predictions.json keeps the %zu prediction%s made so far",
+			  sigabbrev_np(predict_interrupted()) ?: "?", ro.dir, set.n, set.n == 1 ? "" : "s");
+		prediction_set_release(&set);
+		trace_free(t);
+		pr_patterns_release(&pats);
+		return 128 + predict_interrupted();
 	}
 	char ev[32];
 	printf("recorded %u threads, %s events; %zu prediction%s; replaying %zu schedule%s (-j %u)\n",

@@ -403,7 +403,7 @@ static int search(struct dl *d)
 {
 	struct pr_dl_wit w[4];
 	uint32_t nl = d->m->nobjs;
-	for (uint32_t s = 0; s < nl && d->budget; s++) {
+	for (uint32_t s = 0; s < nl && d->budget && !pr_stopped(); s++) {
 		if (d->gfirst[s] == PR_NONE)
 			continue;
 		compute_reach(d, s);

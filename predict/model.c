@@ -37,8 +37,9 @@ struct episode {
 
 struct build {
 	struct pr_model *m;
-	uint32_t *cur;        /* nthreads x nthreads current clocks */
-	uint32_t *cursnap;    /* snapshot holding each thread's clock, or PR_NONE */
+	uint32_t *cur;        /* nslots x nslots current clocks (each chain's
+	                         running thread's) */
+	uint32_t *cursnap;    /* [slot] snapshot holding its clock, or PR_NONE */
 	uint32_t *curls;      /* lockset node of each thread */
 	uint32_t *create_ev;  /* [child] its create event */
 	uint32_t *exit_ev;    /* [thread] its exit event */
@@ -140,7 +141,35 @@ static uint32_t obj_intern(struct build *b, uint64_t a)
 
 static uint32_t *snap_row(const struct pr_model *m, uint32_t s)
 {
-	return m->snap + (size_t)s * m->nthreads;
+	return m->snap + (size_t)s * m->nslots;
+}
+
+/* Chain count of slot s in VC(e) (e's own chain: implied by its index). */
+static uint32_t raw_at(const struct pr_model *m, uint32_t e, uint32_t s)
+{
+	const struct avt_event *ev = &m->t->ev[e];
+	if (m->slot[ev->thread] == s)
+		return m->sbase[ev->thread] + ev->tindex + 1;
+	return snap_row(m, m->vc[e])[s];
+}
+
+uint32_t pr_ref_slot(const struct pr_model *m, uint32_t ref, uint32_t s)
+{
+	if (ref == PR_NONE)
+		return 0;
+	if (ref & PR_REF_SNAP)
+		return snap_row(m, ref & ~PR_REF_SNAP)[s];
+	return raw_at(m, ref, s);
+}
+
+/* out[s] = max(out[s], ref[s]) over chains. */
+static void raw_join(const struct pr_model *m, uint32_t ref, uint32_t *out)
+{
+	for (uint32_t s = 0; ref != PR_NONE && s < m->nslots; s++) {
+		uint32_t v = pr_ref_slot(m, ref, s);
+		if (v > out[s])
+			out[s] = v;
+	}
 }
 
 /* Stores a copy of clock c as a new snapshot; PR_NONE if out of memory. */
@@ -149,12 +178,12 @@ static uint32_t snap_add(struct pr_model *m, const uint32_t *c)
 	if (m->nsnap >= PR_REF_SNAP - 1)
 		return PR_NONE;
 	size_t cap = m->snapcap;
-	uint32_t *n = grow(m->snap, &cap, (m->nsnap + 1) * m->nthreads, sizeof *n);
+	uint32_t *n = grow(m->snap, &cap, (m->nsnap + 1) * m->nslots, sizeof *n);
 	if (!n)
 		return PR_NONE;
 	m->snap = n;
 	m->snapcap = cap;
-	memcpy(n + m->nsnap * m->nthreads, c, m->nthreads * sizeof *c);
+	memcpy(n + m->nsnap * m->nslots, c, m->nslots * sizeof *c);
 	return (uint32_t)m->nsnap++;
 }
 
@@ -163,7 +192,7 @@ uint32_t pr_ref_at(const struct pr_model *m, uint32_t ref, uint32_t u)
 	if (ref == PR_NONE)
 		return 0;
 	if (ref & PR_REF_SNAP)
-		return snap_row(m, ref & ~PR_REF_SNAP)[u];
+		return pr_slot_count(m, u, snap_row(m, ref & ~PR_REF_SNAP)[m->slot[u]]);
 	return pr_vc_at(m, ref, u);
 }
 
@@ -172,7 +201,7 @@ uint32_t pr_vc_at(const struct pr_model *m, uint32_t e, uint32_t u)
 	const struct avt_event *ev = &m->t->ev[e];
 	if (ev->thread == u)
 		return ev->tindex + 1;
-	return snap_row(m, m->vc[e])[u];
+	return pr_slot_count(m, u, raw_at(m, e, m->slot[u]));
 }
 
 uint32_t pr_vc_passes(const struct pr_model *m, uint32_t u, uint32_t from, uint32_t to,
@@ -190,8 +219,8 @@ uint32_t pr_vc_passes(const struct pr_model *m, uint32_t u, uint32_t from, uint3
 
 void pr_vc_get(const struct pr_model *m, uint32_t e, uint32_t *out)
 {
-	memcpy(out, snap_row(m, m->vc[e]), m->nthreads * sizeof *out);
-	out[m->t->ev[e].thread] = m->t->ev[e].tindex + 1;
+	for (uint32_t u = 0; u < m->nthreads; u++)
+		out[u] = pr_vc_at(m, e, u);
 }
 
 uint32_t pr_vc_pre_at(const struct pr_model *m, uint32_t e, uint32_t u)
@@ -218,12 +247,8 @@ bool pr_hb_pre(const struct pr_model *m, uint32_t a, uint32_t b)
 
 void pr_ref_get(const struct pr_model *m, uint32_t ref, uint32_t *out)
 {
-	if (ref == PR_NONE)
-		memset(out, 0, m->nthreads * sizeof *out);
-	else if (ref & PR_REF_SNAP)
-		memcpy(out, snap_row(m, ref & ~PR_REF_SNAP), m->nthreads * sizeof *out);
-	else
-		pr_vc_get(m, ref, out);
+	for (uint32_t u = 0; u < m->nthreads; u++)
+		out[u] = pr_ref_at(m, ref, u);
 }
 
 void pr_ref_join(const struct pr_model *m, uint32_t ref, uint32_t *out)
@@ -258,16 +283,17 @@ void pr_cut_clock(const struct pr_model *m, uint32_t u, uint32_t pos, uint32_t d
 static void cur_join(struct build *b, uint32_t t, uint32_t ref)
 {
 	struct pr_model *m = b->m;
-	uint32_t *c = b->cur + (size_t)t * m->nthreads;
+	uint32_t st = m->slot[t];
+	uint32_t *c = b->cur + (size_t)st * m->nslots;
 	if (ref == PR_NONE)
 		return;
-	for (uint32_t u = 0; u < m->nthreads; u++) {
-		if (u == t)
+	for (uint32_t s = 0; s < m->nslots; s++) {
+		if (s == st)
 			continue;
-		uint32_t v = pr_ref_at(m, ref, u);
-		if (v > c[u]) {
-			c[u] = v;
-			b->cursnap[t] = PR_NONE;
+		uint32_t v = pr_ref_slot(m, ref, s);
+		if (v > c[s]) {
+			c[s] = v;
+			b->cursnap[st] = PR_NONE;
 		}
 	}
 }
@@ -278,20 +304,20 @@ static uint32_t ref_join_event(struct build *b, uint32_t ref, uint32_t e)
 {
 	struct pr_model *m = b->m;
 	const struct avt_event *ev = &m->t->ev[e];
-	const uint32_t *c = b->cur + (size_t)ev->thread * m->nthreads;
+	const uint32_t *c = b->cur + (size_t)m->slot[ev->thread] * m->nslots;
 	bool covered = true;
-	for (uint32_t u = 0; ref != PR_NONE && u < m->nthreads; u++)
-		if (pr_ref_at(m, ref, u) > c[u]) {
+	for (uint32_t s = 0; ref != PR_NONE && s < m->nslots; s++)
+		if (pr_ref_slot(m, ref, s) > c[s]) {
 			covered = false;
 			break;
 		}
 	if (covered)
 		return e;
-	uint32_t *tmp = malloc(m->nthreads * sizeof *tmp);
+	uint32_t *tmp = malloc(m->nslots * sizeof *tmp);
 	if (!tmp)
 		return PR_NONE;
-	memcpy(tmp, c, m->nthreads * sizeof *tmp);
-	pr_ref_join(m, ref, tmp);
+	memcpy(tmp, c, m->nslots * sizeof *tmp);
+	raw_join(m, ref, tmp);
 	uint32_t s = snap_add(m, tmp);
 	free(tmp);
 	return s == PR_NONE ? PR_NONE : s | PR_REF_SNAP;
@@ -433,6 +459,80 @@ static int index_threads(struct pr_model *m)
 	return 0;
 }
 
+/* Chains (model.h): thread w continues the chain of a thread u when w's
+ * creator joined u, after u's exit, before creating w, and w's first event
+ * is its start: then u's exit -> the join -> (program order) the create ->
+ * w's start, so every event of the chain happens before w's.  Each joiner
+ * keeps the chains its joins freed (a list threaded through next[]).  One
+ * linear pass, with per-thread state only. */
+static int assign_slots(struct pr_model *m)
+{
+	const struct trace *t = m->t;
+	uint32_t n = m->nthreads, *freed = NULL, *next = NULL, *pend = NULL, *len = NULL;
+	uint8_t *state = NULL; /* per thread: 1 exited, 2 its chain freed */
+	size_t cap = 0, lencap = 0;
+	int rc = -1;
+	m->slot = malloc(n * sizeof *m->slot);
+	m->sbase = malloc(n * sizeof *m->sbase);
+	freed = malloc(n * sizeof *freed);
+	pend = malloc(n * sizeof *pend);
+	state = calloc(n, 1);
+	if (!m->slot || !m->sbase || !freed || !pend || !state)
+		goto out;
+	for (uint32_t u = 0; u < n; u++)
+		m->slot[u] = freed[u] = pend[u] = PR_NONE;
+	m->nslots = 0;
+	for (uint32_t i = 0; i < m->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		uint32_t u = e->thread;
+		if (m->slot[u] == PR_NONE) {
+			uint32_t s = pend[u];
+			if (s == PR_NONE || e->kind != AVT_EV_START) {
+				uint32_t *nn = grow(next, &cap, m->nslots + 1, sizeof *next);
+				uint32_t *nl = nn ? grow(len, &lencap, m->nslots + 1, sizeof *len) : NULL;
+				if (nn)
+					next = nn;
+				if (!nl)
+					goto out;
+				len = nl;
+				s = m->nslots++;
+				len[s] = 0;
+			}
+			m->slot[u] = s;
+			m->sbase[u] = len[s];
+		}
+		len[m->slot[u]]++;
+		if (e->kind == AVT_EV_EXIT)
+			state[u] |= 1;
+		else if (e->kind == AVT_EV_JOIN && e->obj < n && e->obj != u && state[e->obj] == 1 &&
+			 m->slot[e->obj] != PR_NONE) {
+			uint32_t s = m->slot[e->obj];
+			state[e->obj] = 3;
+			next[s] = freed[u];
+			freed[u] = s;
+		} else if (e->kind == AVT_EV_CREATE && e->obj < n && m->slot[e->obj] == PR_NONE &&
+			   pend[e->obj] == PR_NONE && freed[u] != PR_NONE) {
+			pend[e->obj] = freed[u];
+			freed[u] = next[freed[u]];
+		}
+	}
+	if (!m->nslots)
+		m->nslots = 1;
+	for (uint32_t u = 0; u < n; u++)
+		if (m->slot[u] == PR_NONE) { /* no events: any chain, never read */
+			m->slot[u] = 0;
+			m->sbase[u] = 0;
+		}
+	rc = 0;
+out:
+	free(freed);
+	free(next);
+	free(pend);
+	free(len);
+	free(state);
+	return rc;
+}
+
 /* Barrier episodes: the events of one barrier from a thread's first until
  * a thread comes back.  A wrong grouping only adds edges from events that
  * already happened, so it can cost predictions, never soundness. */
@@ -489,18 +589,18 @@ static int barrier_edge(struct build *b, uint32_t i, uint32_t t)
 	struct episode *ep = &b->eps[b->epof[i]];
 	if (ep->clock == PR_NONE) {
 		/* the first return: everyone of the episode has arrived */
-		uint32_t *tmp = calloc(m->nthreads, sizeof *tmp);
+		uint32_t *tmp = calloc(m->nslots, sizeof *tmp);
 		if (!tmp)
 			return -1;
 		for (uint32_t k = 0; k < ep->nthr; k++) {
-			const uint32_t *c = b->cur + (size_t)ep->thr[k] * m->nthreads;
-			for (uint32_t u = 0; u < m->nthreads; u++)
-				if (c[u] > tmp[u])
-					tmp[u] = c[u];
+			const uint32_t *c = b->cur + (size_t)m->slot[ep->thr[k]] * m->nslots;
+			for (uint32_t s = 0; s < m->nslots; s++)
+				if (c[s] > tmp[s])
+					tmp[s] = c[s];
 		}
 		/* the first returner's own clock already counts this event */
-		if (tmp[t])
-			tmp[t]--;
+		if (tmp[m->slot[t]])
+			tmp[m->slot[t]]--;
 		uint32_t s = snap_add(m, tmp);
 		free(tmp);
 		if (s == PR_NONE)
@@ -690,15 +790,16 @@ static int step(struct build *b, uint32_t i)
 		if (m->lock[i] == PR_NONE)
 			return -1;
 	}
-	b->cur[(size_t)t * m->nthreads + t] = e->tindex + 1;
+	uint32_t st = m->slot[t];
+	b->cur[(size_t)st * m->nslots + st] = m->sbase[t] + e->tindex + 1;
 	if (edges_in(b, i, e) < 0)
 		return -1;
-	if (b->cursnap[t] == PR_NONE) {
-		b->cursnap[t] = snap_add(m, b->cur + (size_t)t * m->nthreads);
-		if (b->cursnap[t] == PR_NONE)
+	if (b->cursnap[st] == PR_NONE) {
+		b->cursnap[st] = snap_add(m, b->cur + (size_t)st * m->nslots);
+		if (b->cursnap[st] == PR_NONE)
 			return -1;
 	}
-	m->vc[i] = b->cursnap[t];
+	m->vc[i] = b->cursnap[st];
 	m->ls[i] = b->curls[t];
 	return edges_out(b, i, e);
 }
@@ -720,11 +821,11 @@ static void build_release(struct build *b)
 
 static int build_init(struct build *b, struct pr_model *m)
 {
-	uint32_t n = m->nthreads;
+	uint32_t n = m->nthreads, ns = m->nslots;
 	memset(b, 0, sizeof *b);
 	b->m = m;
-	b->cur = calloc((size_t)n * n, sizeof *b->cur);
-	b->cursnap = malloc(n * sizeof *b->cursnap);
+	b->cur = calloc((size_t)ns * ns, sizeof *b->cur);
+	b->cursnap = malloc(ns * sizeof *b->cursnap);
 	b->curls = calloc(n, sizeof *b->curls);
 	b->create_ev = malloc(n * sizeof *b->create_ev);
 	b->exit_ev = malloc(n * sizeof *b->exit_ev);
@@ -732,7 +833,9 @@ static int build_init(struct build *b, struct pr_model *m)
 	if (!b->cur || !b->cursnap || !b->curls || !b->create_ev || !b->exit_ev || !b->wait_ev)
 		return -1;
 	for (uint32_t u = 0; u < n; u++)
-		b->cursnap[u] = b->create_ev[u] = b->exit_ev[u] = b->wait_ev[u] = PR_NONE;
+		b->create_ev[u] = b->exit_ev[u] = b->wait_ev[u] = PR_NONE;
+	for (uint32_t s = 0; s < ns; s++)
+		b->cursnap[s] = PR_NONE;
 	return 0;
 }
 
@@ -756,9 +859,14 @@ static int model_fill(struct pr_model *m)
 	int rc = -1;
 	if (build_init(&b, m) < 0 || find_episodes(&b) < 0)
 		goto out;
-	for (uint32_t i = 0; i < m->nev; i++)
+	for (uint32_t i = 0; i < m->nev; i++) {
+		if (!(i & PR_STOP_EVERY) && pr_stopped()) {
+			rc = -2;
+			goto out;
+		}
 		if (step(&b, i) < 0)
 			goto out;
+	}
 	rc = 0;
 out:
 	build_release(&b);
@@ -794,8 +902,12 @@ struct pr_model *pr_model_new(const struct trace *t)
 		pr_model_free(m);
 		return NULL;
 	}
-	if (rc < 0 || model_alloc(m) < 0 || model_fill(m) < 0)
+	if (rc < 0 || assign_slots(m) < 0 || model_alloc(m) < 0 || (rc = model_fill(m)) == -1)
 		goto oom;
+	if (rc == -2) { /* stopped (pr_stopped()): no message */
+		pr_model_free(m);
+		return NULL;
+	}
 	return m;
 oom:
 	avt_error("cannot predict: out of memory");
@@ -820,6 +932,8 @@ void pr_model_free(struct pr_model *m)
 	free(m->in_sync);
 	free(m->ls);
 	free(m->snap);
+	free(m->slot);
+	free(m->sbase);
 	free(m->lsn);
 	free(m);
 }

@@ -112,7 +112,7 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 	}
 	qsort(a, n, sizeof *a, cmp_acc);
 	int rc = 0;
-	for (size_t lo = 0; lo < n && rc == 0 && added < ORDER_MAX;) {
+	for (size_t lo = 0; lo < n && rc == 0 && added < ORDER_MAX && !pr_stopped();) {
 		size_t hi = lo;
 		while (hi < n && a[hi].obj == a[lo].obj)
 			hi++;
@@ -232,7 +232,7 @@ static int run(struct osim *o, uint32_t x)
 {
 	const struct pr_model *m = o->m;
 	const struct avt_event *e = pr_ev(m, x);
-	if (!*o->budget)
+	if (!*o->budget || (!(*o->budget & PR_STOP_EVERY) && pr_stopped()))
 		return 0;
 	--*o->budget;
 	if (pr_is_acquire(e)) {

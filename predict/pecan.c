@@ -651,6 +651,8 @@ static int search(struct pec *c)
 	uint32_t all = c->ngp == 32 ? UINT32_MAX : (1u << c->ngp) - 1;
 	for (uint32_t i = 0; i < c->na; i++) {
 		uint32_t x = c->trace[i], vw = c->ta[x].vw, mask = want(c, all, 0, vw & 1);
+		if (!(i & 255) && pr_stopped())
+			return 0;
 		if (!mask || !var_ok(c, c->p->ev[0].var, vw >> 1))
 			continue;
 		uint32_t lo = 0, hi = c->m->nthreads; /* x's thread: the last u with toff[u] <= x */

@@ -781,7 +781,7 @@ static int scan(struct pen *p)
 	}
 	for (uint32_t u = 0; u < n; u++)
 		p->stamp[u] = PR_NONE;
-	for (uint32_t v = 0; v < p->nvar; v++)
+	for (uint32_t v = 0; v < p->nvar && !pr_stopped(); v++)
 		if (scan_var(p, v, &vs) < 0)
 			goto out;
 	rc = 0;

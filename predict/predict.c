@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "avfilter.h"
 #include "deadlock.h"
@@ -27,6 +28,34 @@
 #include "trace/log.h"
 
 #define SYNTH_BUDGET 50000000ull /* events scheduled over all predictions */
+
+volatile sig_atomic_t pr_stop_sig;
+
+void predict_interrupt(int sig)
+{
+	pr_stop_sig = sig;
+}
+
+int predict_interrupted(void)
+{
+	return pr_stop_sig;
+}
+
+/* AVTRACE_PREDICT_STALL (a testing aid, docs/predict.md): after its first
+ * prediction, synthesis waits until predict_interrupt(), as a prediction
+ * that never ends would: the e2e tests stop it with a signal. */
+static void stall_if_asked(void)
+{
+	static int asked = -1;
+	if (asked < 0)
+		asked = getenv("AVTRACE_PREDICT_STALL") != NULL;
+	if (!asked)
+		return;
+	avt_info("avtrace: prediction stalled (AVTRACE_PREDICT_STALL) until a signal");
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	while (!pr_stopped())
+		nanosleep(&tick, NULL);
+}
 
 /* "module+0xOFF" (the module file's base name), or "0xADDR". */
 static const char *site_name(const struct trace *t, uint16_t mod, uint64_t off, char *buf,
@@ -348,7 +377,7 @@ static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsig
 		avt_error("cannot predict: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < cs->n && out->n < max; i++) {
+	for (size_t i = 0; i < cs->n && out->n < max && !pr_stopped(); i++) {
 		struct pr_plan plan;
 		struct schedule *s;
 		bool kept;
@@ -357,8 +386,11 @@ static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsig
 		int src = plan_and_synth(m, &cs->c[i], &y.budget, &plan, &s, &kept);
 		if (src < 0 || (src > 0 && take(&y, i, &plan, s, kept) < 0))
 			goto out;
-		if (src > 0)
+		if (src > 0) {
+			if (out->n == 1)
+				stall_if_asked();
 			continue;
+		}
 		avt_debug("candidate %zu (%s %s) has no feasible schedule", i,
 			  pr_detector_name(cs->c[i].det), pr_pattern_name(cs->c[i].pat));
 		if (!y.budget) {
@@ -474,31 +506,38 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	struct pr_cands cs;
 	int rc = -1;
 	memset(out, 0, sizeof *out);
+	avt_debug("predicting from %zu events of %u threads", t->nev, trace_nthreads(t));
 	struct pr_model *m = pr_model_new(t);
 	if (!m)
-		return -1;
+		return pr_stopped() ? PREDICT_STOPPED : -1;
+	avt_debug("model: %u threads on %u chains, %zu clock snapshots", m->nthreads, m->nslots,
+		  m->nsnap);
 	pr_cands_init(&cs, m);
 	if (o->sidetrack && pr_sidetrack(m, &cs, o) < 0)
 		goto out;
-	if (o->deadlocks && pr_deadlock(m, &cs) < 0)
+	if (!pr_stopped() && o->deadlocks && pr_deadlock(m, &cs) < 0)
 		goto out;
-	if (o->penelope && pr_penelope(m, &cs, o) < 0)
+	if (!pr_stopped() && o->penelope && pr_penelope(m, &cs, o) < 0)
 		goto out;
 	/* --atomic: PECAN's regions are the named functions' calls too */
 	const struct pr_patterns *pats[2] = { o->pecan ? pr_builtin_patterns() : NULL,
 					      o->patterns };
-	if ((pats[0] || pats[1]) &&
+	if (!pr_stopped() && (pats[0] || pats[1]) &&
 	    pr_pecan_atomic(m, &cs, pats, 2, o->atomic, o->atomic_ctx) < 0)
 		goto out;
-	if (o->order && pr_order(m, &cs) < 0)
+	if (!pr_stopped() && o->order && pr_order(m, &cs) < 0)
 		goto out;
+	/* stopped while detecting: the candidates are partial (and were found
+	 * on partial clocks), so none is synthesized */
 	pr_cands_prerank(&cs);
-	if (synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,
+	if (!pr_stopped() &&
+	    synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,
 		       out) < 0)
 		goto out;
 	merge_detectors(t, out);
 	pr_predictions_rank(out->p, out->n);
-	if (pr_avfilter_use(m, out->p, out->n, NULL, NULL, o->read_steers, o->read_ctx) < 0)
+	if (!pr_stopped() &&
+	    pr_avfilter_use(m, out->p, out->n, NULL, NULL, o->read_steers, o->read_ctx) < 0)
 		goto out;
 	filtered_last(out, o->filter);
 	for (size_t i = 0; i < out->n; i++)
@@ -506,7 +545,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 			avt_error("cannot predict: out of memory");
 			goto out;
 		}
-	rc = 0;
+	rc = pr_stopped() ? PREDICT_STOPPED : 0;
 out:
 	if (rc < 0)
 		prediction_set_release(out);

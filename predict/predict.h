@@ -129,11 +129,21 @@ struct prediction_set {
 
 /* Analyses t and fills out with the predictions in rank order, ids 1..n.
  * out is overwritten, not released: release a set before reusing it.
- * Returns 0, or -1 after an avt_error() (malformed trace, out of memory);
- * out is then empty. */
+ * Returns 0; PREDICT_STOPPED when predict_interrupt() asked it to stop,
+ * with the predictions synthesized so far (none if it was still
+ * detecting), ranked and ready for predict_write(); or -1 after an
+ * avt_error() (malformed trace, out of memory), out then empty. */
 int predict_run(const struct trace *t, const struct predict_opts *o,
 		struct prediction_set *out);
 void prediction_set_release(struct prediction_set *s);
+
+#define PREDICT_STOPPED 1
+/* Asks a running predict_run() to stop soon (its outer loops check; work
+ * between two checks is bounded, see docs/predict.md): async-signal-safe,
+ * meant for a SIGINT/SIGTERM/SIGHUP handler.  sig 0 clears the request. */
+void predict_interrupt(int sig);
+/* The signal given to predict_interrupt(), 0 if none. */
+int predict_interrupted(void);
 
 /* Writes DIR/predictions.json and DIR/schedules/NNNN.sched for every
  * prediction (NNNN = id, from 0001; 0000, the recorded order, is never

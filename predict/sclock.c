@@ -6,6 +6,10 @@
 
 #include "sclock.h"
 
+/* Rows are indexed by the model's chains (model.h), as the model's own
+ * clocks: create/join edges are in both relations, so a chain ordered by
+ * the model's is ordered by this one too. */
+
 /* The row of the last change point of e's thread at or before e, or
  * NULL if its clock never changed. */
 static const uint32_t *sc_row(const struct pr_sclock *s, uint32_t e)
@@ -22,13 +26,23 @@ static const uint32_t *sc_row(const struct pr_sclock *s, uint32_t e)
 	return lo ? s->snap + (size_t)s->cpsnap[t][lo - 1] * s->n : NULL;
 }
 
+/* Chain count of slot k in e's clock (its own chain: implied). */
+static uint32_t sc_raw(const struct pr_sclock *s, uint32_t e, uint32_t k)
+{
+	const struct pr_model *m = s->m;
+	const struct avt_event *ev = pr_ev(m, e);
+	if (m->slot[ev->thread] == k)
+		return m->sbase[ev->thread] + ev->tindex + 1;
+	const uint32_t *r = sc_row(s, e);
+	return r ? r[k] : 0;
+}
+
 uint32_t pr_sclock_at(const struct pr_sclock *s, uint32_t e, uint32_t u)
 {
 	const struct avt_event *ev = pr_ev(s->m, e);
 	if (ev->thread == u)
 		return ev->tindex + 1;
-	const uint32_t *r = sc_row(s, e);
-	return r ? r[u] : 0;
+	return pr_slot_count(s->m, u, sc_raw(s, e, s->m->slot[u]));
 }
 
 bool pr_sclock_hb(const struct pr_sclock *s, uint32_t a, uint32_t b)
@@ -59,7 +73,8 @@ static int sc_push(struct pr_sclock *s, uint32_t t, uint32_t tindex)
 			return -1;
 		s->capcp[t] = nc;
 	}
-	memcpy(s->snap + s->nsnap * s->n, s->cur + (size_t)t * s->n, s->n * sizeof *s->snap);
+	memcpy(s->snap + s->nsnap * s->n, s->cur + (size_t)s->m->slot[t] * s->n,
+	       s->n * sizeof *s->snap);
 	s->cpidx[t][s->ncp[t]] = tindex;
 	s->cpsnap[t][s->ncp[t]++] = (uint32_t)s->nsnap++;
 	return 0;
@@ -94,24 +109,26 @@ static bool sc_source(const struct pr_model *m, uint32_t i, uint32_t *ev, uint32
 static int sc_step(struct pr_sclock *s, uint32_t i)
 {
 	const struct pr_model *m = s->m;
-	uint32_t t = pr_ev(m, i)->thread, src, ref;
-	uint32_t *c = s->cur + (size_t)t * s->n;
-	bool changed = false;
-	if (!sc_source(m, i, &src, &ref))
-		return 0;
-	for (uint32_t u = 0; u < s->n; u++) {
-		uint32_t v = src != PR_NONE ? pr_sclock_at(s, src, u) : pr_ref_at(m, ref, u);
-		if (u != t && v > c[u]) {
-			c[u] = v;
-			changed = true;
+	const struct avt_event *e = pr_ev(m, i);
+	uint32_t t = e->thread, st = m->slot[t], src, ref;
+	uint32_t *c = s->cur + (size_t)st * s->n;
+	/* a thread that continues a chain starts from its row, not from none
+	 * (its start's create brings news anyway: this is a safeguard) */
+	bool changed = e->tindex == 0 && m->sbase[t] > 0;
+	if (sc_source(m, i, &src, &ref))
+		for (uint32_t k = 0; k < s->n; k++) {
+			uint32_t v = src != PR_NONE ? sc_raw(s, src, k) : pr_ref_slot(m, ref, k);
+			if (k != st && v > c[k]) {
+				c[k] = v;
+				changed = true;
+			}
 		}
-	}
-	return changed ? sc_push(s, t, pr_ev(m, i)->tindex) : 0;
+	return changed ? sc_push(s, t, e->tindex) : 0;
 }
 
 void pr_sclock_release(struct pr_sclock *s)
 {
-	for (uint32_t u = 0; s->cpidx && u < s->n; u++) {
+	for (uint32_t u = 0; s->cpidx && u < s->nthr; u++) {
 		free(s->cpidx[u]);
 		free(s->cpsnap[u]);
 	}
@@ -125,21 +142,25 @@ void pr_sclock_release(struct pr_sclock *s)
 
 int pr_sclock_build(struct pr_sclock *s, const struct pr_model *m)
 {
-	uint32_t n = m->nthreads;
+	uint32_t n = m->nthreads, ns = m->nslots;
 	memset(s, 0, sizeof *s);
 	s->m = m;
-	s->n = n;
-	s->cur = calloc((size_t)n * n, sizeof *s->cur);
+	s->n = ns;
+	s->nthr = n;
+	s->cur = calloc((size_t)ns * ns, sizeof *s->cur);
 	s->cpidx = calloc(n, sizeof *s->cpidx);
 	s->cpsnap = calloc(n, sizeof *s->cpsnap);
 	s->ncp = calloc(n, sizeof *s->ncp);
 	s->capcp = calloc(n, sizeof *s->capcp);
 	if (!s->cur || !s->cpidx || !s->cpsnap || !s->ncp || !s->capcp)
 		return -1;
-	for (uint32_t i = 0; i < m->nev; i++)
+	for (uint32_t i = 0; i < m->nev; i++) {
+		if (!(i & PR_STOP_EVERY) && pr_stopped())
+			break; /* partial clocks: the caller stops too */
 		if (sc_step(s, i) < 0)
 			return -1;
-	free(s->cur); /* n x n, and the change points have it all */
+	}
+	free(s->cur); /* slots x slots, and the change points have it all */
 	s->cur = NULL;
 	return 0;
 }

@@ -8,8 +8,8 @@
  *
  * A thread's clock changes in other threads' components only at the few
  * events with such an edge: those change points are kept (linear in the
- * number of communication events times threads), and the clock of any
- * event is found on demand by binary search.
+ * number of communication events times chains, model.h), and the clock of
+ * any event is found on demand by binary search.
  *
  * Ownership: struct pr_sclock borrows the model and owns its arrays
  * (pr_sclock_release()).
@@ -25,8 +25,9 @@
 
 struct pr_sclock {
 	const struct pr_model *m;
-	uint32_t n;
-	uint32_t *cur;            /* n x n: each thread's clock now */
+	uint32_t n;               /* the model's chains (nslots): row width */
+	uint32_t nthr;
+	uint32_t *cur;            /* n x n: each chain's clock now */
 	uint32_t **cpidx, **cpsnap; /* per thread: tindex of each change point, its row */
 	uint32_t *ncp, *capcp;
 	uint32_t *snap;           /* rows of n */

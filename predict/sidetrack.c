@@ -226,6 +226,8 @@ static int pass(struct st *s)
 	const struct pr_model *m = s->m;
 	for (uint32_t x = 0; x < m->nev; x++) {
 		const struct avt_event *e = pr_ev(m, x);
+		if (!(x & PR_STOP_EVERY) && pr_stopped())
+			return 0;
 		track_thread(s, x);
 		if (pr_is_acquire(e) && on_acquire(s, x) < 0)
 			return -1;

@@ -24,6 +24,7 @@ struct syn {
 	const struct pr_model *m;
 	const struct pr_plan *p;
 	uint32_t *tgt, *done, *covered, *need;
+	uint32_t *cdone;             /* per chain (model.h): its events run */
 	uint32_t *owner, *readers;   /* per lock: exclusive holder, readers */
 	struct schedule *s;
 	uint64_t *budget;
@@ -224,8 +225,11 @@ static bool ref_done(const struct syn *y, uint32_t ref)
 		const struct avt_event *e = pr_ev(m, ref);
 		return y->done[e->thread] > e->tindex;
 	}
-	for (uint32_t u = 0; u < m->nthreads; u++)
-		if (pr_ref_at(m, ref, u) > y->done[u])
+	/* by chains, not threads: a schedule runs a chain's threads in chain
+	 * order (a thread's start waits for its create, which comes after the
+	 * join of the chain's thread before it, which waits for its exit) */
+	for (uint32_t s = 0; s < m->nslots; s++)
+		if (pr_ref_slot(m, ref, s) > y->cdone[s])
 			return false;
 	return true;
 }
@@ -282,6 +286,9 @@ static int apply(struct syn *y, uint32_t u)
 			y->readers[l]--;
 	}
 	y->done[u]++;
+	uint32_t s = m->slot[u], c = m->sbase[u] + y->done[u];
+	if (c > y->cdone[s])
+		y->cdone[s] = c;
 	return schedule_append_run(y->s, u, 1);
 }
 
@@ -309,7 +316,7 @@ static int order(struct syn *y)
 		uint32_t u = pr_ev(m, x)->thread;
 		if (pr_ev(m, x)->tindex != y->done[u] || y->done[u] >= y->tgt[u])
 			continue;
-		if (!*y->budget || !ready(y, u))
+		if (!*y->budget || !ready(y, u) || (!(*y->budget & PR_STOP_EVERY) && pr_stopped()))
 			return 0;
 		--*y->budget;
 		if (apply(y, u) < 0)
@@ -321,7 +328,7 @@ static int order(struct syn *y)
 			cur = pick(y);
 		if (cur == PR_NONE)
 			break;
-		if (!*y->budget)
+		if (!*y->budget || (!(*y->budget & PR_STOP_EVERY) && pr_stopped()))
 			return 0;
 		--*y->budget;
 		if (apply(y, cur) < 0)
@@ -372,6 +379,7 @@ static void syn_release(struct syn *y)
 	free(y->done);
 	free(y->covered);
 	free(y->need);
+	free(y->cdone);
 	free(y->owner);
 	free(y->readers);
 }
@@ -386,9 +394,11 @@ static int syn_init(struct syn *y, const struct pr_model *m, const struct pr_pla
 	y->done = calloc(n, sizeof *y->done);
 	y->covered = calloc(n, sizeof *y->covered);
 	y->need = calloc(n, sizeof *y->need);
+	y->cdone = calloc(m->nslots, sizeof *y->cdone);
 	y->owner = malloc(nl * sizeof *y->owner);
 	y->readers = calloc(nl, sizeof *y->readers);
-	if (!y->tgt || !y->done || !y->covered || !y->need || !y->owner || !y->readers)
+	if (!y->tgt || !y->done || !y->covered || !y->need || !y->cdone || !y->owner ||
+	    !y->readers)
 		return -1;
 	for (uint32_t l = 0; l < nl; l++)
 		y->owner[l] = PR_NONE;
