@@ -12,6 +12,7 @@ rec_many() {
 	expect_match "$(cat "$1.out")" '^counter=1000$' "many_threads' output"
 }
 
+# limit: 330
 t_many_threads_trace_size_and_predict() {
 	need_jq
 	local n bytes per
@@ -35,6 +36,7 @@ t_many_threads_trace_size_and_predict() {
 # recorder names a join by the pthread_t, which glibc hands again to a new
 # thread once the old one is joined; a recording whose joins name one
 # thread twice cannot say which thread was joined, and is skipped.
+# limit: 330
 t_many_threads_clocks_by_threads_alive() {
 	local chains dup
 	rec_many out
