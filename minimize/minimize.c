@@ -177,14 +177,15 @@ struct schedule *minimize_truncate(const struct schedule *s, size_t n)
 	return finish(d, rc);
 }
 
-struct schedule *minimize_neighbour(const struct schedule *s, size_t k,
+struct schedule *minimize_neighbour(const struct schedule *s, size_t k, uint32_t shift,
 				    const uint64_t *thread_events, size_t nthreads)
 {
 	struct min_switch *sw;
 	size_t n = min_list_switches(s, &sw);
 	if (n == (size_t)-1)
 		return NULL;
-	if (k >= n || sw[k].from >= nthreads || sw[k].from_done >= thread_events[sw[k].from]) {
+	if (k >= n || !shift || sw[k].from >= nthreads ||
+	    sw[k].from_done + shift > thread_events[sw[k].from]) {
 		free(sw);
 		return NULL;
 	}
@@ -196,13 +197,15 @@ struct schedule *minimize_neighbour(const struct schedule *s, size_t k,
 		return NULL;
 	int rc = put_range(d, s, 0, at);
 	if (rc == 0)
-		rc = schedule_append_run(d, a, 1);
-	bool taken = false; /* the event comes from a's next run step */
+		rc = schedule_append_run(d, a, shift);
+	uint32_t owed = shift; /* the events come from a's next run steps */
 	for (size_t i = at; rc == 0 && i < s->nsteps; i++) {
 		struct sched_step st = s->steps[i];
-		if (!taken && st.thread == a && st.kind == SCHED_RUN) {
-			taken = true;
-			if (--st.count == 0)
+		if (owed && st.thread == a && st.kind == SCHED_RUN) {
+			uint32_t take = st.count < owed ? st.count : owed;
+			owed -= take;
+			st.count -= take;
+			if (st.count == 0)
 				continue;
 		}
 		rc = put(d, &st);

@@ -79,12 +79,13 @@ struct schedule *minimize_schedule(const struct schedule *s, const struct min_op
 				   struct min_stats *st);
 
 /* The neighbour of switch k of s (0-based, as min_list_switches): the
- * event right after the switch moved one step later, i.e. the thread that
- * gave way runs one more event first (taken from its next run step, or
- * from the free part).  thread_events[t] (t < nthreads): how many events
- * thread t has in the recording; a thread with no event left has no
- * neighbour there.  NULL then, if k is out of range, or out of memory. */
-struct schedule *minimize_neighbour(const struct schedule *s, size_t k,
+ * event right after the switch moved `shift` steps later, i.e. the thread
+ * that gave way runs `shift` more events first (taken from its next run
+ * steps, or from the free part).  thread_events[t] (t < nthreads): how
+ * many events thread t has in the recording; a thread without `shift`
+ * events left has no such neighbour.  NULL then, if k is out of range or
+ * shift 0, or out of memory. */
+struct schedule *minimize_neighbour(const struct schedule *s, size_t k, uint32_t shift,
 				    const uint64_t *thread_events, size_t nthreads);
 
 /* Primitives, exposed for the tests.  Each returns a new schedule with s's

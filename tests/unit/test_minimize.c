@@ -341,12 +341,16 @@ START_TEST(neighbour_moves_one_event)
 	struct schedule *s = sched("0:2 1:3 0:1 2:1");
 	uint64_t nev[3] = { 5, 3, 1 };
 	/* switch 0: T0 runs one more event first, taken from its next step */
-	assert_spec(minimize_neighbour(s, 0, nev, 3), "0:3 1:3 2:1");
+	assert_spec(minimize_neighbour(s, 0, 1, nev, 3), "0:3 1:3 2:1");
+	/* two events: one from its next step, one from the free part */
+	assert_spec(minimize_neighbour(s, 0, 2, nev, 3), "0:4 1:3 2:1");
+	ck_assert_ptr_null(minimize_neighbour(s, 0, 4, nev, 3)); /* T0 has 5 */
+	ck_assert_ptr_null(minimize_neighbour(s, 0, 0, nev, 3));
 	/* switch 1: T1 has no event left */
-	ck_assert_ptr_null(minimize_neighbour(s, 1, nev, 3));
+	ck_assert_ptr_null(minimize_neighbour(s, 1, 1, nev, 3));
 	/* switch 2: T0's event from the free part */
-	assert_spec(minimize_neighbour(s, 2, nev, 3), "0:2 1:3 0:2 2:1");
-	ck_assert_ptr_null(minimize_neighbour(s, 3, nev, 3));
+	assert_spec(minimize_neighbour(s, 2, 1, nev, 3), "0:2 1:3 0:2 2:1");
+	ck_assert_ptr_null(minimize_neighbour(s, 3, 1, nev, 3));
 	schedule_free(s);
 }
 END_TEST
