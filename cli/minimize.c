@@ -567,8 +567,9 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 		snprintf(msched, sizeof msched, "%s/%s.min.sched", rdir, x);
 		snprintf(mjson, sizeof mjson, "%s/%s.min.json", rdir, x);
 		json_object_set_new(mj, "minimal_schedule", json_string(msched));
-		json_object_set_new(mj, "minimize", json_pack("{s:I, s:I, s:I, s:b, s:f}", "from_switches",
-							   (json_int_t)st.from_switches, "replays",
+		json_object_set_new(mj, "minimize", json_pack("{s:I, s:I, s:I, s:I, s:b, s:f}", "from_switches",
+							   (json_int_t)st.from_switches, "candidates",
+							   (json_int_t)st.tests, "replays",
 							   (json_int_t)out->replays, "neighbour_replays",
 							   (json_int_t)out->neighbour_replays, "capped",
 							   st.capped, "seconds", out->seconds));

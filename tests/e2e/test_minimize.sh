@@ -181,13 +181,13 @@ t_minimize_command_file() {
 	expect_eq "$?" 0 "exit status of avtrace minimize"
 	expect_match "$(head -3 min.out)" "^fails with these 2 switches" "minimised"
 	expect_eq "$(switches out/reports/many.min.sched)" 2 "switches of many.min.sched"
-	n=$(jq '.minimize.replays' out/reports/many.min.json)
+	n=$(jq '.minimize.candidates' out/reports/many.min.json)
 	[ "$n" -le 40 ] || fail "$n replays, more than the cap"
 	avt_timed 60 replay -d out --file out/reports/many.min.sched >/dev/null 2>&1
 	expect_eq "$?" 1 "the minimal schedule fails"
 	# the cap is kept
 	avt_timed 300 minimize -d out --file many2.sched --max-replays 2 -q >/dev/null 2>&1
-	expect_eq "$(jq '.minimize.replays' out/reports/many2.min.json)" 2 "replays under --max-replays 2"
+	expect_eq "$(jq '.minimize.candidates' out/reports/many2.min.json)" 2 "candidates under --max-replays 2"
 	expect_eq "$(jq '.minimize.capped' out/reports/many2.min.json)" true "capped"
 	# by number: the prediction's own schedule, its replay the reference
 	avt_timed 300 minimize -d out --schedule "$((10#$x))" -q >/dev/null 2>&1
