@@ -15,6 +15,8 @@
 #include "args.h"
 #include "cli.h"
 #include "minimize/minimize.h"
+#include "names.h"
+#include "trace/trace.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
 
@@ -105,6 +107,7 @@ static bool same_failure(const struct failure *a, const struct failure *b)
 struct mctx {
 	const char *dir, *timeout, *cand_path;
 	const char *avt_keep; /* the kept replay's trace goes here */
+	const struct quiet_map *quiet; /* or NULL */
 	struct failure want;
 	json_t *last;        /* the JSON of the last candidate replayed */
 	json_t *kept;        /* of the last one that failed the same way */
@@ -173,6 +176,121 @@ static int candidate(void *ctx, const struct schedule *cand)
 			avt_warn("cannot keep the trace of the minimal replay as '%s'", m->avt_keep);
 	}
 	return same;
+}
+
+/* Which recorded events commute with the other threads': for each thread,
+ * loud[t][i] = how many of its first i events do not (they touch an object
+ * another thread touches, or a thread: create, join, start, exit). */
+struct quiet_map {
+	size_t nthr;
+	uint64_t **loud;
+	uint64_t *nev;
+};
+
+struct obj_thread {
+	uint64_t obj;
+	uint32_t thread;
+};
+
+static int cmp_ot(const void *a, const void *b)
+{
+	const struct obj_thread *x = a, *y = b;
+	if (x->obj != y->obj)
+		return x->obj < y->obj ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 1: the kind's objects are obj (and obj2); 0: no object (quiet); -1 loud */
+static int kind_objects(unsigned kind)
+{
+	switch (kind) {
+	case AVT_EV_ACQUIRE: case AVT_EV_RELEASE: case AVT_EV_TRYLOCK_FAIL: case AVT_EV_RD_ACQUIRE:
+	case AVT_EV_WR_ACQUIRE: case AVT_EV_WAIT: case AVT_EV_SIGNAL: case AVT_EV_BROADCAST:
+	case AVT_EV_BARRIER: case AVT_EV_SEM_WAIT: case AVT_EV_SEM_POST: case AVT_EV_READ:
+	case AVT_EV_WRITE: case AVT_EV_RMW:
+		return 1;
+	case AVT_EV_BEGIN: case AVT_EV_END:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static void quiet_map_release(struct quiet_map *q)
+{
+	for (size_t t = 0; q->loud && t < q->nthr; t++)
+		free(q->loud[t]);
+	free(q->loud);
+	free(q->nev);
+	memset(q, 0, sizeof *q);
+}
+
+static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
+{
+	memset(q, 0, sizeof *q);
+	q->nthr = trace_nthreads(tr);
+	struct obj_thread *ot = malloc((2 * tr->nev + 1) * sizeof *ot);
+	uint64_t *shared = malloc((2 * tr->nev + 1) * sizeof *shared);
+	q->loud = calloc(q->nthr ? q->nthr : 1, sizeof *q->loud);
+	q->nev = calloc(q->nthr ? q->nthr : 1, sizeof *q->nev);
+	if (!ot || !shared || !q->loud || !q->nev) {
+		free(ot);
+		free(shared);
+		quiet_map_release(q);
+		return -1;
+	}
+	size_t n = 0, ns = 0;
+	for (size_t i = 0; i < tr->nev; i++) {
+		const struct avt_event *e = &tr->ev[i];
+		if (e->thread < q->nthr && e->tindex + 1 > q->nev[e->thread])
+			q->nev[e->thread] = e->tindex + 1;
+		if (kind_objects(e->kind) != 1)
+			continue;
+		ot[n++] = (struct obj_thread){ e->obj, e->thread };
+		if (e->obj2)
+			ot[n++] = (struct obj_thread){ e->obj2, e->thread };
+	}
+	qsort(ot, n, sizeof *ot, cmp_ot);
+	for (size_t i = 1; i < n; i++)
+		if (ot[i].obj == ot[i - 1].obj && ot[i].thread != ot[i - 1].thread &&
+		    (!ns || shared[ns - 1] != ot[i].obj))
+			shared[ns++] = ot[i].obj;
+	free(ot);
+	int rc = 0;
+	for (size_t t = 0; t < q->nthr; t++)
+		if (!(q->loud[t] = calloc(q->nev[t] + 1, sizeof **q->loud)))
+			rc = -1;
+	for (size_t i = 0; rc == 0 && i < tr->nev; i++) {
+		const struct avt_event *e = &tr->ev[i];
+		if (e->thread >= q->nthr)
+			continue;
+		int ko = kind_objects(e->kind);
+		bool loud = ko < 0 ||
+			    (ko == 1 && (bsearch(&e->obj, shared, ns, sizeof *shared, cmp_u64) ||
+					 (e->obj2 && bsearch(&e->obj2, shared, ns, sizeof *shared, cmp_u64))));
+		q->loud[e->thread][e->tindex + 1] = loud; /* counts summed below */
+	}
+	for (size_t t = 0; rc == 0 && t < q->nthr; t++)
+		for (uint64_t i = 1; i <= q->nev[t]; i++)
+			q->loud[t][i] += q->loud[t][i - 1];
+	free(shared);
+	if (rc < 0)
+		quiet_map_release(q);
+	return rc;
+}
+
+static bool quiet_events(void *ctx, uint32_t thread, uint64_t from, uint64_t n)
+{
+	const struct quiet_map *q = ((struct mctx *)ctx)->quiet;
+	if (!q || thread >= q->nthr || from + n > q->nev[thread])
+		return false;
+	return q->loud[thread][from + n] == q->loud[thread][from];
 }
 
 /* The interleaving's event with index idx, or NULL. */
@@ -441,7 +559,12 @@ static void try_neighbour(struct mctx *m, const struct schedule *ms, size_t i, c
 		nb->passes = nj && !strcmp(js(nj, "outcome"), "PASS");
 		json_decref(nj);
 		event_phrase(thread_event(mj, at, to, 0), nb->moved, sizeof nb->moved);
-		event_phrase(thread_event(mj, at, from, shift), nb->past, sizeof nb->past);
+		const json_t *pe = thread_event(mj, at, from, shift);
+		if (pe)
+			event_phrase(pe, nb->past, sizeof nb->past);
+		else
+			snprintf(nb->past, sizeof nb->past, "T%u's next %u event%s", from, shift,
+				 shift == 1 ? "" : "s");
 		if (strcmp(nb->outcome, "INFEASIBLE"))
 			break;
 	}
@@ -530,7 +653,12 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 		schedule_free(s);
 		return 1;
 	}
-	struct min_opts mo = { candidate, &m, cap };
+	struct quiet_map qm;
+	struct trace *tr = load_trace(dir);
+	if (tr && quiet_map_init(&qm, tr) == 0)
+		m.quiet = &qm;
+	trace_free(tr);
+	struct min_opts mo = { candidate, &m, cap, quiet_events };
 	struct min_stats st;
 	struct schedule *ms = minimize_schedule(s, &mo, &st);
 	out->replays += st.tests;
@@ -591,6 +719,8 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 		}
 	}
 	free(nb);
+	if (m.quiet)
+		quiet_map_release(&qm);
 	json_decref(m.last);
 	json_decref(m.kept);
 	json_decref(ref);

@@ -287,6 +287,44 @@ static int try(struct search *z, struct schedule *cand)
 	return 1;
 }
 
+/* Every block of quiet events deferred, in one candidate. */
+static void quiet_blocks(struct search *z)
+{
+	const struct schedule *s = z->cur;
+	size_t nb = minimize_nblocks(s), b = 0, nquiet = 0;
+	uint32_t maxt = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].thread > maxt)
+			maxt = s->steps[i].thread;
+	bool *drop = calloc(nb ? nb : 1, sizeof *drop);
+	uint64_t *done = calloc((size_t)maxt + 1, sizeof *done);
+	if (!drop || !done) {
+		free(drop);
+		free(done);
+		return;
+	}
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct sched_step *st = &s->steps[i];
+		bool first = i == 0 || st->thread != s->steps[i - 1].thread;
+		if (first) {
+			b += i > 0;
+			drop[b] = true;
+		}
+		if (st->kind == SCHED_RUN) {
+			drop[b] = drop[b] && z->o->quiet(z->o->ctx, st->thread, done[st->thread], st->count);
+			done[st->thread] += st->count;
+		} else {
+			drop[b] = false; /* a yield: the turn is what counts */
+		}
+	}
+	for (b = 0; b < nb; b++)
+		nquiet += drop[b];
+	if (nquiet)
+		try(z, minimize_defer(s, drop));
+	free(drop);
+	free(done);
+}
+
 /* The shortest failing prefix of blocks, by binary search (a longer prefix
  * is assumed to fail when a shorter one does). */
 static void shortest_prefix(struct search *z)
@@ -368,6 +406,8 @@ struct schedule *minimize_schedule(const struct schedule *s, const struct min_op
 	if (!z.cur)
 		return NULL;
 	z.cur_sw = min_count_switches(z.cur);
+	if (o->quiet)
+		quiet_blocks(&z);
 	shortest_prefix(&z);
 	ddmin(&z);
 	one_minimal(&z);

@@ -16,8 +16,9 @@
  * candidate is a schedule the recording can follow, or that replay calls
  * INFEASIBLE.
  *
- * The search (minimize_schedule): the shortest failing prefix (binary
- * search), then ddmin over the blocks (defer a chunk at a time, chunks
+ * The search (minimize_schedule): with the caller's help, every block whose
+ * events commute with the other threads' deferred at once (one candidate);
+ * the shortest failing prefix (binary search), then ddmin over the blocks (defer a chunk at a time, chunks
  * halving), then one block at a time, deferred or advanced, until no single
  * removal keeps the failure (1-minimal).  Each candidate is judged by the
  * caller's test (an ordinary replay that fails the same way); no candidate
@@ -63,6 +64,12 @@ struct min_opts {
 	min_test_fn test;
 	void *ctx;
 	unsigned max_tests;   /* at most this many calls of test; 0: no cap */
+	/* optional: true when the n events of `thread` numbered from `from` on
+	 * (0-based, in its own order) touch no object another thread touches,
+	 * create, join, start or end no thread: they commute with the other
+	 * threads' events, so blocks made of such events are moved out first,
+	 * all in one candidate. */
+	bool (*quiet)(void *ctx, uint32_t thread, uint64_t from, uint64_t n);
 };
 
 struct min_stats {
