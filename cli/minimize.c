@@ -185,6 +185,7 @@ struct quiet_map {
 	size_t nthr;
 	uint64_t **loud;
 	uint64_t *nev;
+	int32_t **held; /* held[t][i]: locks thread t holds after its first i events */
 };
 
 struct obj_thread {
@@ -226,7 +227,10 @@ static void quiet_map_release(struct quiet_map *q)
 {
 	for (size_t t = 0; q->loud && t < q->nthr; t++)
 		free(q->loud[t]);
+	for (size_t t = 0; q->held && t < q->nthr; t++)
+		free(q->held[t]);
 	free(q->loud);
+	free(q->held);
 	free(q->nev);
 	memset(q, 0, sizeof *q);
 }
@@ -238,8 +242,9 @@ static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
 	struct obj_thread *ot = malloc((2 * tr->nev + 1) * sizeof *ot);
 	uint64_t *shared = malloc((2 * tr->nev + 1) * sizeof *shared);
 	q->loud = calloc(q->nthr ? q->nthr : 1, sizeof *q->loud);
+	q->held = calloc(q->nthr ? q->nthr : 1, sizeof *q->held);
 	q->nev = calloc(q->nthr ? q->nthr : 1, sizeof *q->nev);
-	if (!ot || !shared || !q->loud || !q->nev) {
+	if (!ot || !shared || !q->loud || !q->held || !q->nev) {
 		free(ot);
 		free(shared);
 		quiet_map_release(q);
@@ -264,7 +269,8 @@ static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
 	free(ot);
 	int rc = 0;
 	for (size_t t = 0; t < q->nthr; t++)
-		if (!(q->loud[t] = calloc(q->nev[t] + 1, sizeof **q->loud)))
+		if (!(q->loud[t] = calloc(q->nev[t] + 1, sizeof **q->loud)) ||
+		    !(q->held[t] = calloc(q->nev[t] + 1, sizeof **q->held)))
 			rc = -1;
 	for (size_t i = 0; rc == 0 && i < tr->nev; i++) {
 		const struct avt_event *e = &tr->ev[i];
@@ -275,10 +281,18 @@ static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
 			    (ko == 1 && (bsearch(&e->obj, shared, ns, sizeof *shared, cmp_u64) ||
 					 (e->obj2 && bsearch(&e->obj2, shared, ns, sizeof *shared, cmp_u64))));
 		q->loud[e->thread][e->tindex + 1] = loud; /* counts summed below */
+		int d = 0;
+		if (e->kind == AVT_EV_ACQUIRE || e->kind == AVT_EV_RD_ACQUIRE || e->kind == AVT_EV_WR_ACQUIRE)
+			d = 1;
+		else if (e->kind == AVT_EV_RELEASE || e->kind == AVT_EV_WAIT)
+			d = -1;
+		q->held[e->thread][e->tindex + 1] = d;
 	}
 	for (size_t t = 0; rc == 0 && t < q->nthr; t++)
-		for (uint64_t i = 1; i <= q->nev[t]; i++)
+		for (uint64_t i = 1; i <= q->nev[t]; i++) {
 			q->loud[t][i] += q->loud[t][i - 1];
+			q->held[t][i] += q->held[t][i - 1];
+		}
 	free(shared);
 	if (rc < 0)
 		quiet_map_release(q);
@@ -525,10 +539,21 @@ static json_t *thread_event(const json_t *replay, long long at, long long t, uns
 	return sited;
 }
 
-/* Shifts of a neighbour tried: one event later, then more while the
- * program cannot follow (the thread that gave way holds a lock the other
- * one needs next). */
-#define NEIGHBOUR_MAX_SHIFT 3
+/* The neighbour moves the event after a switch past the next events of
+ * the thread that gave way up to where that thread holds no lock (at most
+ * this many): one event later, or, when it is inside a critical section
+ * the other thread needs, past its end. */
+#define NEIGHBOUR_MAX_SHIFT 64
+
+static uint32_t neighbour_shift(const struct quiet_map *q, uint32_t t, uint64_t done)
+{
+	if (!q || t >= q->nthr)
+		return 1;
+	for (uint32_t s = 1; s <= NEIGHBOUR_MAX_SHIFT && done + s <= q->nev[t]; s++)
+		if (q->held[t][done + s] <= 0)
+			return s;
+	return 1;
+}
 
 /* The passing neighbour of switch i of the minimal schedule ms. */
 static void try_neighbour(struct mctx *m, const struct schedule *ms, size_t i, const uint64_t *counts,
@@ -539,16 +564,12 @@ static void try_neighbour(struct mctx *m, const struct schedule *ms, size_t i, c
 		return;
 	long long at = events_before(ms, w[i].step);
 	uint32_t from = w[i].from, to = w[i].to;
+	uint64_t from_done = w[i].from_done;
 	free(w);
 	const json_t *mj = m->kept;
-	for (uint32_t shift = 1; shift <= NEIGHBOUR_MAX_SHIFT; shift++) {
-		struct schedule *n = minimize_neighbour(ms, i, shift, counts, nthr);
-		if (!n)
-			break;
-		int wr = schedule_write(n, m->cand_path);
-		schedule_free(n);
-		if (wr < 0)
-			break;
+	uint32_t shift = neighbour_shift(m->quiet, from, from_done);
+	struct schedule *n = minimize_neighbour(ms, i, shift, counts, nthr);
+	if (n && schedule_write(n, m->cand_path) == 0) {
 		double t1 = now_s();
 		json_t *nj = replay_file(m->dir, m->cand_path, m->timeout);
 		m->seconds += now_s() - t1;
@@ -565,9 +586,8 @@ static void try_neighbour(struct mctx *m, const struct schedule *ms, size_t i, c
 		else
 			snprintf(nb->past, sizeof nb->past, "T%u's next %u event%s", from, shift,
 				 shift == 1 ? "" : "s");
-		if (strcmp(nb->outcome, "INFEASIBLE"))
-			break;
 	}
+	schedule_free(n);
 	json_object_set_new(json_array_get(json_object_get(mj, "switches"), i), "neighbour",
 			    nb->tried ? json_pack("{s:s, s:b, s:i, s:s, s:s}", "outcome", nb->outcome,
 						  "passes", nb->passes, "shift", (int)nb->shift, "moved",
@@ -629,11 +649,17 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 	struct mctx m = { .dir = dir, .timeout = timeout, .cand_path = cand, .avt_keep = mavt };
 	double t0 = now_s();
 	json_t *ref = ref_json ? json_load_file(ref_json, 0, NULL) : NULL;
+	char ref_avt[4400] = "";
+	remove(mavt);
 	if (ref) {
 		failure_of(ref, &m.want);
 		if (!is_failure(&m.want)) {
 			json_decref(ref);
 			ref = NULL;
+		} else {
+			size_t n = strlen(ref_json);
+			if (n > 5 && !strcmp(ref_json + n - 5, ".json"))
+				snprintf(ref_avt, sizeof ref_avt, "%.*s.avt", (int)(n - 5), ref_json);
 		}
 	}
 	if (!ref) { /* no reproduced failure on file: replay the schedule */
@@ -644,6 +670,13 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 			return -1;
 		}
 		out->replays++;
+		char keep[4400];
+		snprintf(keep, sizeof keep, "%s.ref", mavt);
+		snprintf(ref_avt, sizeof ref_avt, "%s/replays/custom.avt", dir);
+		if (rename(ref_avt, keep) == 0)
+			snprintf(ref_avt, sizeof ref_avt, "%s", keep);
+		else
+			ref_avt[0] = 0;
 	}
 	failure_of(ref, &m.want);
 	if (!is_failure(&m.want)) {
@@ -664,13 +697,19 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 	out->replays += st.tests;
 	int rc = ms && !st.error ? 0 : -1;
 	if (rc == 0 && !m.kept) {
-		/* nothing removed: the reproduced schedule is minimal; its
-		 * replay is replayed once more in the search's form (free) */
-		if (candidate(&m, ms) == 1)
-			out->replays++;
-		else {
-			rc = -1;
-			avt_error("the schedule '%s' did not fail the same way again", sched_path);
+		/* nothing removed: the reproduced schedule is minimal, and its
+		 * replay the minimal one */
+		m.kept = json_deep_copy(ref);
+		if (!ref_avt[0] || link(ref_avt, mavt) < 0) {
+			/* no trace of it at hand: replay it once more */
+			json_decref(m.kept);
+			m.kept = NULL;
+			if (candidate(&m, ms) == 1)
+				out->replays++;
+			else {
+				rc = -1;
+				avt_error("the schedule '%s' did not fail the same way again", sched_path);
+			}
 		}
 	}
 	json_t *mj = m.kept;
@@ -686,6 +725,8 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 	}
 	free(counts);
 	remove(cand);
+	if (ref_avt[0] && strstr(ref_avt, ".min.avt.ref"))
+		remove(ref_avt);
 	out->from = st.from_switches;
 	out->switches = k;
 	out->capped = st.capped;
