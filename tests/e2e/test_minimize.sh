@@ -215,19 +215,20 @@ t_minimize_command_file() {
 
 # Bug targets of tests/targets that avtrace test reproduces quickly: each
 # minimal schedule is checked (exhaustively on the two smallest).
-minimize_target() { # EXHAUSTIVE PROG
+minimize_target() { # EXHAUSTIVE PROG [ARGS...]
 	need_jq
-	local p=$2 r x
-	avt_timed 300 test -q -f -o "t_$p" --no-explore -- "$(target "$p")" >"$p.out" 2>&1
+	local ex=$1 p=$2 r x
+	shift 2
+	avt_timed 300 test -q -f -o "t_$p" --no-explore -- "$(target "$p")" "$@" >"$p.out" 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test on $p"
 	sed 's/^/  | /' "$p.out" >&3
 	for r in "t_$p"/reports/*.txt; do
 		x=$(basename "$r" .txt)
-		EXHAUSTIVE=$1 check_minimal "t_$p" "$x"
+		EXHAUSTIVE=$ex check_minimal "t_$p" "$x"
 		echo "$p: report $x: $MIN_SWITCHES switches" >&3
 	done
 }
-t_minimize_checkthenact() { minimize_target 1 checkthenact; }
-t_minimize_lockorder() { minimize_target 1 lockorder; }
-t_minimize_invariant() { minimize_target 0 invariant; }
-t_minimize_vec_copy() { minimize_target 0 vec_copy; }
+t_minimize_checkthenact() { minimize_target 1 checkthenact 1000; }
+t_minimize_lockorder() { minimize_target 1 lockorder 1000; }
+t_minimize_invariant() { minimize_target 0 invariant 1000; }
+t_minimize_vec_copy() { minimize_target 0 vec_copy 1000; }
