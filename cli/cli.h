@@ -82,6 +82,9 @@ void cli_worker_dies_with_parent(pid_t parent);
  * not): explore_and_report counts runs that fail the same way apart
  * instead of reporting them as bugs found by exploration. */
 void explore_report_baseline(int status);
+/* avtrace test: explore_and_report minimises each confirmed bug's run with
+ * at most cap candidate replays (0: not at all; cli/minimize.c). */
+void explore_report_minimize(unsigned cap);
 
 /* "avtrace: <cmd>: ..." usage error; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

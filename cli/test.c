@@ -527,6 +527,7 @@ int cmd_test(int argc, char **argv)
 		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
 		eo.dir = ro.dir;
 		eo.jobs = jobs;
+		explore_report_minimize(min_cap);
 		int erc = explore_and_report(&eo, timeout, rdir, &tally);
 		if (erc == EXIT_USAGE)
 			return EXIT_USAGE;

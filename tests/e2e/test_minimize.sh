@@ -99,7 +99,7 @@ check_minimal() {
 	expect_eq "$(jq -r '[.switches[] | .from != .to and (.step | type) == "number"] | all' \
 		"$out/reports/$x.min.json")" true "switch objects"
 	ref=$(failure_of "$out/reports/$x.min.json")
-	expect_eq "$(failure_of "$out/replays/$x.json")" "$ref" "the minimal schedule fails as the reproduced one"
+	expect_eq "$(failure_of "$out/replays/${x#explore-}.json")" "$ref" "the minimal schedule fails as the reproduced one"
 	head -25 "$out/reports/$x.txt" >first.txt
 	sed 's/^/  | /' first.txt >&3
 	expect_match "$(sed -n 1p first.txt)" "^(BUG|DEADLOCK) reproduced" "headline"
@@ -232,3 +232,27 @@ t_minimize_checkthenact() { minimize_target 1 checkthenact 1000; }
 t_minimize_lockorder() { minimize_target 1 lockorder 1000; }
 t_minimize_invariant() { minimize_target 0 invariant 1000; }
 t_minimize_vec_copy() { minimize_target 0 vec_copy 1000; }
+
+# A bug found by exploration: its run (a schedule with a switch at every
+# turn the exploration took) is minimised too, and the copies beside the
+# report say so.
+t_minimize_explore() {
+	need_jq
+	avt_timed 300 test -q -f -o out --no-order -- "$(target explore_checker)" 0 >out.test 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test"
+	sed 's/^/  | /' out.test >&3
+	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' out.test)
+	[ -n "$rundir" ] || fail "no confirmed run named in the output"
+	x=$(basename "$(ls out/reports/explore-*.txt)" .txt)
+	expect_file "out/reports/$x.min.sched"
+	expect_file "out/reports/$x.min.json"
+	expect_match "$(cat out.test)" "^  fails with [0-9]+ switch(es)? \\([0-9]+ in the run; " "summary line"
+	before=$(switches "$rundir/schedules/0000.sched")
+	k=$(switches "out/reports/$x.min.sched")
+	echo "explored run: $before switches, minimal: $k" >&3
+	[ "$k" -lt "$before" ] || fail "no switch removed from the explored run's $before"
+	# the report copied beside the others, and the run's own, lead with it
+	expect_match "$(head -25 "out/reports/$x.txt")" "^fails with these $k switch(es)? " "report"
+	check_minimal "$rundir" 0000
+	expect_eq "$MIN_SWITCHES" "$k" "switches of the run's minimal schedule"
+}
