@@ -449,6 +449,8 @@ static bool in_pattern(const json_t *replay, const json_t *e)
 	return false;
 }
 
+#define SHORT_SWITCHES 10 /* up to this many, two lines each */
+#define MAX_SWITCH_LINES 20 /* switches in the text report at most */
 #define WINDOW 2      /* events shown on each side of a switch */
 #define FAIL_TAIL 3   /* events shown before the failure */
 
@@ -469,20 +471,6 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 	char a[1600], b[1600];
 	json_t *s;
 	fprintf(fp, "%s\n", js(mj, "headline"));
-	fprintf(fp, "fails with these %zu switch%s (minimal: %zu in the reproduced schedule, %u replays, %.1f s%s):\n",
-		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
-	json_array_foreach(sw, i, s) {
-		event_line(json_object_get(s, "before"), a, sizeof a);
-		event_line(json_object_get(s, "after"), b, sizeof b);
-		fprintf(fp, "  %zu. step %lld, %s -> %s:  %s\n", i + 1,
-			json_integer_value(json_object_get(s, "step")), js(s, "from"), js(s, "to"), a);
-		fprintf(fp, "     then %s\n", b);
-	}
-	if (!k)
-		fprintf(fp, "  none: the program fails this way with no thread forced to give way\n");
-	for (i = 0; i < k; i++)
-		if (nb[i].passes)
-			fprintf(fp, "moving %s after %s makes it pass (switch %zu)\n", nb[i].moved, nb[i].past, i + 1);
 	const json_t *f = json_object_get(mj, "failure");
 	const char *file = js(f, "file");
 	const char *sig = js(f, "signal");
@@ -498,6 +486,27 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 		fprintf(fp, " at %s:%lld%s%s%s", base(file), json_integer_value(json_object_get(f, "line")),
 			*js(f, "function") ? " (" : "", js(f, "function"), *js(f, "function") ? ")" : "");
 	fputc('\n', fp);
+	fprintf(fp, "fails with these %zu switch%s (from %zu in the reproduced schedule; %u replays, %.1f s%s):\n",
+		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
+	json_array_foreach(sw, i, s) {
+		if (i == MAX_SWITCH_LINES) {
+			fprintf(fp, "  ... and %zu more (%s/reports/%s.min.json)\n", k - i, dir, x);
+			break;
+		}
+		event_line(json_object_get(s, "before"), a, sizeof a);
+		event_line(json_object_get(s, "after"), b, sizeof b);
+		/* more than SHORT_SWITCHES: one line each, so that the first
+		 * screen still has them */
+		fprintf(fp, "  %zu. step %lld, %s -> %s:  %s%s", i + 1,
+			json_integer_value(json_object_get(s, "step")), js(s, "from"), js(s, "to"), a,
+			k > SHORT_SWITCHES ? "  |  " : "\n     then ");
+		fprintf(fp, "%s\n", b);
+	}
+	if (!k)
+		fprintf(fp, "  none: the program fails this way with no thread forced to give way\n");
+	for (i = 0; i < k; i++)
+		if (nb[i].passes)
+			fprintf(fp, "moving %s after %s makes it pass (switch %zu)\n", nb[i].moved, nb[i].past, i + 1);
 	fprintf(fp, "replay it: avtrace replay -d %s --file %s/reports/%s.min.sched\n", dir, dir, x);
 	fprintf(fp, "every event: avtrace dump -d %s; the reproduced schedule's full report is below\n",
 		replay_avt);
