@@ -477,15 +477,27 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 	if (*sig)
 		fprintf(fp, "the failure: %s in T%lld", sig, json_integer_value(json_object_get(f, "thread")));
 	else if (!strcmp(js(mj, "outcome"), "DEADLOCK"))
-		fprintf(fp, "the failure: deadlock, T%lld", json_integer_value(json_object_get(f, "thread")));
+		fprintf(fp, "the failure: a deadlock");
 	else
 		fprintf(fp, "the failure: exit status %lld in T%lld",
 			json_integer_value(json_object_get(mj, "exit_status")),
 			json_integer_value(json_object_get(f, "thread")));
-	if (*file)
+	if (*file && strcmp(js(mj, "outcome"), "DEADLOCK"))
 		fprintf(fp, " at %s:%lld%s%s%s", base(file), json_integer_value(json_object_get(f, "line")),
 			*js(f, "function") ? " (" : "", js(f, "function"), *js(f, "function") ? ")" : "");
 	fputc('\n', fp);
+	json_array_foreach(json_object_get(mj, "deadlock"), i, s) {
+		if (i == 4)
+			break; /* the rest in the report below */
+		const json_t *h = json_object_get(s, "holder");
+		fprintf(fp, "  T%lld waits for %s %s", json_integer_value(json_object_get(s, "thread")),
+			js(s, "waits_for"), js(s, "object"));
+		if (*js(s, "file"))
+			fprintf(fp, " at %s:%lld", base(js(s, "file")), json_integer_value(json_object_get(s, "line")));
+		if (json_is_integer(h))
+			fprintf(fp, " (held by T%lld)", json_integer_value(h));
+		fputc('\n', fp);
+	}
 	fprintf(fp, "fails with these %zu switch%s (from %zu in the reproduced schedule; %u replays, %.1f s%s):\n",
 		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
 	json_array_foreach(sw, i, s) {
