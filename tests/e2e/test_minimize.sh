@@ -256,3 +256,10 @@ t_minimize_explore() {
 	check_minimal "$rundir" 0000
 	expect_eq "$MIN_SWITCHES" "$k" "switches of the run's minimal schedule"
 }
+
+# More bug targets (memory accesses, an exit status): no exhaustive search
+# but on mem_order (one switch: every schedule with none is tried).
+t_minimize_mem_order() { minimize_target 1 mem_order; }
+t_minimize_mem_dcl() { minimize_target 0 mem_dcl; }
+t_minimize_mem_log() { minimize_target 0 mem_log; }
+t_minimize_acc_setters() { minimize_target 0 acc_setters; }
