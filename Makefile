@@ -23,7 +23,7 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_DIRS := trace decode tracer symbolizer replay predict explore verify
+LIB_DIRS := trace decode tracer symbolizer replay predict explore verify minimize
 LIB_SRC := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := libavtrace.a

@@ -51,6 +51,29 @@ void explore_starts_free(struct explore_start *s, size_t n);
 int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
 		       struct run_tally *tally);
 
+/* Minimisation of a reproduced bug's schedule (cli/minimize.c). */
+int cmd_minimize(int argc, char **argv);
+/* Candidate replays a minimisation tries at most by default (avtrace
+ * minimize --max-replays; avtrace test uses it per bug); the replays of the
+ * passing neighbours, one per switch left, come on top. */
+#define MINIMIZE_DEFAULT_REPLAYS 40
+struct min_summary {
+	size_t from, switches;       /* switches before and after */
+	unsigned replays;            /* candidate replays (and the reference's) */
+	unsigned neighbour_replays;
+	bool capped;
+	double seconds;
+};
+/* Minimises sched_path, the schedule of reproduced bug x of dir (x: the
+ * report's name, NNNN or explore-NNNN), keeping the failure ref_json
+ * describes (a replay's JSON; NULL or no failure there: the schedule is
+ * replayed first).  Writes dir/reports/x.min.sched, x.min.json (with
+ * "switches"), x.min.avt, and rewrites dir/reports/x.txt (if any) to lead
+ * with the minimal schedule; print: that report on stdout too.  0 done, 1
+ * the schedule does not reproduce a bug, -1 error. */
+int minimize_bug(const char *dir, const char *x, const char *sched_path, const char *ref_json,
+		 unsigned cap, const char *timeout, bool print, struct min_summary *out);
+
 /* Signals (main.c).  While on, SIGINT/SIGTERM/SIGHUP end this process at
  * once (it only waits for workers); off, they stop the supervisor cleanly. */
 void cli_parent_phase(bool on);
@@ -60,6 +83,9 @@ void cli_worker_dies_with_parent(pid_t parent);
  * not): explore_and_report counts runs that fail the same way apart
  * instead of reporting them as bugs found by exploration. */
 void explore_report_baseline(int status);
+/* avtrace test: explore_and_report minimises each confirmed bug's run with
+ * at most cap candidate replays (0: not at all; cli/minimize.c). */
+void explore_report_minimize(unsigned cap);
 
 /* avtrace verify (cli/verify.c); verify_describe_reports() writes
  * DIR/reports/X.events.json (each report's events in source terms) while

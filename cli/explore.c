@@ -157,6 +157,26 @@ static void failure_words(const struct explore_bug *b, char *buf, size_t len)
 }
 
 static int baseline_status;
+static unsigned minimize_cap; /* avtrace test: candidates per bug, 0 none */
+
+void explore_report_minimize(unsigned cap)
+{
+	minimize_cap = cap;
+}
+
+/* Copies src to dst; -1 if it cannot. */
+static int copy_file(const char *src, const char *dst)
+{
+	FILE *in = fopen(src, "r"), *out = in ? fopen(dst, "w") : NULL;
+	int ch, rc = in && out ? 0 : -1;
+	while (rc == 0 && (ch = fgetc(in)) != EOF)
+		fputc(ch, out);
+	if (in)
+		fclose(in);
+	if (out && fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
 
 void explore_report_baseline(int status)
 {
@@ -342,6 +362,29 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 		printf("  found by run %u: %u run%s to find it, %u of %u runs failed this way (%s)\n",
 		       b->run, needed, needed == 1 ? "" : "s", b->hits, r.done, b->choices);
 		printf("  confirmed: avtrace replay -d %s --schedule 0\n", b->dir);
+		if (report_dir && minimize_cap) {
+			/* the fewest switches of the run that failed: its report
+			 * then leads with them (cli/minimize.c), and the minimal
+			 * schedule goes beside the copy as explore-NNNN.min.* */
+			char sched[4400], ref[4400], src[4500], dst[4500];
+			struct min_summary sum;
+			snprintf(sched, sizeof sched, "%s/schedules/0000.sched", b->dir);
+			snprintf(ref, sizeof ref, "%s/replays/0000.json", b->dir);
+			fflush(stdout);
+			if (minimize_bug(b->dir, "0000", sched, ref, minimize_cap, timeout, false, &sum) == 0) {
+				printf("  fails with %zu switch%s (%zu in the run; %u replays%s, %.1f s): %s/reports/0000.min.sched\n",
+				       sum.switches, sum.switches == 1 ? "" : "es", sum.from,
+				       sum.replays + sum.neighbour_replays, sum.capped ? ", stopped at the cap" : "",
+				       sum.seconds, b->dir);
+				static const char *const ext[] = { "sched", "json" };
+				for (size_t x = 0; x < 2; x++) {
+					snprintf(src, sizeof src, "%s/reports/0000.min.%s", b->dir, ext[x]);
+					snprintf(dst, sizeof dst, "%s/explore-%04u.min.%s", report_dir, b->run, ext[x]);
+					if (copy_file(src, dst) < 0)
+						avt_warn("cannot copy '%s' to '%s'", src, dst);
+				}
+			}
+		}
 		if (report_dir) {
 			char dst[4400];
 			snprintf(dst, sizeof dst, "%s/explore-%04u.txt", report_dir, b->run);

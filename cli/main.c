@@ -44,6 +44,9 @@ static const char usage[] =
 	"                     1 bug or deadlock reproduced, 3 infeasible, 2 error\n"
 	"  replay [-d DIR] --all [-j N]\n"
 	"                     replay every schedule, N at a time, and print a table\n"
+	"  minimize [-d DIR] --schedule N | --file SCHED\n"
+	"                     reduce a reproduced bug's schedule to the fewest\n"
+	"                     context switches that still fail the same way\n"
 	"  summary [-d DIR] [--sarif FILE]\n"
 	"                     the table of DIR/replays/*.json (e.g. after a cluster\n"
 	"                     run); the reproduced bugs as SARIF 2.1.0\n"
@@ -132,6 +135,7 @@ int main(int argc, char **argv)
 		{ "explore", cmd_explore },
 		{ "report", cmd_report },
 		{ "verify", cmd_verify },
+		{ "minimize", cmd_minimize },
 	};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

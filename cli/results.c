@@ -299,6 +299,27 @@ static void where_of(struct results *r, const json_t *pred, char *buf, size_t le
 	}
 }
 
+json_t *results_minimal(const struct result_bug *b)
+{
+	char path[4500];
+	size_t n = strlen(b->report);
+	if (n < 4 || strcmp(b->report + n - 4, ".txt"))
+		return NULL;
+	snprintf(path, sizeof path, "%.*s.min.json", (int)(n - 4), b->report);
+	json_t *j = json_load_file(path, 0, NULL);
+	const char *sched = j ? jstr(j, "minimal_schedule") : NULL;
+	json_t *sw = j ? json_object_get(j, "switches") : NULL;
+	if (!sched || !json_is_array(sw)) {
+		json_decref(j);
+		return NULL;
+	}
+	char cmd[9000];
+	snprintf(cmd, sizeof cmd, "avtrace replay -d %s --file %s", b->run_dir, sched);
+	json_t *o = json_pack("{s:s, s:O, s:s}", "schedule", sched, "switches", sw, "reproduce", cmd);
+	json_decref(j);
+	return o;
+}
+
 static json_t *bug_json(struct results *r, const struct result_bug *b)
 {
 	json_t *o = json_object();
@@ -328,6 +349,13 @@ static json_t *bug_json(struct results *r, const struct result_bug *b)
 		json_object_set(o, "deadlock", dl);
 	json_t *err = json_object_get(b->replay, "stderr");
 	json_object_set(o, "stderr", err ? err : json_null());
+	json_t *min = results_minimal(b);
+	if (min) {
+		json_object_set(o, "switches", json_object_get(min, "switches"));
+		json_object_set(o, "minimal_schedule", json_object_get(min, "schedule"));
+		json_object_set(o, "minimal_reproduce", json_object_get(min, "reproduce"));
+		json_decref(min);
+	}
 	return o;
 }
 

@@ -59,6 +59,11 @@ void results_release(struct results *r);
  * thread, kind and object; NULL if the recording cannot tell. */
 json_t *results_event(struct results *r, unsigned long long seq);
 
+/* The minimal failing schedule of bug b (cli/minimize.c), when one was
+ * written beside its report: {"schedule": path, "switches": [...],
+ * "reproduce": command}.  A new reference, or NULL. */
+json_t *results_minimal(const struct result_bug *b);
+
 /* Writes the SARIF 2.1.0 log of r's distinct bugs to path ("-": stdout);
  * -1 after an avt_error(). */
 int sarif_write(struct results *r, const char *path);

@@ -303,6 +303,14 @@ static json_t *result(struct sarif *s, const struct result_bug *b)
 			    json_pack("{s:s,s:I,s:s,s:s}", "outcome", jstr(rp, "outcome") ?: "BUG",
 				      "schedule", (json_int_t)b->schedule, "replayDir", b->run_dir,
 				      "reproduce", b->reproduce));
+	json_t *min = results_minimal(b); /* the fewest switches that fail */
+	if (min) {
+		json_t *pr = json_object_get(res, "properties");
+		json_object_set(pr, "switches", json_object_get(min, "switches"));
+		json_object_set(pr, "minimalSchedule", json_object_get(min, "schedule"));
+		json_object_set(pr, "minimalReproduce", json_object_get(min, "reproduce"));
+		json_decref(min);
+	}
 	return res;
 }
 

@@ -70,6 +70,11 @@ static const char test_help[] =
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
 	"      --no-penelope, --no-pecan, --no-order  skip that detector\n"
 	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
+	"      --minimize N   minimise each reproduced bug's schedule to the fewest\n"
+	"                     context switches, trying at most N candidate replays\n"
+	"                     per bug (default 40; as 'avtrace minimize'); its report\n"
+	"                     then leads with them and their passing neighbours\n"
+	"      --no-minimize  the same as --minimize 0\n"
 	"  -q, --quiet        no summary lines from the recording\n"
 	"      --json         print one JSON document (the table, the bugs, the exit\n"
 	"                     status; docs/json-output.md) instead of the table\n";
@@ -207,10 +212,29 @@ void atomic_funcs_release(struct atomic_funcs *a);
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len);
 
+/* Minimises reproduced bug id's schedule (cli/minimize.c): its report
+ * then leads with the fewest switches that fail. */
+static void test_minimize(const char *dir, unsigned id, const char *timeout, unsigned cap)
+{
+	char x[16], sched[4200], ref[4200];
+	struct min_summary sum;
+	snprintf(x, sizeof x, "%04u", id);
+	snprintf(sched, sizeof sched, "%s/schedules/%04u.sched", dir, id);
+	snprintf(ref, sizeof ref, "%s/replays/%04u.json", dir, id);
+	fflush(stdout);
+	if (minimize_bug(dir, x, sched, ref, cap, timeout, false, &sum) != 0) {
+		printf("  #%u: not minimised (see above)\n", id);
+		return;
+	}
+	printf("  #%u fails with %zu switch%s (%zu in its schedule; %u replays%s, %.1f s): %s/reports/%s.min.sched\n",
+	       id, sum.switches, sum.switches == 1 ? "" : "es", sum.from, sum.replays + sum.neighbour_replays,
+	       sum.capped ? ", stopped at the cap" : "", sum.seconds, dir, x);
+}
+
 /* Replays every prediction and prints the table; the number of distinct
  * bugs reproduced, or -1 on error. */
 static int test_replay(const char *dir, const struct prediction_set *set, const struct trace *t,
-		       unsigned jobs, const char *timeout, struct run_tally *tally)
+		       unsigned jobs, const char *timeout, struct run_tally *tally, unsigned min_cap)
 {
 	char rdir[4200];
 	snprintf(rdir, sizeof rdir, "%s/reports", dir);
@@ -225,6 +249,7 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 	struct names n;
 	names_open(&n, t);
 	char where[512], oc[64], (*keys)[1024] = calloc(set->n ? set->n : 1, sizeof *keys);
+	unsigned *kept = calloc(set->n ? set->n : 1, sizeof *kept);
 	size_t nkeys = 0;
 	printf("  %-4s %-14s %-15s %-40s %s\n", "#", "detector", "pattern", "where", "outcome");
 	for (size_t i = 0; i < set->n; i++) {
@@ -246,6 +271,8 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 			for (size_t k = 0; k < nkeys; k++)
 				if (!strcmp(keys[k], key))
 					keep = false; /* the same bug through another schedule */
+			if (keep && kept)
+				kept[nkeys] = p->id;
 			if (keep)
 				snprintf(keys[nkeys++], sizeof keys[0], "%s", key);
 		}
@@ -253,6 +280,9 @@ static int test_replay(const char *dir, const struct prediction_set *set, const 
 			remove(path); /* only reproduced, distinct bugs get a report */
 	}
 	names_close(&n);
+	for (size_t k = 0; kept && min_cap && k < nkeys; k++)
+		test_minimize(dir, kept[k], timeout, min_cap);
+	free(kept);
 	free(keys);
 	free(ids);
 	return (int)nkeys;
@@ -311,6 +341,7 @@ int cmd_test(int argc, char **argv)
 		{ "no-order", no_argument, 0, 'O' }, { "no-agent", no_argument, 0, 'n' },
 		{ "agent", no_argument, 0, 'a' },
 		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
+		{ "minimize", required_argument, 0, 0x102 }, { "no-minimize", no_argument, 0, 0x103 },
 		{ 0, 0, 0, 0 },
 	};
 	struct pr_patterns pats = { NULL, 0, 0 };
@@ -325,7 +356,7 @@ int cmd_test(int argc, char **argv)
 	static const char *watch[5];
 	const char *timeout = "2";
 	struct test_output out = { .sarif = NULL };
-	unsigned jobs = 0;
+	unsigned jobs = 0, min_cap = MINIMIZE_DEFAULT_REPLAYS;
 	int c, agent = -1;
 	double secs;
 	optind = 1;
@@ -393,6 +424,11 @@ int cmd_test(int argc, char **argv)
 		case 'q': avt_quiet = 1; break;
 		case 'R': out.sarif = optarg; break;
 		case 'J': out.json = true; break;
+		case 0x102:
+			if (arg_uint("test", "--minimize", optarg, 0, 1000000, &min_cap) < 0)
+				return EXIT_USAGE;
+			break;
+		case 0x103: min_cap = 0; break;
 		case 'h': fputs(test_help, stdout); return 0;
 		default: return usage_error("test", "bad option");
 		}
@@ -487,7 +523,7 @@ int cmd_test(int argc, char **argv)
 		explore_report_baseline(rs);
 	}
 	struct run_tally tally = { 0, 0, 0 };
-	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout, &tally);
+	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout, &tally, min_cap);
 	prediction_set_release(&set);
 	trace_free(t);
 	pr_patterns_release(&pats); /* the predictions' pattern names */
@@ -500,6 +536,7 @@ int cmd_test(int argc, char **argv)
 		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
 		eo.dir = ro.dir;
 		eo.jobs = jobs;
+		explore_report_minimize(min_cap);
 		int erc = explore_and_report(&eo, timeout, rdir, &tally);
 		if (erc == EXIT_USAGE)
 			return EXIT_USAGE;
