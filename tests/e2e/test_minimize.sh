@@ -122,6 +122,7 @@ check_minimal() {
 	MIN_SWITCHES=$k
 }
 
+# limit: 330
 t_minimize_bank() {
 	need_jq
 	avt_timed 300 test -q -f -o out --no-explore -- "$EXAMPLES/bank" 1000 >out.test 2>&1
@@ -142,6 +143,7 @@ t_minimize_bank() {
 	expect_match "$(cat out/reports/$x.txt)" "write balance +bank[.]c:$line" "interleaving kept"
 }
 
+# limit: 330
 t_minimize_json_sarif() {
 	need_jq
 	avt_timed 300 test -q -f -o out --no-explore --json --sarif out.sarif -- "$EXAMPLES/bank" 1000 >doc.json 2>err.out
@@ -155,6 +157,7 @@ t_minimize_json_sarif() {
 
 # A schedule with many needless switches (the recorded order interleaved
 # with the prediction's) comes down to the prediction's two.
+# limit: 330
 t_minimize_command_file() {
 	need_jq
 	avt_timed 300 test -q -f -o out --no-explore --no-minimize -- "$EXAMPLES/bank" 1000 >out.test 2>&1
@@ -236,6 +239,7 @@ t_minimize_vec_copy() { minimize_target 0 vec_copy 1000; }
 # A bug found by exploration: its run (a schedule with a switch at every
 # turn the exploration took) is minimised too, and the copies beside the
 # report say so.
+# limit: 330
 t_minimize_explore() {
 	need_jq
 	avt_timed 300 test -q -f -o out --no-order -- "$(target explore_checker)" 0 >out.test 2>&1
