@@ -49,8 +49,9 @@ count() {
 # bank_test OUT: avtrace test on the bank demo, from the repository (1
 # distinct bug, prediction 1: RWW on balance).
 bank_test() {
-	local st
-	(cd "$REPO" && avt_timed 120 test -q -o "$1" --no-explore -- examples/bin/bank 1000) >test.out 2>&1
+	local st out=$1
+	shift
+	(cd "$REPO" && avt_timed 120 test -q -o "$out" --no-explore "$@" -- examples/bin/bank 1000) >test.out 2>&1
 	st=$?
 	sed 's/^/  | /' test.out >&3
 	expect_eq "$st" 1 "exit status of avtrace test on bank"
@@ -95,7 +96,7 @@ t_html_beside_report() {
 t_html_minimal_schedule() {
 	need_jq
 	local out=$PWD/out page
-	bank_test "$out"
+	bank_test "$out" --no-minimize
 	page=$(cat out/reports/0001.html)
 	expect_match "$page" "The schedule&#39;s 2 context switches" "the page without a minimal schedule"
 	expect_no_match "$page" 'cmd-replay-min' "the page without a minimal schedule"

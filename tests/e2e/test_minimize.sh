@@ -6,6 +6,8 @@
 # 10, and the report's first 25 lines show the switches and the failure.
 # Run with tests/e2e/run.sh test_minimize.sh.
 
+# limit: 330
+
 # switches SCHED: thread changes between consecutive run/yield lines.
 switches() {
 	awk '$1 == "run" || $1 == "yield" { if (n++ && $2 != last) k++; last = $2 } END { print k + 0 }' "$1"
@@ -267,3 +269,21 @@ t_minimize_explore() {
 # ptrace alone.
 t_minimize_mem_order() { REPEATS=5 minimize_target 1 mem_order; }
 t_minimize_acc_setters() { REPEATS=5 minimize_target 0 acc_setters; }
+
+# C++ (std::mutex, std::thread, std::vector): the bank bug of
+# cxx_account.cc, found by exploration from a prediction's start; its
+# minimal schedule has the two switches of the lost deposit, and no
+# schedule with one switch fails so.
+t_minimize_cxx() {
+	need_jq
+	avt_timed 300 test -q -f -o out -- "$(target cxx_account)" 1000 >out.test 2>&1
+	expect_eq "$?" 1 "exit status of avtrace test"
+	sed 's/^/  | /' out.test >&3
+	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' out.test)
+	[ -n "$rundir" ] || fail "no confirmed run named in the output"
+	EXHAUSTIVE=1 check_minimal "$rundir" 0000
+	expect_eq "$MIN_SWITCHES" 2 "switches of the lost deposit"
+	local l
+	l=$(marker_line "$SRC/cxx_account.cc" "/* ASSERT LINE */") || exit
+	expect_match "$(head -25 "$rundir/reports/0000.txt")" "^the failure: SIGABRT in T0 at cxx_account[.]cc:$l \\(main\\)" "failure"
+}
