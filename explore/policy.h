@@ -19,12 +19,12 @@
  *                    from a prefix of an earlier run that reached a new
  *                    reads-from pair (or of a prediction's schedule).
  *
- * A policy does not know a thread's next event before the thread runs to
- * it; the recording does.  struct xp_rec keeps the recording's events per
- * thread, so that a thread that has made i events in this run is taken to
- * be about to make its recorded event i.  When a run diverges that guess
- * goes wrong for a while; it costs the policy precision, never
- * correctness (any runnable thread may still be picked).
+ * Each implements struct xp_policy_ops (xp.h); policy.c's table picks
+ * one per algorithm, and runs 1 .. xp_guide_npredicted() first follow a
+ * prediction's starting point (prefix.h).  What a policy knows of a
+ * thread's next event comes from the recording (rec.h).  This header is
+ * what cli/ and explore.c use: it brings in rec.h, rf.h, start.h and
+ * ahead.h (the view of the next pick) for them.
  *
  * Everything is deterministic given the configuration, the seed and the
  * run index (and, for guided, the feedback folded in before the run was

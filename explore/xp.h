@@ -81,7 +81,7 @@ struct xp_config {
 	const struct xp_var *vars; /* candidate variables, distinct objs (borrowed) */
 	size_t nvars_all;
 	unsigned yield_limit;  /* 0: XP_YIELD_LIMIT */
-	/* explore/policy.h: the recording per thread (POS, SURW, guided) and
+	/* explore/rec.h: the recording per thread (POS, SURW, guided); start.h:
 	 * what earlier runs found (guided); borrowed, may be NULL */
 	const struct xp_rec *rec;
 	const struct xp_guide *guide;
