@@ -731,6 +731,41 @@ static int prepare(const struct explore_opts *o, struct xp_config *cfg, struct x
 	return 0;
 }
 
+static void fb_release(struct feedback *fb)
+{
+	for (size_t i = 0; i < fb->n; i++)
+		free(fb->runs[i].keys);
+	free(fb->runs);
+	xp_guide_free(fb->guide);
+	xp_rec_free(fb->rec);
+}
+
+/* Forks run num on worker j into s.  -1 if it could not be started. */
+static int fork_run(const struct explore_opts *oo, unsigned num, unsigned j, struct slot *s)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* a run never outlives its explorer (killed: no
+		 * worker left writing into the directory) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(128 + SIGKILL);
+		close(p[0]);
+		child_run(oo, num, tracer_nth_cpu(j), p[1]);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	*s = (struct slot){ pid, p[0], num };
+	return 0;
+}
+
 int explore_run(const struct explore_opts *o, struct explore_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -738,15 +773,13 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 	struct xp_var *vars;
 	struct feedback fb = { 0 };
 	if (prepare(o, &oo.cfg, &vars, &fb) < 0) {
-		xp_guide_free(fb.guide);
-		xp_rec_free(fb.rec);
+		fb_release(&fb);
 		return -1;
 	}
 	unsigned jobs = o->jobs ? o->jobs : 1;
 	struct slot *slot = calloc(jobs, sizeof *slot);
 	if (!slot) {
-		xp_guide_free(fb.guide);
-		xp_rec_free(fb.rec);
+		fb_release(&fb);
 		free(vars);
 		avt_error("cannot explore: out of memory");
 		return -1;
@@ -767,28 +800,9 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 					break;
 				fb_fold(o, &fb);
 			}
-			int p[2];
-			if (pipe2(p, O_CLOEXEC) < 0)
+			if (fork_run(&oo, o->first_run + next + 1, j, &slot[j]) < 0)
 				break;
-			unsigned num = o->first_run + ++next;
-			pid_t parent = getpid();
-			pid_t pid = fork();
-			if (pid == 0) {
-				/* a run never outlives its explorer (killed: no
-				 * worker left writing into the directory) */
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				if (getppid() != parent)
-					_exit(128 + SIGKILL);
-				close(p[0]);
-				child_run(&oo, num, tracer_nth_cpu(j), p[1]);
-			}
-			close(p[1]);
-			if (pid < 0) {
-				close(p[0]);
-				next--;
-				break;
-			}
-			slot[j] = (struct slot){ pid, p[0], num };
+			next++;
 			busy++;
 			more = next < o->runs;
 		}
@@ -815,11 +829,7 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 		}
 	}
 	res->seconds = mono() - t0;
-	for (size_t i = 0; i < fb.n; i++)
-		free(fb.runs[i].keys);
-	free(fb.runs);
-	xp_guide_free(fb.guide);
-	xp_rec_free(fb.rec);
+	fb_release(&fb);
 	free(slot);
 	free(vars);
 	return 0;

@@ -28,68 +28,7 @@
 #define XP_NOFRAG UINT32_MAX
 #define XP_NOTHREAD UINT32_MAX
 
-/* ---- PRNG */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-void xp_rng_seed(struct xp_rng *r, uint64_t seed)
-{
-	uint64_t x = seed;
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-	/* splitmix64 is a bijection of its counter, so four consecutive
-	 * outputs are never all zero; the check documents the invariant
-	 * xoshiro needs. */
-	BUG_ON((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0);
-}
-
-void xp_rng_seed_run(struct xp_rng *r, uint64_t seed, uint64_t run_index)
-{
-	/* For one seed, run_index -> mixed seed is a bijection (splitmix64's
-	 * finalizer is one), so distinct runs never share a state. */
-	uint64_t a = seed, b = run_index ^ 0x632be59bd9b4e019ull;
-	xp_rng_seed(r, splitmix64(&a) ^ splitmix64(&b));
-}
-
-uint64_t xp_rng_next(struct xp_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-uint64_t xp_rng_below(struct xp_rng *r, uint64_t n)
-{
-	/* Reject the lowest 2^64 mod n values: what remains is a whole
-	 * number of copies of [0, n). */
-	uint64_t min, x;
-
-	BUG_ON(n == 0);
-	min = -n % n;
-	do
-		x = xp_rng_next(r);
-	while (x < min);
-	return x % n;
-}
+/* ---- thread bounding (Lemma 4.1) */
 
 static bool contains(const uint64_t *a, size_t n, uint64_t x)
 {
@@ -672,3 +611,45 @@ void xp_run_describe(const struct xp_run *r, char *buf, size_t len)
 		any = true;
 	}
 }
+
+/* ---- the policy's verbs (xp.h) */
+
+static void *pct_new_op(const struct xp_config *c, uint64_t seed, uint64_t run_index)
+{
+	return xp_run_new(c, seed, run_index);
+}
+
+static int pct_event_op(void *run, const struct avt_event *ev)
+{
+	return xp_run_event(run, ev);
+}
+
+static size_t pct_pick_op(void *run, const uint32_t *lids, size_t n)
+{
+	return xp_run_pick(run, lids, n);
+}
+
+static void pct_yield_op(void *run, uint32_t lid)
+{
+	xp_run_yield(run, lid);
+}
+
+static void pct_describe_op(const void *run, char *buf, size_t len)
+{
+	xp_run_describe(run, buf, len);
+}
+
+static void pct_free_op(void *run)
+{
+	xp_run_free(run);
+}
+
+const struct xp_policy_ops xp_pct_ops = {
+	.new = pct_new_op,
+	.event = pct_event_op,
+	.pick = pct_pick_op,
+	.yield = pct_yield_op,
+	.describe = pct_describe_op,
+	.target = NULL,
+	.free = pct_free_op,
+};

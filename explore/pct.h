@@ -51,67 +51,9 @@
 #ifndef AVT_EXPLORE_PCT_H
 #define AVT_EXPLORE_PCT_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include "trace/event.h"
-
-/* ---- deterministic PRNG: xoshiro256** seeded by splitmix64 */
-
-struct xp_rng {
-	uint64_t s[4];
-};
-
-/* Any seed, 0 included, gives a valid (nonzero) state. */
-void xp_rng_seed(struct xp_rng *r, uint64_t seed);
-/* The stream of run run_index of an exploration seeded with seed:
- * distinct run indexes give unrelated streams. */
-void xp_rng_seed_run(struct xp_rng *r, uint64_t seed, uint64_t run_index);
-uint64_t xp_rng_next(struct xp_rng *r);
-/* Uniform in [0, n), without modulo bias; n > 0. */
-uint64_t xp_rng_below(struct xp_rng *r, uint64_t n);
+#include "explore/xp.h"
 
 /* ---- one run's priorities */
-
-/* PCT, PCTVB and TB are this file's; the others are explore/policy.h's
- * (xp_run_new() refuses them). */
-enum xp_algo { XP_PCT, XP_PCTVB, XP_TB, XP_POS, XP_SURW, XP_GUIDED };
-
-/* Consecutive event-less time slices before a spinning thread drops. */
-#define XP_YIELD_LIMIT 3u
-
-/* A variable (global, lock, or a heap-allocation site the caller has
- * mapped its blocks to) and its estimated events per run.  Matched
- * against ev->obj of events whose obj is an address. */
-struct xp_var {
-	uint64_t obj;
-	uint64_t count;
-};
-
-struct xp_rec;
-struct xp_guide;
-
-/* SURW: draw how many objects too, uniformly among 1 .. all shared ones
- * and every event (explore/surw.c). */
-#define XP_VARS_RANDOM 0xffffffffu
-
-struct xp_config {
-	enum xp_algo algo;
-	unsigned depth;        /* d >= 1: d-1 change points (PCT, PCTVB) */
-	unsigned nvars;        /* v: variables drawn per run (PCTVB >= 1; TB: 0 = PCT-style points;
-	                          SURW: objects, 0 every event, XP_VARS_RANDOM drawn) */
-	unsigned threads;      /* t: thread bound (TB); only informs the budget, see xp_perm_budget */
-	unsigned contexts;     /* c: change points per run (TB) */
-	unsigned nthreads_est; /* n: threads per run, from the recording */
-	uint64_t k_est;        /* events per run, all kinds, from the recording */
-	const struct xp_var *vars; /* candidate variables, distinct objs (borrowed) */
-	size_t nvars_all;
-	unsigned yield_limit;  /* 0: XP_YIELD_LIMIT */
-	/* explore/policy.h: the recording per thread (POS, SURW, guided) and
-	 * what earlier runs found (guided); borrowed, may be NULL */
-	const struct xp_rec *rec;
-	const struct xp_guide *guide;
-};
 
 struct xp_run;
 
@@ -175,5 +117,8 @@ void xp_perm(struct xp_rng *r, uint32_t *out, uint32_t m);
  * With c change points use m = n+c and t+c for t (Section 4).  1 when
  * t < 2 or t > m; saturates at UINT64_MAX. */
 uint64_t xp_perm_budget(uint32_t m, unsigned t);
+
+/* PCT, PCTVB and TB behind struct xp_policy_ops (policy.c's table). */
+extern const struct xp_policy_ops xp_pct_ops;
 
 #endif

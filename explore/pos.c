@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy_int.h"
+#include "pos.h"
 #include "trace/log.h"
 
 struct xp_pos {
@@ -176,3 +176,45 @@ void xp_pos_describe(const struct xp_pos *p, char *buf, size_t len)
 		if (p->look.t[i].parked)
 			xp_put(buf, len, &used, " parked=T%zu", i);
 }
+
+/* ---- the policy's verbs (xp.h) */
+
+static void *pos_new_op(const struct xp_config *c, uint64_t seed, uint64_t run_index)
+{
+	return xp_pos_new(c, seed, run_index);
+}
+
+static int pos_event_op(void *run, const struct avt_event *ev)
+{
+	return xp_pos_event(run, ev);
+}
+
+static size_t pos_pick_op(void *run, const uint32_t *lids, size_t n)
+{
+	return xp_pos_pick(run, lids, n);
+}
+
+static void pos_yield_op(void *run, uint32_t lid)
+{
+	xp_pos_yield(run, lid);
+}
+
+static void pos_describe_op(const void *run, char *buf, size_t len)
+{
+	xp_pos_describe(run, buf, len);
+}
+
+static void pos_free_op(void *run)
+{
+	xp_pos_free(run);
+}
+
+const struct xp_policy_ops xp_pos_ops = {
+	.new = pos_new_op,
+	.event = pos_event_op,
+	.pick = pos_pick_op,
+	.yield = pos_yield_op,
+	.describe = pos_describe_op,
+	.target = NULL,
+	.free = pos_free_op,
+};
