@@ -248,7 +248,7 @@ t_html_escapes_in_browser() {
 # limit: 180
 t_html_explore() {
 	local out=$PWD/out page sched rows lines run
-	avt_timed 150 test -q -o "$out" --no-order -- "$(target explore_checker)" 0 >test.out 2>&1
+	avt_timed 150 test -q -o "$out" --no-order --no-minimize -- "$(target explore_checker)" 0 >test.out 2>&1
 	expect_eq "$?" 1 "exit status of avtrace test explore_checker"
 	expect_eq "$(find out/reports -name 'explore-*.html' | wc -l)" 1 "pages of exploration bugs"
 	page=$(find out/reports -name 'explore-*.html')
