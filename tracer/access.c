@@ -603,12 +603,16 @@ static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_
 	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
 	r.r8 = (uint64_t)-1;
 	r.r9 = 0;
-	if (ptu_setregs(tid, &r) < 0 || ptu_resume(tid, 0) < 0)
+	if (ptu_setregs(tid, &r) < 0 || ptu_resume(tid, 0) != 0)
 		return 0;
 	for (;;) {
-		if (ptu_wait(tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+		struct ptu_status s;
+		if (ptu_wait(tid, &st, __WALL) < 0)
 			return 0;
-		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
+		ptu_decode(st, &s);
+		if (!s.stopped)
+			return 0;
+		if (s.stop == PTU_SIGNAL && s.sig == SIGTRAP)
 			break;
 		ptu_resume(tid, 0); /* nothing else is expected here */
 	}

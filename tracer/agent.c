@@ -421,7 +421,7 @@ static void script_begin(struct tracer *tr)
 		t->priv->resume_pc = 0;
 		t->state = TS_RUNNING;
 		tr->stats.agent_parked++;
-		if (ptu_resume(t->tid, 0) < 0 && errno != ESRCH)
+		if (ptu_resume(t->tid, 0) < 0)
 			avt_debug("resume T%u: %s", t->lid, strerror(errno));
 	}
 }

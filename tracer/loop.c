@@ -62,7 +62,7 @@ static void resume(struct tracer *tr, struct tthread *t)
 		agent_grant(tr, t);
 	int sig = t->priv->pending_sig;
 	t->priv->pending_sig = 0;
-	if (ptu_resume(t->tid, sig) < 0 && errno != ESRCH)
+	if (ptu_resume(t->tid, sig) < 0)
 		avt_debug("resume T%u: %s", t->lid, strerror(errno));
 }
 
@@ -104,13 +104,11 @@ static bool sig_is_fatal(pid_t pid, int sig)
 /* Delivers sig to t, recording it first when it is fatal.  Returns true
  * when the thread is held instead (the sink asked to stop at the fatal
  * event: replay --gdb leaves the process stopped before the signal). */
-static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
+static bool on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
 {
 	if (sig_is_fatal(tr->pid, sig)) {
-		siginfo_t si;
+		const siginfo_t *si = ptu_siginfo(s);
 		struct user_regs_struct r;
-		memset(&si, 0, sizeof si);
-		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
 		ptu_getregs(t->tid, &r);
 		uint64_t orig = access_orig_pc(tr, r.rip);
 		if (orig != r.rip) { /* faulted out of line: it dies where it stood */
@@ -120,7 +118,7 @@ static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 		tr->fatal_pc = r.rip;
 		tr->fatal_tid = t->tid;
 		uint64_t seq = tr->seq;
-		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, (uint64_t)(uintptr_t)si.si_addr, 0, r.rip,
+		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, si ? (uint64_t)(uintptr_t)si->si_addr : 0, 0, r.rip,
 			AVT_F_SITE_EXACT, (uint16_t)sig);
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
@@ -186,11 +184,9 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 }
 
 /* Returns true when t created a thread of the process (a create event). */
-static bool on_clone(struct tracer *tr, struct tthread *t)
+static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
-	unsigned long msg = 0;
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg);
-	pid_t tid = (pid_t)msg;
+	pid_t tid = (pid_t)s->msg;
 	if (!is_thread_of(tr->pid, tid)) {
 		untrace_child(tr, tid, false);
 		return false;
@@ -209,10 +205,9 @@ static bool on_clone(struct tracer *tr, struct tthread *t)
 	return true;
 }
 
-static int on_exec(struct tracer *tr, struct tthread *t)
+static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
-	unsigned long former = 0;
-	ptrace(PTRACE_GETEVENTMSG, tr->pid, 0L, &former);
+	unsigned long former = s->msg;
 	/* the execing thread now has the leader's tid; every other one is gone */
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *o = tr->thr[i];
@@ -245,14 +240,15 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 
 /* ---- stops */
 
-static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run)
+static enum wr on_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+		       struct tthread *run)
 {
 	struct user_regs_struct r;
 	if (ptu_getregs(t->tid, &r) < 0)
 		return WR_WAIT;
 	struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
 	const struct user_regs_struct now = r;
-	if (!b && watch_trap(tr, t, &r)) {
+	if (!b && watch_trap(tr, t, s, &r)) {
 		t->state = TS_READY; /* after the access: a scheduling point */
 		return t == run ? WR_POINT : WR_WAIT;
 	}
@@ -266,15 +262,13 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 		return WR_WAIT;
 	}
 	if (!b) { /* the program's own; say so in the trace, it may not be */
-		siginfo_t si;
+		const siginfo_t *si = ptu_siginfo(s);
 		char note[160];
-		memset(&si, 0, sizeof si);
-		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
 		snprintf(note, sizeof note, "SIGTRAP (si_code %d) at 0x%llx in T%u passed to the program",
-			 si.si_code, (unsigned long long)r.rip, t->lid);
+			 si ? si->si_code : 0, (unsigned long long)r.rip, t->lid);
 		if (tr->sink.note)
 			tr->sink.note(tr->sink.ctx, tr, note);
-		return on_signal(tr, t, SIGTRAP) && t == run ? WR_POINT : WR_WAIT;
+		return on_signal(tr, t, s, SIGTRAP) && t == run ? WR_POINT : WR_WAIT;
 	}
 	r.rip = b->addr;
 	switch (b->kind) {
@@ -365,14 +359,14 @@ static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run
 	}
 }
 
-static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthread *run)
+static enum wr on_exit_event(struct tracer *tr, struct tthread *t, const struct ptu_status *s,
+			     struct tthread *run)
 {
 	/* a thread killed by a fatal signal does not "exit": the signal is its
 	 * last event */
 	if (t == run && !t->priv->exit_seen && !tr->fatal_sig) {
-		unsigned long code = 0;
+		unsigned long code = s->msg;
 		struct user_regs_struct r;
-		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &code);
 		if (ptu_getregs(t->tid, &r) == 0 && r.orig_rax == SYS_exit) {
 			/* one thread's own exit: a request, so a schedule can place it */
 			memset(&t->req, 0, sizeof t->req);
@@ -470,7 +464,7 @@ static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthrea
 static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *run)
 {
 	struct ptu_status s;
-	ptu_decode(st, &s);
+	ptu_arrive(pid, st, &s);
 	/* what the agent did in-process happened before this stop */
 	agent_drain(tr, (s.stop == PTU_EXITED || s.stop == PTU_KILLED) && pid == tr->pid);
 	if (s.stop == PTU_EXITED || s.stop == PTU_KILLED)
@@ -491,35 +485,32 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	switch (s.stop) {
 	case PTU_SIGNAL:
 		if (s.sig == SIGTRAP)
-			return on_trap(tr, t, run);
+			return on_trap(tr, t, &s, run);
 		if (t->state == TS_NEW && s.sig == SIGSTOP) {
 			t->state = TS_READY;
 			return WR_WAIT;
 		}
-		return on_signal(tr, t, s.sig) && t == run ? WR_POINT : WR_WAIT;
+		return on_signal(tr, t, &s, s.sig) && t == run ? WR_POINT : WR_WAIT;
 	case PTU_EV_CLONE:
 		/* the create is an event of its own: the parent stops after it,
 		 * so a schedule can run the child before the parent's next step */
-		if (on_clone(tr, t) && t == run) {
+		if (on_clone(tr, t, &s) && t == run) {
 			t->state = TS_READY;
 			return WR_POINT;
 		}
 		resume(tr, t);
 		return WR_WAIT;
-	case PTU_EV_FORK: {
-		unsigned long child = 0;
-		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child);
-		untrace_child(tr, (pid_t)child, (st >> 16) == PTRACE_EVENT_VFORK);
+	case PTU_EV_FORK:
+		untrace_child(tr, (pid_t)s.msg, s.vfork);
 		resume(tr, t);
 		return WR_WAIT;
-	}
 	case PTU_EV_EXEC:
-		if (on_exec(tr, t) < 0)
+		if (on_exec(tr, t, &s) < 0)
 			return WR_ERROR;
 		resume(tr, t);
 		return WR_WAIT;
 	case PTU_EV_EXIT:
-		return on_exit_event(tr, t, run);
+		return on_exit_event(tr, t, &s, run);
 	case PTU_EV_STOP:
 		return on_event_stop(tr, t, run);
 	default:

@@ -400,8 +400,12 @@ static int inject_mmap(struct tracer *tr, uint64_t entry, struct user_regs_struc
 	r.r8 = (uint64_t)-1;
 	r.r9 = 0;
 	int st;
-	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) < 0 ||
-	    ptu_wait(tr->pid, &st, __WALL) < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+	struct ptu_status s;
+	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) != 0 ||
+	    ptu_wait(tr->pid, &st, __WALL) < 0)
+		return -1;
+	ptu_decode(st, &s);
+	if (!s.stopped || s.sig != SIGTRAP)
 		return -1;
 	ptu_getregs(tr->pid, &r);
 	if (ptu_write(tr->memfd, entry, orig, 3) < 0 || ptu_setregs(tr->pid, saved) < 0)
@@ -573,25 +577,27 @@ static int run_to_entry(struct tracer *tr, struct tthread *t)
 	for (;;) {
 		int st;
 		struct user_regs_struct r;
-		if (ptu_resume(tr->pid, sig) < 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
+		struct ptu_status s;
+		if (ptu_resume(tr->pid, sig) != 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
 			return -1;
 		sig = 0;
-		if (WIFSIGNALED(st)) {
+		ptu_decode(st, &s);
+		if (s.stop == PTU_KILLED) {
 			avt_error("'%s' was killed by %s before reaching its entry point (as a shared library run as a program is)",
-				  tr->exe, strsignal(WTERMSIG(st)));
+				  tr->exe, strsignal(s.sig));
 			tr->alive = false;
 			return -1;
 		}
-		if (!WIFSTOPPED(st)) {
+		if (!s.stopped) {
 			avt_error("'%s' exited before reaching its entry point", tr->exe);
 			tr->alive = false;
 			return -1;
 		}
 		/* a signal on the way (the loader faulted): delivered, or the
 		 * faulting instruction runs again for ever */
-		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP && WSTOPSIG(st) != SIGSTOP)
-			sig = WSTOPSIG(st);
-		if (WSTOPSIG(st) != SIGTRAP || (st >> 16) || ptu_getregs(tr->pid, &r) < 0)
+		if (s.stop == PTU_SIGNAL && s.sig != SIGTRAP && s.sig != SIGSTOP)
+			sig = s.sig;
+		if (s.stop != PTU_SIGNAL || s.sig != SIGTRAP || ptu_getregs(tr->pid, &r) < 0)
 			continue;
 		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
 		if (!b || b->kind != BK_ENTRY)
@@ -647,7 +653,8 @@ int tracer_launch(struct tracer *tr)
 	agent_launched(tr);
 	tr->alive = true;
 	int st;
-	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
+	struct ptu_status s;
+	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || (ptu_decode(st, &s), !s.stopped)) {
 		avt_error("cannot start '%s'", tr->exe);
 		close(pfd[0]);
 		tr->alive = false;
@@ -690,9 +697,12 @@ void tracer_kill(struct tracer *tr)
 	pid_t p;
 	timer_stop();
 	/* killed tracees still stop at PTRACE_EVENT_EXIT: let each go */
-	while ((p = ptu_wait(-1, &st, __WALL)) > 0)
-		if (WIFSTOPPED(st))
+	while ((p = ptu_wait(-1, &st, __WALL)) > 0) {
+		struct ptu_status s;
+		ptu_decode(st, &s);
+		if (s.stopped)
 			ptu_resume(p, 0);
+	}
 	agent_drain(tr, true); /* what the agent committed before the kill */
 	tr->alive = false;
 }

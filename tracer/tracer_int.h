@@ -253,7 +253,9 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
-bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
+struct ptu_status;
+bool watch_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+		const struct user_regs_struct *r);
 
 /* unwinders.c: hook the target's unwinders (transparent stops) */
 void unwinders_plant(struct tracer *tr);
