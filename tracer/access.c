@@ -54,6 +54,7 @@
 #include "trace/agent_proto.h"
 #include "cache.h"
 #include "ptrace_util.h"
+#include "remote.h"
 #include "tracer_int.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -583,44 +584,20 @@ static void scan_module(struct access *ac, const struct elfmod *m, struct scan *
 /* ---- scratch memory near a module */
 
 /* Makes thread tid call mmap(hint, size, r-x, MAP_FIXED_NOREPLACE) through
- * `syscall; int3` written into the reserved head of the scratch page.
- * Returns the address or 0. */
+ * `syscall; int3` written into the reserved head of the scratch page
+ * (remote.c).  Returns the address or 0. */
 static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_t size)
 {
-	static const uint8_t code[3] = { 0x0f, 0x05, 0xcc };
-	uint64_t at = tr->scratch + 8;
-	struct user_regs_struct saved, r;
-	int st;
-	if (!tr->scratch || ptu_getregs(tid, &saved) < 0 || ptu_write(tr->memfd, at, code, 3) < 0)
+	struct user_regs_struct saved;
+	if (!tr->scratch || ptu_getregs(tid, &saved) < 0)
 		return 0;
-	r = saved;
-	r.rip = at;
-	r.rax = 9; /* mmap */
-	r.orig_rax = (uint64_t)-1;
-	r.rdi = hint;
-	r.rsi = size;
-	r.rdx = PROT_READ | PROT_EXEC;
-	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
-	r.r8 = (uint64_t)-1;
-	r.r9 = 0;
-	if (ptu_setregs(tid, &r) < 0 || ptu_resume(tid, 0) != 0)
-		return 0;
-	for (;;) {
-		struct ptu_status s;
-		if (ptu_wait(tid, &st, __WALL) < 0)
-			return 0;
-		ptu_decode(st, &s);
-		if (!s.stopped)
-			return 0;
-		if (s.stop == PTU_SIGNAL && s.sig == SIGTRAP)
-			break;
-		ptu_resume(tid, 0); /* nothing else is expected here */
-	}
-	ptu_getregs(tid, &r);
-	ptu_setregs(tid, &saved);
-	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
-		return 0;
-	return r.rax;
+	int kept;
+	uint64_t got = remote_mmap(tid, tr->memfd, tr->scratch + 8, &saved, hint, size,
+				   MAP_FIXED_NOREPLACE, &kept);
+	struct tthread *t = tr_by_tid(tr, tid);
+	if (t)
+		tr_keep_signal(t, kept);
+	return got;
 }
 
 /* Scratch for n sites of per bytes each within rip-relative reach (±2 GB)

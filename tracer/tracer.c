@@ -28,6 +28,7 @@
 
 #include "cfi.h"
 #include "ptrace_util.h"
+#include "remote.h"
 #include "symbolizer/sym.h"
 #include "trace/log.h"
 #include "tracer_int.h"
@@ -382,37 +383,25 @@ static int wait_exec(struct tracer *tr, int errfd)
 	}
 }
 
+/* A signal kept by the remote-syscall injector: delivered at t's next
+ * resume (it is stopped at a trap: its pending signal is none). */
+void tr_keep_signal(struct tthread *t, int sig)
+{
+	if (sig && !t->priv->pending_sig)
+		t->priv->pending_sig = sig;
+}
+
 /* Maps the scratch page by making the target call mmap(2): `syscall; int3`
  * written over its entry point, run, then the bytes and registers put back. */
-static int inject_mmap(struct tracer *tr, uint64_t entry, struct user_regs_struct *saved)
+static int inject_mmap(struct tracer *tr, struct tthread *t, uint64_t entry,
+		       struct user_regs_struct *saved)
 {
-	uint8_t orig[3], code[3] = { 0x0f, 0x05, 0xcc };
-	struct user_regs_struct r = *saved;
-	if (ptu_read(tr->pid, entry, orig, 3) < 0 || ptu_write(tr->memfd, entry, code, 3) < 0)
+	int kept;
+	uint64_t got = remote_mmap(tr->pid, tr->memfd, entry, saved, 0, BPT_SCRATCH_SIZE, 0, &kept);
+	tr_keep_signal(t, kept);
+	if (!got)
 		return -1;
-	r.rip = entry;
-	r.rax = 9; /* mmap */
-	r.orig_rax = (uint64_t)-1;
-	r.rdi = 0;
-	r.rsi = BPT_SCRATCH_SIZE;
-	r.rdx = PROT_READ | PROT_EXEC;
-	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS;
-	r.r8 = (uint64_t)-1;
-	r.r9 = 0;
-	int st;
-	struct ptu_status s;
-	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) != 0 ||
-	    ptu_wait(tr->pid, &st, __WALL) < 0)
-		return -1;
-	ptu_decode(st, &s);
-	if (!s.stopped || s.sig != SIGTRAP)
-		return -1;
-	ptu_getregs(tr->pid, &r);
-	if (ptu_write(tr->memfd, entry, orig, 3) < 0 || ptu_setregs(tr->pid, saved) < 0)
-		return -1;
-	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
-		return -1;
-	tr->scratch = r.rax;
+	tr->scratch = got;
 	return 0;
 }
 
@@ -530,7 +519,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	if (bpt_remove(&tr->bpts, entry) < 0)
 		return -1;
 	r->rip = entry;
-	if (inject_mmap(tr, entry, r) < 0) {
+	if (inject_mmap(tr, t, entry, r) < 0) {
 		avt_error("cannot map the scratch page into '%s'", tr->exe);
 		return -1;
 	}

@@ -202,6 +202,8 @@ struct tracer {
 /* tracer.c */
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);
 struct tthread *tr_by_tid(struct tracer *tr, pid_t tid);
+/* A signal the remote-syscall injector kept: t's next resume delivers it. */
+void tr_keep_signal(struct tthread *t, int sig);
 void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
 	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size);
 
