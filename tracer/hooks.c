@@ -208,9 +208,8 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	case OP_LOCK:
 	case OP_SPINLOCK: {
-		struct mlock *l = model_find(&tr->model, q->obj);
 		q->kind = AVT_EV_ACQUIRE;
-		if (l && l->owner == t->lid) {
+		if (model_owns(&tr->model, q->obj, t->lid)) {
 			int type = hook_defs[h].op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
 			if (type == MUTEX_ERRORCHECK)
 				q->kind = AVT_EV_NONE; /* returns EDEADLK */
@@ -369,40 +368,20 @@ static void begin_wait(struct tracer *tr, struct tthread *t, enum twait w, uint6
 static void acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		    uint64_t obj2, uint64_t site, uint16_t flags)
 {
-	struct mlock *l = model_lock(&tr->model, obj);
-	if (kind == AVT_EV_RD_ACQUIRE) {
-		l->readers++;
-	} else if (l->owner == t->lid) {
-		l->count++;
+	bool first;
+	if (model_acquire(&tr->model, obj, t->lid, kind == AVT_EV_RD_ACQUIRE, &first))
 		flags |= AVT_F_RECURSIVE;
-	} else {
-		if (!l->acquired) {
-			l->acquired = true;
-			tr->stats.mutexes++;
-		}
-		l->owner = t->lid;
-		l->count = 1;
-	}
+	tr->stats.mutexes += first;
 	tr_emit(tr, t, kind, obj, obj2, site, flags, 0);
 }
 
 static void release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
 {
-	struct mlock *l = model_find(&tr->model, obj);
-	if (!l)
-		return; /* unlocking what was never locked: not an event */
-	uint16_t flags = 0;
-	if (l->owner == t->lid) {
-		if (--l->count)
-			flags = AVT_F_RECURSIVE;
-		else
-			l->owner = NO_THREAD;
-	} else if (l->readers) {
-		l->readers--;
-	} else {
+	/* unlocking what was never locked, or not by t: not an event */
+	int held = model_release_lock(&tr->model, obj, t->lid);
+	if (held < 0)
 		return;
-	}
-	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, flags, 0);
+	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, held ? AVT_F_RECURSIVE : 0, 0);
 }
 
 int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
@@ -431,17 +410,9 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		return 0;
 	case OP_CONDWAIT:
 	case OP_CONDTIMEDWAIT: {
-		struct mlock *l = model_find(&tr->model, q->obj2);
 		tr_emit(tr, t, AVT_EV_WAIT, q->obj, q->obj2, q->site, 0, 0);
-		if (l && l->owner == t->lid) {
-			l->owner = NO_THREAD;
-			l->count = 0;
-		}
-		struct mlock *c = model_lock(&tr->model, q->obj);
-		if (!c->is_cond) {
-			c->is_cond = true;
-			tr->stats.condvars++;
-		}
+		model_drop_owner(&tr->model, q->obj2, t->lid);
+		tr->stats.condvars += model_note_cond(&tr->model, q->obj);
 		begin_wait(tr, t, hook_defs[q->hook].op == OP_CONDWAIT ? TW_COND : TW_TIMED, q->obj);
 		return push_ret(tr, t, r);
 	}
@@ -597,11 +568,7 @@ void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t 
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site)
 {
-	struct mlock *c = model_lock(&tr->model, obj);
-	if (!c->is_cond) {
-		c->is_cond = true;
-		tr->stats.condvars++;
-	}
+	tr->stats.condvars += model_note_cond(&tr->model, obj);
 	tr_emit(tr, t, kind, obj, 0, site, 0, 0);
 	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }

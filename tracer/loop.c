@@ -735,15 +735,9 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 	*nrun = *nlast = 0;
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *t = tr->thr[i];
-		int c = 0;
-		if (!t || t->state == TS_DEAD || t->state == TS_NEW)
+		if (!t)
 			continue;
-		if (t->state == TS_READY)
-			c = 1;
-		else if (t->state == TS_REQ)
-			c = model_can_commit(tr, t);
-		else if (t->state == TS_KWAIT)
-			c = model_can_wake(tr, t);
+		int c = model_can_run(tr, t);
 		if (c == 1)
 			run[(*nrun)++] = t;
 		else if (c == 2)
@@ -902,7 +896,6 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 	*holder = NO_THREAD;
 	if (t->state == TS_REQ && model_can_commit(tr, t) != 1) {
 		*obj = t->req.obj;
-		struct mlock *l = model_find(&tr->model, t->req.obj);
 		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN) {
 			/* obj: the logical id of the thread it joins */
 			for (size_t i = 0; i < tr->nthr; i++)
@@ -910,8 +903,7 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 					*obj = tr->thr[i]->lid;
 			return "join";
 		}
-		if (l)
-			*holder = l->owner;
+		*holder = model_holder(&tr->model, t->req.obj);
 		return "lock";
 	}
 	if (t->state == TS_KWAIT && model_can_wake(tr, t) != 1) {

@@ -135,41 +135,13 @@ bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_reso
 {
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *o = tr->thr[i];
-		int c = 0;
-		if (!o || o == t || o->state == TS_DEAD || o->state == TS_NEW)
+		if (!o || o == t)
 			continue;
-		if (o->state == TS_READY)
-			c = 1;
-		else if (o->state == TS_REQ)
-			c = model_can_commit(tr, o);
-		else if (o->state == TS_KWAIT)
-			c = model_can_wake(tr, o);
+		int c = model_can_run(tr, o);
 		if (c == 1 || (c == 2 && last_resorts))
 			return true;
 	}
 	return false;
-}
-
-/* Every lock held now, for a script's hand-overs; not known when there
- * are too many, or an owner is gone (a robust mutex's may be taken). */
-static void view_locks(struct tracer *tr, struct tracer_view *v)
-{
-	v->nlocks = 0;
-	v->locks_known = false;
-	for (size_t i = 0; i < tr->model.cap; i++) {
-		const struct mlock *l = &tr->model.tab[i];
-		if (!l->used || (l->owner == NO_THREAD && !l->readers))
-			continue;
-		if (v->nlocks == TRACER_VIEW_LOCKS)
-			return;
-		if (l->owner != NO_THREAD &&
-		    (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state == TS_DEAD))
-			return;
-		v->locks[v->nlocks++] = (struct tracer_view_lock){
-			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,
-			l->owner != NO_THREAD ? (l->count ? l->count : 1) : l->readers };
-	}
-	v->locks_known = true;
 }
 
 size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v)
@@ -184,27 +156,13 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 			continue;
 		if (o->state == TS_NEW || (o != self && o->state == TS_RUNNING))
 			return 0; /* its first stop, or its request, may come at any time */
-		if (o == self)
-			c = 1;
-		else if (o->state == TS_READY)
-			c = 1;
-		else if (o->state == TS_REQ)
-			c = model_can_commit(tr, o);
-		else if (o->state == TS_KWAIT)
-			c = model_can_wake(tr, o);
+		c = o == self ? 1 : model_can_run(tr, o);
 		uint64_t dep[3] = { 0, 0, 0 }, lock = 0;
 		uint32_t held = 0;
-		if (o != self && o->state == TS_REQ && !o->req.never && o->req.hook >= 0 &&
-		    (hook_defs[o->req.hook].op == OP_LOCK || hook_defs[o->req.hook].op == OP_SPINLOCK)) {
-			/* about to lock what is free or self's alone: offered
-			 * while it is free, which only self's events change */
-			const struct mlock *l = model_find(&tr->model, o->req.obj);
-			if (!l || (!l->readers && (l->owner == NO_THREAD || l->owner == self->lid))) {
-				lock = o->req.obj;
-				held = l && l->owner == self->lid ? (l->count ? l->count : 1) : 0;
-				c = 1;
-			}
-		}
+		/* about to lock what is free or self's alone: offered while it
+		 * is free, which only self's events change */
+		if (o != self && model_lock_offered(tr, o, self->lid, &lock, &held))
+			c = 1;
 		uint16_t park = c == 1 && o != self ? agent_park_kind(tr, o) : 0;
 		if (c == 1) {
 			if (n == TRACER_VIEW_THREADS)
@@ -232,7 +190,7 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 	}
 	v->n = n;
 	v->nobjs = no;
-	view_locks(tr, v);
+	model_view_locks(tr, v);
 	return n;
 }
 

@@ -348,5 +348,28 @@ int model_can_commit(struct tracer *tr, const struct tthread *t);
 /* Can a kernel-waiting thread be resumed with a chance of progress? 1 yes,
  * 0 no, 2 only as a last resort. */
 int model_can_wake(struct tracer *tr, const struct tthread *t);
+/* "Can this thread run?": 1 yes (ready, a request the model commits, a
+ * waiter it wakes), 0 no (and running, new, dead), 2 as a last resort. */
+int model_can_run(struct tracer *tr, const struct tthread *t);
+/* Changes, at commit.  lid acquires obj (reader: a read lock); returns
+ * whether it was a recursive acquisition; *first: the lock's first. */
+bool model_acquire(struct model *m, uint64_t obj, uint32_t lid, bool reader, bool *first);
+/* lid releases obj: 0 released, 1 still held (recursive), -1 not held by
+ * lid nor read-held (not an event). */
+int model_release_lock(struct model *m, uint64_t obj, uint32_t lid);
+/* A condition wait gives obj up (if lid owns it) in one go. */
+void model_drop_owner(struct model *m, uint64_t obj, uint32_t lid);
+/* obj is a condition variable: true the first time. */
+bool model_note_cond(struct model *m, uint64_t obj);
+/* Queries. */
+bool model_owns(struct model *m, uint64_t obj, uint32_t lid);
+uint32_t model_holder(struct model *m, uint64_t obj); /* NO_THREAD: free or unknown */
+/* o is about to lock what is free or self's alone: *lock, and how deep
+ * self holds it (*held). */
+bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t self,
+			uint64_t *lock, uint32_t *held);
+/* Every lock held now, for a script's hand-overs; not known when there
+ * are too many, or an owner is gone (a robust mutex's may be taken). */
+void model_view_locks(struct tracer *tr, struct tracer_view *v);
 
 #endif
