@@ -632,6 +632,10 @@ static struct access *access_state(struct tracer *tr)
 			return NULL;
 		}
 		tr->acc->replay = tr->opts.disarms != NULL;
+		/* the agent hands its access records and hand-overs back
+		 * through these: it calls no feature above it */
+		tr->agent_acc.park_at = access_park_at;
+		tr->agent_acc.event = access_agent_event;
 	}
 	return tr->acc;
 }

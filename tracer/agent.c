@@ -329,7 +329,7 @@ static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 	    !t->priv->regs_valid || t->priv->pending_sig)
 		return 0;
 	if (t->req.hook == HK_ACCESS)
-		return access_park_at(tr, t, kind);
+		return tr->agent_acc.park_at ? tr->agent_acc.park_at(tr, t, kind) : 0;
 	if (t->req.hook < 0)
 		return 0;
 	if (!a->park_hooks) {
@@ -520,7 +520,8 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 	}
 	uint64_t before = tr->seq;
 	if (ev->flags & AVT_F_ACCESS_BPT) {
-		access_agent_event(tr, t, ev);
+		if (tr->agent_acc.event)
+			tr->agent_acc.event(tr, t, ev);
 		tr->stats.agent_events += tr->seq - before;
 		return;
 	}

@@ -34,7 +34,6 @@
 #include "tracer_int.h"
 
 #define TICK_US 1000
-#define RESCUE_TRIES 64
 
 static volatile sig_atomic_t ticks;
 static volatile sig_atomic_t interrupt_sig;
@@ -121,121 +120,6 @@ void tracer_free(struct tracer *tr)
 		close(tr->memfd);
 	free(tr->exe);
 	free(tr);
-}
-
-/* ---- threads */
-
-struct tthread *tr_by_tid(struct tracer *tr, pid_t tid)
-{
-	for (size_t i = tr->nthr; i-- > 0;)
-		if (tr->thr[i] && tr->thr[i]->tid == tid && tr->thr[i]->state != TS_DEAD)
-			return tr->thr[i];
-	return NULL;
-}
-
-struct tthread *tracer_thread(struct tracer *tr, uint32_t lid)
-{
-	return lid < tr->nthr ? tr->thr[lid] : NULL;
-}
-
-size_t tracer_nthreads(const struct tracer *tr)
-{
-	return tr->nthr;
-}
-
-struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
-{
-	if (tr->nthr == tr->capthr) {
-		size_t ncap = tr->capthr ? tr->capthr * 2 : 16;
-		struct tthread **n = realloc(tr->thr, ncap * sizeof *n);
-		BUG_ON(!n);
-		tr->thr = n;
-		tr->capthr = ncap;
-	}
-	struct tthread *t = calloc(1, sizeof *t);
-	BUG_ON(!t);
-	t->priv = calloc(1, sizeof *t->priv);
-	BUG_ON(!t->priv);
-	t->tid = tid;
-	t->lid = (uint32_t)tr->nthr;
-	t->parent = parent;
-	t->born_seq = tr->seq;
-	t->state = TS_NEW;
-	tr->thr[tr->nthr++] = t;
-	tr->stats.threads++;
-	if (parent != NO_THREAD) {
-		struct tthread *p = tr->thr[parent];
-		t->nth_child = p->nchildren++;
-	}
-	struct avt_thread_rec rec = { t->lid, parent, t->nth_child, (uint32_t)tid };
-	if (tr->sink.thread)
-		tr->sink.thread(tr->sink.ctx, tr, &rec);
-	return t;
-}
-
-void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
-{
-	struct elfmod *m = modmap_find(&tr->mods, addr);
-	if (m && m->id >= 0) {
-		*mod = (uint16_t)m->id;
-		*off = addr - m->bias;
-	} else {
-		*mod = AVT_MOD_NONE;
-		*off = addr;
-	}
-}
-
-void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
-	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size)
-{
-	struct avt_event ev;
-	memset(&ev, 0, sizeof ev);
-	ev.seq = tr->seq++;
-	ev.thread = t->lid;
-	ev.tindex = t->nevents++;
-	ev.kind = (uint16_t)kind;
-	ev.flags = flags;
-	ev.obj = obj;
-	ev.obj2 = obj2;
-	ev.size = size;
-	tracer_site(tr, site, &ev.site_mod, &ev.site_off);
-	t->idle_ns = 0;
-	tr->rescue = RESCUE_TRIES;
-	tr->stats.events++;
-	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
-		tr->sink_stop = true;
-	if (tr->opts.stack_depth && tr->sink.stack && site && kind != AVT_EV_FATAL_SIGNAL) {
-		struct avt_frame f[MAX_STACK_DEPTH];
-		/* a create is emitted deep inside pthread_create: walk from its
-		 * entry */
-		int n = stack_capture(tr, t, site, kind == AVT_EV_CREATE, f, (int)tr->opts.stack_depth);
-		if (n > 0)
-			tr->sink.stack(tr->sink.ctx, tr, ev.seq, f, (uint32_t)n);
-	}
-}
-
-#define MAX_STACK 64
-
-void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
-{
-	if (!tr->sink.stack)
-		return;
-	if (!tr->sym) {
-		tr->sym = sym_new();
-		if (!tr->sym || sym_add_process(tr->sym, tr->pid) < 0)
-			return;
-	}
-	uint64_t pcs[MAX_STACK];
-	struct avt_frame f[MAX_STACK];
-	/* the unwinder must see the real return addresses, not trampolines */
-	stack_unwinding(tr, t);
-	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
-	if (n <= 0)
-		return;
-	memset(f, 0, sizeof f);
-	for (int i = 0; i < n; i++)
-		tracer_site(tr, pcs[i], &f[i].mod, &f[i].off);
-	tr->sink.stack(tr->sink.ctx, tr, seq, f, (uint32_t)n);
 }
 
 /* ---- launch */
@@ -381,14 +265,6 @@ static int wait_exec(struct tracer *tr, int errfd)
 		/* the SIGSTOP group-stop and the SIGCONT that ends it: swallow */
 		ptu_resume(tr->pid, 0);
 	}
-}
-
-/* A signal kept by the remote-syscall injector: delivered at t's next
- * resume (it is stopped at a trap: its pending signal is none). */
-void tr_keep_signal(struct tthread *t, int sig)
-{
-	if (sig && !t->priv->pending_sig)
-		t->priv->pending_sig = sig;
 }
 
 /* Maps the scratch page by making the target call mmap(2): `syscall; int3`

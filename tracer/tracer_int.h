@@ -193,6 +193,13 @@ struct tracer {
 	size_t candcap;
 
 	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
+	/* The access feature's side of the agent (set by access.c once it is
+	 * on; the agent calls back through it, never up into access.c):
+	 * access_park_at and access_agent_event below. */
+	struct {
+		uint64_t (*park_at)(struct tracer *tr, const struct tthread *t, uint16_t *kind);
+		void (*event)(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
+	} agent_acc;
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
