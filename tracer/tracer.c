@@ -108,8 +108,7 @@ void tracer_free(struct tracer *tr)
 	free_threads(tr);
 	free(tr->run);
 	free(tr->last);
-	free(tr->probes);
-	access_release(tr);
+	features_release(tr);
 	sym_free(tr->sym);
 	cfi_cache_free(tr->cfi);
 	bpt_release(&tr->bpts);
@@ -342,32 +341,9 @@ void tr_modules_changed(struct tracer *tr)
 		*m = *n;
 		m->path = strdup(n->path);
 		announce_module(tr, m);
-		probes_plant_module(tr, m);
-		unwinders_plant_module(tr, m);
-		if (tr->current < tr->nthr && tr->thr[tr->current])
-			access_plant_module(tr, tr->thr[tr->current]->tid, m);
+		features_plant_module(tr, m);
 	}
 	modmap_release(&now);
-}
-
-/* Libraries dlopen()ed later may carry probes: stop at the dynamic
- * linker's _dl_debug_state, which it calls after every link-map change. */
-static void plant_dl_debug(struct tracer *tr)
-{
-	struct elfmod *ld = modmap_find_name(&tr->mods, "ld-linux");
-	static const char *const name[] = { "_dl_debug_state" };
-	struct elfsym sym;
-	int has_symtab;
-	uint8_t insn = 0;
-	if (!ld || elf_lookup_funcs(ld->path, name, 1, &sym, &has_symtab) != 1 ||
-	    ptu_read(tr->pid, ld->bias + sym.value, &insn, 1) < 0)
-		return;
-	if (insn != 0xc3) { /* we emulate exactly a bare ret */
-		avt_warn("_dl_debug_state in '%s' is not a bare ret: probes in dlopen()ed libraries are not seen",
-			 ld->path);
-		return;
-	}
-	bpt_insert_raw(&tr->bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
 }
 
 /* The new image is at its first instruction: stop it at AT_ENTRY, where
@@ -375,7 +351,7 @@ static void plant_dl_debug(struct tracer *tr)
 int exec_begin(struct tracer *tr)
 {
 	uint64_t entry = auxv_entry(tr->pid);
-	agent_exec_reset(tr);
+	features_exec_reset(tr);
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	tr->memfd = ptu_open_mem(tr->pid);
@@ -408,28 +384,8 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	if (modmap_load(&tr->mods, tr->pid) < 0)
 		return -1;
 	announce_modules(tr);
-	char why[512];
-	if (hooks_plant(tr, why, sizeof why) < 0) {
-		avt_error("%s", why);
+	if (features_plant(tr, t) < 0)
 		return -1;
-	}
-	free(tr->probes);
-	tr->probes = NULL;
-	tr->nprobes = 0;
-	probes_plant(tr);
-	unwinders_plant(tr);
-	plant_dl_debug(tr);
-	if (watch_setup(tr, why, sizeof why) < 0) {
-		avt_error("%s", why);
-		return -1;
-	}
-	if (watch_arm_thread(tr, t->tid) < 0) {
-		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
-		return -1;
-	}
-	/* the agent first: access stubs call into it (agent_access_entry) */
-	agent_publish(tr);
-	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
 	return 0;
 }

@@ -206,6 +206,24 @@ struct tracer {
 	int norphans;
 };
 
+/* features.c: each feature of the tracer behind one interface. */
+struct tracer_feature {
+	const char *name;
+	/* A new image at its entry point, t stopped there: plant (-1 and why
+	 * when the session cannot go on). */
+	int (*plant)(struct tracer *tr, struct tthread *t, char *why, size_t whylen);
+	/* A module mapped later (dlopen); cur: the current thread, or NULL. */
+	void (*plant_module)(struct tracer *tr, struct tthread *cur, const struct elfmod *m);
+	/* A new image is starting: the old one's state means nothing. */
+	void (*exec_reset)(struct tracer *tr);
+	/* The session ends. */
+	void (*release)(struct tracer *tr);
+};
+int features_plant(struct tracer *tr, struct tthread *t);
+void features_plant_module(struct tracer *tr, const struct elfmod *m);
+void features_exec_reset(struct tracer *tr);
+void features_release(struct tracer *tr);
+
 /* tracer.c */
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);
 struct tthread *tr_by_tid(struct tracer *tr, pid_t tid);
