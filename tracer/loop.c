@@ -32,41 +32,6 @@ enum wr {
 	WR_ERROR,
 };
 
-/* What a stop's handler decides for its thread, as data; act() is the one
- * place that carries it out. */
-enum next_kind {
-	NX_RESUME,    /* resume it (its registers set first, if given) */
-	NX_STOP,      /* it stays stopped, in state `state`: a scheduling point
-	                 when it is the thread being run */
-	NX_HOLD,      /* it stays stopped; no scheduling point */
-	NX_EXITED,    /* the whole target is gone */
-	NX_ERROR,
-};
-
-struct next {
-	enum next_kind kind;
-	enum tthread_state state;     /* NX_STOP: its new state (TS_NEW: as is) */
-	bool set_regs;                /* write regs first */
-	bool only_if_changed;         /* ... unless they equal was */
-	struct user_regs_struct regs, was;
-};
-
-static struct next nx(enum next_kind kind)
-{
-	struct next n;
-	n.kind = kind;
-	n.state = TS_NEW;
-	n.set_regs = n.only_if_changed = false;
-	return n;
-}
-
-static struct next nx_stop(enum tthread_state state)
-{
-	struct next n = nx(NX_STOP);
-	n.state = state;
-	return n;
-}
-
 /* Resume (or stop) with registers r. */
 static struct next nx_regs(struct next n, const struct user_regs_struct *r)
 {
@@ -449,7 +414,7 @@ static struct next on_exit_event(struct tracer *tr, struct tthread *t, const str
 	return nx(NX_RESUME);
 }
 
-static struct next on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s)
+struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s)
 {
 	if (pid == tr->pid) {
 		for (size_t i = 0; i < tr->nthr; i++)
@@ -516,8 +481,8 @@ static struct next on_event_stop(struct tracer *tr, struct tthread *t, struct tt
 	return on_interrupt(tr, t);
 }
 
-/* A stop of a known thread t: its handler's decision. */
-static struct next decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+/* A stop of a known thread t: its handler's decision (tracer_int.h). */
+struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			  struct tthread *run)
 {
 	switch (s->stop) {
@@ -587,7 +552,7 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	struct tthread *t = tr_by_tid(tr, pid);
 	struct next n;
 	if (gone) {
-		n = on_gone(tr, pid, &s);
+		n = loop_on_gone(tr, pid, &s);
 	} else if (!t) {
 		/* a new task whose clone/fork event has not come yet */
 		if (tr->norphans < (int)(sizeof tr->orphans / sizeof tr->orphans[0]))
@@ -600,7 +565,7 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 		 * set would keep the tick from ever interrupting it again. */
 		if (s.stop != PTU_EV_STOP)
 			t->priv->interrupt_pending = false;
-		n = decide(tr, t, &s, run);
+		n = loop_decide(tr, t, &s, run);
 	}
 	return act(tr, t, run, &n);
 }

@@ -206,6 +206,49 @@ struct tracer {
 	int norphans;
 };
 
+/* loop.c */
+/* What a stop's handler decides for its thread, as data; act() is the one
+ * place that carries it out. */
+enum next_kind {
+	NX_RESUME,    /* resume it (its registers set first, if given) */
+	NX_STOP,      /* it stays stopped, in state `state`: a scheduling point
+	                 when it is the thread being run */
+	NX_HOLD,      /* it stays stopped; no scheduling point */
+	NX_EXITED,    /* the whole target is gone */
+	NX_ERROR,
+};
+
+struct next {
+	enum next_kind kind;
+	enum tthread_state state;     /* NX_STOP: its new state (TS_NEW: as is) */
+	bool set_regs;                /* write regs first */
+	bool only_if_changed;         /* ... unless they equal was */
+	struct user_regs_struct regs, was;
+};
+
+static inline struct next nx(enum next_kind kind)
+{
+	struct next n;
+	n.kind = kind;
+	n.state = TS_NEW;
+	n.set_regs = n.only_if_changed = false;
+	return n;
+}
+
+static inline struct next nx_stop(enum tthread_state state)
+{
+	struct next n = nx(NX_STOP);
+	n.state = state;
+	return n;
+}
+
+struct ptu_status;
+/* The decision for a stop s of a known thread t while run runs (the
+ * handlers of loop.c; only act() carries it out), and for a task gone. */
+struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			struct tthread *run);
+struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);
+
 /* features.c: each feature of the tracer behind one interface. */
 struct tracer_feature {
 	const char *name;
