@@ -263,9 +263,9 @@ void agent_exec_reset(struct tracer *tr)
 static uint64_t raw_entry(struct tracer *tr, const char *name)
 {
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		if (strcmp(hook_defs[i].name, name) || !tr->hook_addr[i])
+		if (strcmp(hook_defs[i].name, name) || !tr->as.hook_addr[i])
 			continue;
-		struct bpt *b = bpt_find(&tr->bpts, tr->hook_addr[i]);
+		struct bpt *b = bpt_find(&tr->as.bpts, tr->as.hook_addr[i]);
 		/* the out-of-line copy of its first instruction, then a jump
 		 * back into it: the function without the int3 */
 		if (!b || b->kind != BK_HOOK || !b->slot)
@@ -371,9 +371,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 		uint64_t site = ev[k].site_off;
 		if (ev[k].site_mod != AVT_MOD_NONE) {
 			const struct elfmod *m = NULL;
-			for (size_t i = 0; i < tr->mods.n && !m; i++)
-				if (tr->mods.m[i].id == (int)ev[k].site_mod)
-					m = &tr->mods.m[i];
+			for (size_t i = 0; i < tr->as.mods.n && !m; i++)
+				if (tr->as.mods.m[i].id == (int)ev[k].site_mod)
+					m = &tr->as.mods.m[i];
 			if (!m)
 				break; /* a module not loaded (yet): expect no further */
 			site += m->bias;

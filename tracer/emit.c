@@ -47,16 +47,16 @@ void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
 {
 	if (!tr->sink.stack)
 		return;
-	if (!tr->sym) {
-		tr->sym = sym_new();
-		if (!tr->sym || sym_add_process(tr->sym, tr->pid) < 0)
+	if (!tr->as.sym) {
+		tr->as.sym = sym_new();
+		if (!tr->as.sym || sym_add_process(tr->as.sym, tr->pid) < 0)
 			return;
 	}
 	uint64_t pcs[MAX_STACK];
 	struct avt_frame f[MAX_STACK];
 	/* the unwinder must see the real return addresses, not trampolines */
 	stack_unwinding(tr, t);
-	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
+	int n = sym_backtrace(tr->as.sym, tr->pid, t->tid, pcs, MAX_STACK);
 	if (n <= 0)
 		return;
 	memset(f, 0, sizeof f);

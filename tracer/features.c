@@ -26,9 +26,9 @@ static int hooks_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t
 
 static void probes_f_reset(struct tracer *tr)
 {
-	free(tr->probes);
-	tr->probes = NULL;
-	tr->nprobes = 0;
+	free(tr->as.probes);
+	tr->as.probes = NULL;
+	tr->as.nprobes = 0;
 }
 
 static int probes_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t len)
@@ -64,7 +64,7 @@ static void unwinders_f_plant_module(struct tracer *tr, struct tthread *cur,
 static int dl_debug_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t len)
 {
 	(void)t, (void)why, (void)len;
-	struct elfmod *ld = modmap_find_name(&tr->mods, "ld-linux");
+	struct elfmod *ld = modmap_find_name(&tr->as.mods, "ld-linux");
 	static const char *const name[] = { "_dl_debug_state" };
 	struct elfsym sym;
 	int has_symtab;
@@ -77,7 +77,7 @@ static int dl_debug_f_plant(struct tracer *tr, struct tthread *t, char *why, siz
 			 ld->path);
 		return 0;
 	}
-	bpt_insert_raw(&tr->bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
+	bpt_insert_raw(&tr->as.bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
 	return 0;
 }
 

@@ -31,15 +31,15 @@ static bool hook_required(size_t i)
 
 int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 {
-	struct elfmod *lib = modmap_find_name(&tr->mods, "libc.so");
+	struct elfmod *lib = modmap_find_name(&tr->as.mods, "libc.so");
 	if (!lib)
-		lib = modmap_find_name(&tr->mods, "libc-");
+		lib = modmap_find_name(&tr->as.mods, "libc-");
 	struct elfmod *where = lib;
 	if (!lib) {
 		/* statically linked: the pthread functions are in the executable */
-		for (size_t i = 0; i < tr->mods.n; i++)
-			if (!strcmp(tr->mods.m[i].path, tr->exe))
-				where = &tr->mods.m[i];
+		for (size_t i = 0; i < tr->as.mods.n; i++)
+			if (!strcmp(tr->as.mods.m[i].path, tr->exe))
+				where = &tr->as.mods.m[i];
 	}
 	if (!where) {
 		snprintf(why, whylen, "cannot find libc or the executable in the target's memory map");
@@ -60,7 +60,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		return -1;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		tr->hook_addr[i] = 0;
+		tr->as.hook_addr[i] = 0;
 		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
 			continue;
 		if (!syms[i].value) {
@@ -69,12 +69,12 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 			continue;
 		}
 		uint64_t addr = where->bias + syms[i].value;
-		tr->hook_addr[i] = addr;
-		tr->hook_size[i] = syms[i].size;
-		if (bpt_find(&tr->bpts, addr))
+		tr->as.hook_addr[i] = addr;
+		tr->as.hook_size[i] = syms[i].size;
+		if (bpt_find(&tr->as.bpts, addr))
 			continue; /* an alias of a hooked function */
 		char w[160];
-		if (bpt_insert_entry(&tr->bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
+		if (bpt_insert_entry(&tr->as.bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
 			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
 			return -1;
 		}
@@ -86,7 +86,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
  * hooked function (a static binary's C11 wrappers)? */
 static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
-	struct elfmod *m = modmap_find(&tr->mods, ret);
+	struct elfmod *m = modmap_find(&tr->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
 		const char *b = strrchr(m->path, '/');
 		b = b ? b + 1 : m->path;
@@ -95,8 +95,8 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 			return true;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++)
-		if (tr->hook_addr[i] && ret > tr->hook_addr[i] &&
-		    ret < tr->hook_addr[i] + tr->hook_size[i])
+		if (tr->as.hook_addr[i] && ret > tr->as.hook_addr[i] &&
+		    ret < tr->as.hook_addr[i] + tr->as.hook_size[i])
 			return true;
 	return false;
 }
@@ -204,7 +204,7 @@ static int push_frame(struct tracer *tr, struct tthread *t, struct user_regs_str
 		return -1;
 	struct retframe *f = &p->rets[p->nrets];
 	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
-	    ptu_write(tr->memfd, r->rsp, &tr->tramp, sizeof tr->tramp) < 0)
+	    ptu_write(tr->memfd, r->rsp, &tr->as.tramp, sizeof tr->as.tramp) < 0)
 		return -1;
 	f->sp = r->rsp;
 	f->hook = hook;

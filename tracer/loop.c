@@ -200,7 +200,7 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 		/* it inherited our int3s: give it its original code back */
 		int fd = ptu_open_mem(child);
 		if (fd >= 0) {
-			bpt_restore_all(&tr->bpts, fd);
+			bpt_restore_all(&tr->as.bpts, fd);
 			close(fd);
 		}
 	}
@@ -273,7 +273,7 @@ static struct next trap_unowned(struct tracer *tr, struct tthread *t, struct ptu
 	if (watch_trap(tr, t, s, r))
 		return nx_stop(TS_READY); /* after the access: a scheduling point */
 	uint64_t again;
-	if (bpt_retired(&tr->bpts, r->rip - 1, &again)) {
+	if (bpt_retired(&tr->as.bpts, r->rip - 1, &again)) {
 		/* it hit one of ours that was removed before its stop was seen:
 		 * the instruction (or the slot's copy) runs now, with no event */
 		r->rip = again;
@@ -355,7 +355,7 @@ static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_stat
 	struct user_regs_struct r;
 	if (ptu_getregs(t->tid, &r) < 0)
 		return nx(NX_HOLD);
-	struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
+	struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
 	const struct user_regs_struct now = r;
 	if (!b)
 		return trap_unowned(tr, t, s, &r);
@@ -375,7 +375,7 @@ static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_stat
 		access_request(tr, t, b, &r);
 		return trap_request(t, b, &r, &now);
 	case BK_PROBE:
-		probes_request(tr, t, &tr->probes[b->data], &r);
+		probes_request(tr, t, &tr->as.probes[b->data], &r);
 		return trap_request(t, b, &r, &now);
 	case BK_HOOK:
 		return trap_hook(tr, t, b, &r, &now);
@@ -993,7 +993,7 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 		}
 		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
 	}
-	bpt_restore_all(&tr->bpts, tr->memfd);
+	bpt_restore_all(&tr->as.bpts, tr->memfd);
 	/* under gdb the program runs on its own: every call goes to libc */
 	agent_detach(tr);
 	kill(tr->pid, SIGSTOP);

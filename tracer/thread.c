@@ -58,7 +58,7 @@ struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
 {
-	struct elfmod *m = modmap_find(&tr->mods, addr);
+	struct elfmod *m = modmap_find(&tr->as.mods, addr);
 	if (m && m->id >= 0) {
 		*mod = (uint16_t)m->id;
 		*off = addr - m->bias;

@@ -109,10 +109,9 @@ void tracer_free(struct tracer *tr)
 	free(tr->run);
 	free(tr->last);
 	features_release(tr);
-	sym_free(tr->sym);
-	cfi_cache_free(tr->cfi);
-	bpt_release(&tr->bpts);
-	modmap_release(&tr->mods);
+	sym_free(tr->as.sym);
+	cfi_cache_free(tr->as.cfi);
+	aspace_release(&tr->as);
 	model_release(&tr->model);
 	agent_free(tr);
 	if (tr->memfd >= 0)
@@ -276,7 +275,7 @@ static int inject_mmap(struct tracer *tr, struct tthread *t, uint64_t entry,
 	tr_keep_signal(t, kept);
 	if (!got)
 		return -1;
-	tr->scratch = got;
+	tr->as.scratch = got;
 	return 0;
 }
 
@@ -299,7 +298,7 @@ static uint64_t auxv_entry(pid_t pid)
 static void announce_module(struct tracer *tr, struct elfmod *m)
 {
 	{
-		m->id = tr->next_mod_id++;
+		m->id = tr->as.next_mod_id++;
 		struct avt_module_rec rec;
 		memset(&rec, 0, sizeof rec);
 		rec.base = m->bias;
@@ -315,8 +314,8 @@ static void announce_module(struct tracer *tr, struct elfmod *m)
 
 static void announce_modules(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->mods.n; i++)
-		announce_module(tr, &tr->mods.m[i]);
+	for (size_t i = 0; i < tr->as.mods.n; i++)
+		announce_module(tr, &tr->as.mods.m[i]);
 }
 
 /* dlopen: modules mapped since we last looked get ids, records and
@@ -329,15 +328,15 @@ void tr_modules_changed(struct tracer *tr)
 	for (size_t i = 0; i < now.n; i++) {
 		struct elfmod *n = &now.m[i];
 		bool known = false;
-		for (size_t k = 0; k < tr->mods.n && !known; k++)
-			known = tr->mods.m[k].lo == n->lo && !strcmp(tr->mods.m[k].path, n->path);
+		for (size_t k = 0; k < tr->as.mods.n && !known; k++)
+			known = tr->as.mods.m[k].lo == n->lo && !strcmp(tr->as.mods.m[k].path, n->path);
 		if (known)
 			continue;
-		struct elfmod *grown = realloc(tr->mods.m, (tr->mods.n + 1) * sizeof *grown);
+		struct elfmod *grown = realloc(tr->as.mods.m, (tr->as.mods.n + 1) * sizeof *grown);
 		if (!grown)
 			break;
-		tr->mods.m = grown;
-		struct elfmod *m = &tr->mods.m[tr->mods.n++];
+		tr->as.mods.m = grown;
+		struct elfmod *m = &tr->as.mods.m[tr->as.mods.n++];
 		*m = *n;
 		m->path = strdup(n->path);
 		announce_module(tr, m);
@@ -355,9 +354,9 @@ int exec_begin(struct tracer *tr)
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	tr->memfd = ptu_open_mem(tr->pid);
-	bpt_release(&tr->bpts);
-	bpt_init(&tr->bpts, tr->pid, tr->memfd, 0);
-	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->bpts, entry, BK_ENTRY, 0) < 0) {
+	bpt_release(&tr->as.bpts);
+	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, 0);
+	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->as.bpts, entry, BK_ENTRY, 0) < 0) {
 		avt_error("cannot stop '%s' at its entry point", tr->exe);
 		return -1;
 	}
@@ -368,20 +367,20 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 			 struct user_regs_struct *r)
 {
 	uint64_t entry = b->addr;
-	if (bpt_remove(&tr->bpts, entry) < 0)
+	if (bpt_remove(&tr->as.bpts, entry) < 0)
 		return -1;
 	r->rip = entry;
 	if (inject_mmap(tr, t, entry, r) < 0) {
 		avt_error("cannot map the scratch page into '%s'", tr->exe);
 		return -1;
 	}
-	bpt_release(&tr->bpts);
-	bpt_init(&tr->bpts, tr->pid, tr->memfd, tr->scratch);
-	tr->tramp = tr->scratch;
-	if (bpt_insert_raw(&tr->bpts, tr->tramp, BK_TRAMP, 0) < 0)
+	bpt_release(&tr->as.bpts);
+	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, tr->as.scratch);
+	tr->as.tramp = tr->as.scratch;
+	if (bpt_insert_raw(&tr->as.bpts, tr->as.tramp, BK_TRAMP, 0) < 0)
 		return -1;
-	modmap_release(&tr->mods);
-	if (modmap_load(&tr->mods, tr->pid) < 0)
+	modmap_release(&tr->as.mods);
+	if (modmap_load(&tr->as.mods, tr->pid) < 0)
 		return -1;
 	announce_modules(tr);
 	if (features_plant(tr, t) < 0)
@@ -420,7 +419,7 @@ static int run_to_entry(struct tracer *tr, struct tthread *t)
 			sig = s.sig;
 		if (s.stop != PTU_SIGNAL || s.sig != SIGTRAP || ptu_getregs(tr->pid, &r) < 0)
 			continue;
-		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
 		if (!b || b->kind != BK_ENTRY)
 			continue;
 		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->pid, &r) < 0)

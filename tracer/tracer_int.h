@@ -141,6 +141,38 @@ struct model {
 	size_t cap, n;
 };
 
+/* An address space (aspace.c): one per process, built at exec (tracer.c,
+ * exec_begin / exec_at_entry, the features' plant), copied at fork (a
+ * forked child inherits the parent's int3s and slots).  The session holds
+ * the one of its process (tracer.as). */
+struct aspace {
+	struct bpt_table bpts;  /* breakpoints and their out-of-line slots */
+	struct modmap mods;     /* modules mapped, with their trace ids */
+	uint16_t next_mod_id;
+	uint64_t scratch;       /* the scratch page (slots, trampoline) */
+	uint64_t tramp;         /* address of the return trampoline int3 */
+	uint64_t hook_addr[64]; /* hooked functions, by hook number */
+	uint64_t hook_size[64];
+	struct probe *probes;   /* planted avtrace.h probes */
+	size_t nprobes;
+	struct access *acc;     /* access breakpoints (access.c), NULL when off */
+	struct sym *sym;        /* live-process symbolizer, made on first use */
+	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
+};
+
+/* aspace.c */
+void aspace_init(struct aspace *as);
+/* dst (fresh) becomes a copy of src for a forked child pid whose memory
+ * is at memfd: its breakpoints, slots, modules, hooks and probes (the
+ * child's memory holds the parent's int3s and slots).  The access
+ * breakpoints' table and the caches are not copied: a child has none
+ * until it plants its own, and the caches are made on first use.
+ * Returns 0, or -1 (out of memory; dst released). */
+int aspace_copy(struct aspace *dst, const struct aspace *src, pid_t pid, int memfd);
+/* Everything but the access state (access.c releases it) and the caches
+ * (their owners free them). */
+void aspace_release(struct aspace *as);
+
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
@@ -155,17 +187,11 @@ struct tracer {
 	struct tthread **thr; /* by logical id */
 	size_t nthr, capthr;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
+	struct aspace as;     /* the process's address space */
 	uint64_t current_busy;  /* its time on a CPU since it became the current thread (ns) */
 	struct tthread *run_last; /* a script's thread that ended the last run, else NULL */
 	uint64_t step_busy;     /* the last step's (run_until_stop) */
 
-	struct bpt_table bpts;
-	struct modmap mods;
-	uint16_t next_mod_id;
-	uint64_t scratch;
-	uint64_t tramp;       /* address of the return trampoline int3 */
-	uint64_t hook_addr[64];
-	uint64_t hook_size[64];
 	struct model model;
 
 	uint64_t seq;
@@ -181,11 +207,6 @@ struct tracer {
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
-	struct sym *sym;        /* live-process symbolizer, made on first use */
-	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
-	struct probe *probes;   /* planted avtrace.h probes */
-	size_t nprobes;
-	struct access *acc;     /* access breakpoints (access.c), NULL when off */
 	bool access_on;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;

@@ -158,7 +158,7 @@ static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
 				  const struct user_regs_struct *r)
 {
 	uint8_t code[15];
-	if (r->rip < sizeof code || bpt_read_orig(&tr->bpts, r->rip - sizeof code, code, sizeof code) < 0)
+	if (r->rip < sizeof code || bpt_read_orig(&tr->as.bpts, r->rip - sizeof code, code, sizeof code) < 0)
 		return AVT_EV_NONE;
 	struct dec *d = dec_new();
 	if (!d)
