@@ -167,26 +167,6 @@ int modmap_load(struct modmap *mm, pid_t pid)
 	return 0;
 }
 
-int modmap_copy(struct modmap *dst, const struct modmap *src)
-{
-	memset(dst, 0, sizeof *dst);
-	if (!src->n)
-		return 0;
-	dst->m = calloc(src->n, sizeof *dst->m);
-	if (!dst->m)
-		return -1;
-	for (size_t i = 0; i < src->n; i++) {
-		dst->m[i] = src->m[i];
-		dst->m[i].path = strdup(src->m[i].path);
-		dst->n = i + 1;
-		if (!dst->m[i].path) {
-			modmap_release(dst);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 void modmap_release(struct modmap *mm)
 {
 	for (size_t i = 0; i < mm->n; i++)
@@ -354,4 +334,24 @@ int elf_check_exec(const char *path, int *is_static, char *why, size_t whylen)
 	elf_end(e);
 	close(fd);
 	return rc;
+}
+
+int modmap_copy(struct modmap *dst, const struct modmap *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (!src->n)
+		return 0;
+	dst->m = calloc(src->n, sizeof *dst->m);
+	if (!dst->m)
+		return -1;
+	for (size_t i = 0; i < src->n; i++) {
+		dst->m[i] = src->m[i];
+		dst->m[i].path = strdup(src->m[i].path);
+		dst->n = i + 1;
+		if (!dst->m[i].path) {
+			modmap_release(dst);
+			return -1;
+		}
+	}
+	return 0;
 }

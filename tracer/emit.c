@@ -25,7 +25,7 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	ev.obj = obj;
 	ev.obj2 = obj2;
 	ev.size = size;
-	tracer_site(tr, site, &ev.site_mod, &ev.site_off);
+	site_in(&tr->as.mods, site, &ev.site_mod, &ev.site_off); /* inline: every event */
 	t->idle_ns = 0;
 	tr->rescue = RESCUE_TRIES;
 	tr->stats.events++;

@@ -58,14 +58,7 @@ struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
 {
-	struct elfmod *m = modmap_find(&tr->as.mods, addr);
-	if (m && m->id >= 0) {
-		*mod = (uint16_t)m->id;
-		*off = addr - m->bias;
-	} else {
-		*mod = AVT_MOD_NONE;
-		*off = addr;
-	}
+	site_in(&tr->as.mods, addr, mod, off);
 }
 
 /* A signal kept by the remote-syscall injector: delivered at t's next

@@ -187,10 +187,11 @@ struct tracer {
 	struct tthread **thr; /* by logical id */
 	size_t nthr, capthr;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
-	struct aspace as;     /* the process's address space */
 	uint64_t current_busy;  /* its time on a CPU since it became the current thread (ns) */
 	struct tthread *run_last; /* a script's thread that ended the last run, else NULL */
 	uint64_t step_busy;     /* the last step's (run_until_stop) */
+
+	struct aspace as;     /* the process's address space */
 
 	struct model model;
 
@@ -269,6 +270,21 @@ struct ptu_status;
 struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			struct tthread *run);
 struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);
+
+/* Where addr lies: module id and offset (tracer_site; inline for tr_emit,
+ * which places every event). */
+static inline void site_in(const struct modmap *mods, uint64_t addr, uint16_t *mod,
+			   uint64_t *off)
+{
+	struct elfmod *m = modmap_find(mods, addr);
+	if (m && m->id >= 0) {
+		*mod = (uint16_t)m->id;
+		*off = addr - m->bias;
+	} else {
+		*mod = AVT_MOD_NONE;
+		*off = addr;
+	}
+}
 
 /* features.c: each feature of the tracer behind one interface. */
 struct tracer_feature {
