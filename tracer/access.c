@@ -54,6 +54,7 @@
 #include "trace/agent_proto.h"
 #include "cache.h"
 #include "ptrace_util.h"
+#include "remote.h"
 #include "tracer_int.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -583,40 +584,20 @@ static void scan_module(struct access *ac, const struct elfmod *m, struct scan *
 /* ---- scratch memory near a module */
 
 /* Makes thread tid call mmap(hint, size, r-x, MAP_FIXED_NOREPLACE) through
- * `syscall; int3` written into the reserved head of the scratch page.
- * Returns the address or 0. */
+ * `syscall; int3` written into the reserved head of the scratch page
+ * (remote.c).  Returns the address or 0. */
 static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_t size)
 {
-	static const uint8_t code[3] = { 0x0f, 0x05, 0xcc };
-	uint64_t at = tr->scratch + 8;
-	struct user_regs_struct saved, r;
-	int st;
-	if (!tr->scratch || ptu_getregs(tid, &saved) < 0 || ptu_write(tr->memfd, at, code, 3) < 0)
+	struct user_regs_struct saved;
+	if (!tr->as.scratch || ptu_getregs(tid, &saved) < 0)
 		return 0;
-	r = saved;
-	r.rip = at;
-	r.rax = 9; /* mmap */
-	r.orig_rax = (uint64_t)-1;
-	r.rdi = hint;
-	r.rsi = size;
-	r.rdx = PROT_READ | PROT_EXEC;
-	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
-	r.r8 = (uint64_t)-1;
-	r.r9 = 0;
-	if (ptu_setregs(tid, &r) < 0 || ptu_resume(tid, 0) < 0)
-		return 0;
-	for (;;) {
-		if (ptu_wait(tid, &st, __WALL) < 0 || !WIFSTOPPED(st))
-			return 0;
-		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
-			break;
-		ptu_resume(tid, 0); /* nothing else is expected here */
-	}
-	ptu_getregs(tid, &r);
-	ptu_setregs(tid, &saved);
-	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
-		return 0;
-	return r.rax;
+	int kept;
+	uint64_t got = remote_mmap(tid, tr->memfd, tr->as.scratch + 8, &saved, hint, size,
+				   MAP_FIXED_NOREPLACE, &kept);
+	struct tthread *t = tr_by_tid(tr, tid);
+	if (t)
+		tr_keep_signal(t, kept);
+	return got;
 }
 
 /* Scratch for n sites of per bytes each within rip-relative reach (±2 GB)
@@ -640,24 +621,28 @@ static uint64_t scratch_near(struct tracer *tr, pid_t tid, const struct elfmod *
 
 static struct access *access_state(struct tracer *tr)
 {
-	if (!tr->acc) {
-		tr->acc = calloc(1, sizeof *tr->acc);
-		if (!tr->acc)
+	if (!tr->as.acc) {
+		tr->as.acc = calloc(1, sizeof *tr->as.acc);
+		if (!tr->as.acc)
 			return NULL;
-		tr->acc->dec = dec_new();
-		if (!tr->acc->dec) {
-			free(tr->acc);
-			tr->acc = NULL;
+		tr->as.acc->dec = dec_new();
+		if (!tr->as.acc->dec) {
+			free(tr->as.acc);
+			tr->as.acc = NULL;
 			return NULL;
 		}
-		tr->acc->replay = tr->opts.disarms != NULL;
+		tr->as.acc->replay = tr->opts.disarms != NULL;
+		/* the agent hands its access records and hand-overs back
+		 * through these: it calls no feature above it */
+		tr->agent_acc.park_at = access_park_at;
+		tr->agent_acc.event = access_agent_event;
 	}
-	return tr->acc;
+	return tr->as.acc;
 }
 
 void access_release(struct tracer *tr)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	if (!ac)
 		return;
 	dec_free(ac->dec);
@@ -671,7 +656,7 @@ void access_release(struct tracer *tr)
 	free(ac->by_agent);
 	free(ac->own);
 	free(ac);
-	tr->acc = NULL;
+	tr->as.acc = NULL;
 }
 
 /* The threads the recording saw access at addr (a replay; ~0 when
@@ -713,8 +698,8 @@ static void note(struct tracer *tr, const char *text)
 /* A module with avtrace.h probes says itself what it accesses. */
 static bool annotated(const struct tracer *tr, const struct elfmod *m)
 {
-	for (size_t i = 0; i < tr->nprobes; i++)
-		if (tr->probes[i].pc >= m->lo && tr->probes[i].pc < m->hi)
+	for (size_t i = 0; i < tr->as.nprobes; i++)
+		if (tr->as.probes[i].pc >= m->lo && tr->as.probes[i].pc < m->hi)
 			return true;
 	return false;
 }
@@ -755,7 +740,7 @@ static uint16_t mem_flags(const struct dec_mem *m)
  * no hit was shared. */
 static uint64_t disarm_limit(const struct tracer *tr, const struct asite *s)
 {
-	if (tr->acc->replay)
+	if (tr->as.acc->replay)
 		return s->disarm_at;
 	return s->shared ? 0 : tr->opts.access_budget ? tr->opts.access_budget : 256;
 }
@@ -782,7 +767,7 @@ static int32_t site_left(const struct tracer *tr, const struct asite *s)
 static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
 		     uint64_t at, uint64_t entry, uint64_t slot, uint64_t rec_lids)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	if (!stub_supported(in))
 		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
@@ -884,18 +869,18 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		const struct cand *c = &sc.c[i];
 		uint64_t slot = slots + i * BPT_SLOT_SIZE;
 		int rc = -1;
-		if (c->cover && (rc = bpt_insert_cover_at(&tr->bpts, c->addr, c->cover, BK_ACCESS,
+		if (c->cover && (rc = bpt_insert_cover_at(&tr->as.bpts, c->addr, c->cover, BK_ACCESS,
 							  (int)ac->nsite, slot, why, sizeof why)) == 0)
 			ac->st.covers++;
 		if (rc < 0 &&
-		    bpt_insert_jump_at(&tr->bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
+		    bpt_insert_jump_at(&tr->as.bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
 			if (!skipped++)
 				snprintf(first, sizeof first, "%s at %s+0x%llx", why,
 					 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
 					 (unsigned long long)(c->addr - m->bias));
 			continue;
 		}
-		const struct bpt *b = bpt_find(&tr->bpts, c->addr);
+		const struct bpt *b = bpt_find(&tr->as.bpts, c->addr);
 		if (sl && b && b->jump) {
 			sl->copy[i] = 1;
 			sl->len[i] = b->len;
@@ -920,7 +905,7 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 			if (!stubbed[i])
 				continue;
 			struct asite *s = &ac->site[stubbed[i] - 1];
-			if (!written || bpt_jump_to(&tr->bpts, s->addr, stubs + i * STUB_SIZE) < 0) {
+			if (!written || bpt_jump_to(&tr->as.bpts, s->addr, stubs + i * STUB_SIZE) < 0) {
 				agent_access_left(tr, s->agent, 0);
 				s->agent = -1;
 			} else {
@@ -945,21 +930,21 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 void access_plant(struct tracer *tr, pid_t tid)
 {
 	access_release(tr);
-	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->nprobes;
+	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->as.nprobes;
 	if (!tr->access_on)
 		return;
-	if (!modmap_find_name(&tr->mods, "ld-linux")) {
+	if (!modmap_find_name(&tr->as.mods, "ld-linux")) {
 		/* its libc is inside it, and runs before anything is set up */
 		note(tr, "access breakpoints: a statically linked program is not instrumented (its libc is part of it); use annotations or --watch");
 		tr->access_on = false;
 		return;
 	}
-	for (size_t i = 0; i < tr->mods.n; i++)
-		access_plant_module(tr, tid, &tr->mods.m[i]);
-	if (tr->acc && tr->acc->st.undecodable) {
+	for (size_t i = 0; i < tr->as.mods.n; i++)
+		access_plant_module(tr, tid, &tr->as.mods.m[i]);
+	if (tr->as.acc && tr->as.acc->st.undecodable) {
 		char text[200];
 		snprintf(text, sizeof text, "access breakpoints: %u bytes of code could not be decoded and were skipped",
-			 tr->acc->st.undecodable);
+			 tr->as.acc->st.undecodable);
 		note(tr, text);
 	}
 }
@@ -969,7 +954,7 @@ void access_plant(struct tracer *tr, pid_t tid)
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = HK_ACCESS;
@@ -1002,9 +987,9 @@ static bool cas_succeeds(struct tracer *tr, const struct dec_mem *m, uint64_t ea
 
 static void disarm(struct tracer *tr, struct asite *s)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	s->off = true;
-	bpt_remove(&tr->bpts, s->addr);
+	bpt_remove(&tr->as.bpts, s->addr);
 	ac->st.disarmed++;
 	if (ac->replay)
 		return;
@@ -1036,7 +1021,7 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
 	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
 		flags |= AVT_F_OWN_STACK;
@@ -1047,7 +1032,7 @@ static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite
 
 void access_commit(struct tracer *tr, struct tthread *t)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	int idx = t->priv->access_site;
 	if (!ac || idx < 0 || (size_t)idx >= ac->nsite)
 		return;
@@ -1072,7 +1057,7 @@ void access_commit(struct tracer *tr, struct tthread *t)
 
 uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	int idx = t->priv->access_site;
 	if (!ac || t->req.hook != HK_ACCESS || idx < 0 || (size_t)idx >= ac->nsite)
 		return 0;
@@ -1085,7 +1070,7 @@ uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 
 void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev)
 {
-	struct access *ac = tr->acc;
+	struct access *ac = tr->as.acc;
 	if (!ac || ev->tindex >= ac->nby_agent || ac->by_agent[ev->tindex] >= ac->nsite)
 		return;
 	struct asite *s = &ac->site[ac->by_agent[ev->tindex]];
@@ -1098,7 +1083,7 @@ void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_e
 
 uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 {
-	const struct access *ac = tr->acc;
+	const struct access *ac = tr->as.acc;
 	for (size_t i = 0; ac && i < ac->nslots; i++) {
 		const struct slots *s = &ac->slots[i];
 		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
@@ -1119,7 +1104,7 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr)
 {
 	static const struct tracer_access_stats none;
-	return tr->acc ? &tr->acc->st : &none;
+	return tr->as.acc ? &tr->as.acc->st : &none;
 }
 
 bool tracer_access_on(const struct tracer *tr)

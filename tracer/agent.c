@@ -263,9 +263,9 @@ void agent_exec_reset(struct tracer *tr)
 static uint64_t raw_entry(struct tracer *tr, const char *name)
 {
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		if (strcmp(hook_defs[i].name, name) || !tr->hook_addr[i])
+		if (strcmp(hook_defs[i].name, name) || !tr->as.hook_addr[i])
 			continue;
-		struct bpt *b = bpt_find(&tr->bpts, tr->hook_addr[i]);
+		struct bpt *b = bpt_find(&tr->as.bpts, tr->as.hook_addr[i]);
 		/* the out-of-line copy of its first instruction, then a jump
 		 * back into it: the function without the int3 */
 		if (!b || b->kind != BK_HOOK || !b->slot)
@@ -329,7 +329,7 @@ static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 	    !t->priv->regs_valid || t->priv->pending_sig)
 		return 0;
 	if (t->req.hook == HK_ACCESS)
-		return access_park_at(tr, t, kind);
+		return tr->agent_acc.park_at ? tr->agent_acc.park_at(tr, t, kind) : 0;
 	if (t->req.hook < 0)
 		return 0;
 	if (!a->park_hooks) {
@@ -371,9 +371,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 		uint64_t site = ev[k].site_off;
 		if (ev[k].site_mod != AVT_MOD_NONE) {
 			const struct elfmod *m = NULL;
-			for (size_t i = 0; i < tr->mods.n && !m; i++)
-				if (tr->mods.m[i].id == (int)ev[k].site_mod)
-					m = &tr->mods.m[i];
+			for (size_t i = 0; i < tr->as.mods.n && !m; i++)
+				if (tr->as.mods.m[i].id == (int)ev[k].site_mod)
+					m = &tr->as.mods.m[i];
 			if (!m)
 				break; /* a module not loaded (yet): expect no further */
 			site += m->bias;
@@ -421,7 +421,7 @@ static void script_begin(struct tracer *tr)
 		t->priv->resume_pc = 0;
 		t->state = TS_RUNNING;
 		tr->stats.agent_parked++;
-		if (ptu_resume(t->tid, 0) < 0 && errno != ESRCH)
+		if (ptu_resume(t->tid, 0) < 0)
 			avt_debug("resume T%u: %s", t->lid, strerror(errno));
 	}
 }
@@ -520,7 +520,8 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 	}
 	uint64_t before = tr->seq;
 	if (ev->flags & AVT_F_ACCESS_BPT) {
-		access_agent_event(tr, t, ev);
+		if (tr->agent_acc.event)
+			tr->agent_acc.event(tr, t, ev);
 		tr->stats.agent_events += tr->seq - before;
 		return;
 	}

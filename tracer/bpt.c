@@ -634,3 +634,38 @@ int bpt_restore_all(struct bpt_table *bt, int child_memfd)
 	}
 	return rc;
 }
+
+static void *dup_array(const void *src, size_t n, size_t size, bool *failed)
+{
+	if (!src || !n)
+		return NULL;
+	void *p = malloc(n * size);
+	if (!p) {
+		*failed = true;
+		return NULL;
+	}
+	memcpy(p, src, n * size);
+	return p;
+}
+
+int bpt_copy(struct bpt_table *dst, const struct bpt_table *src, pid_t pid, int memfd)
+{
+	bool failed = false;
+	*dst = *src;
+	dst->pid = pid;
+	dst->memfd = memfd;
+	dst->slots = dup_array(src->slots, src->cap, sizeof *src->slots, &failed);
+	dst->traps = dup_array(src->traps, src->tcap, sizeof *src->traps, &failed);
+	dst->retired = dup_array(src->retired, src->retcap, sizeof *src->retired, &failed);
+	if (!dst->slots)
+		dst->cap = dst->n = 0;
+	if (!dst->traps)
+		dst->tcap = dst->tn = 0;
+	if (!dst->retired)
+		dst->retcap = dst->nretired = 0;
+	if (failed) {
+		bpt_release(dst);
+		return -1;
+	}
+	return 0;
+}

@@ -67,6 +67,9 @@ struct bpt_table {
 
 void bpt_init(struct bpt_table *bt, pid_t pid, int memfd, uint64_t scratch);
 void bpt_release(struct bpt_table *bt);
+/* dst: a copy of src for another process (pid, memfd) whose memory holds
+ * the same breakpoints (a forked child).  -1: out of memory. */
+int bpt_copy(struct bpt_table *dst, const struct bpt_table *src, pid_t pid, int memfd);
 
 /* Plants an int3 at addr with an out-of-line slot for the displaced
  * instruction.  Returns 0, or -1 with a reason in why. */

@@ -335,3 +335,23 @@ int elf_check_exec(const char *path, int *is_static, char *why, size_t whylen)
 	close(fd);
 	return rc;
 }
+
+int modmap_copy(struct modmap *dst, const struct modmap *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (!src->n)
+		return 0;
+	dst->m = calloc(src->n, sizeof *dst->m);
+	if (!dst->m)
+		return -1;
+	for (size_t i = 0; i < src->n; i++) {
+		dst->m[i] = src->m[i];
+		dst->m[i].path = strdup(src->m[i].path);
+		dst->n = i + 1;
+		if (!dst->m[i].path) {
+			modmap_release(dst);
+			return -1;
+		}
+	}
+	return 0;
+}

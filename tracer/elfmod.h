@@ -29,6 +29,8 @@ struct modmap {
 /* Reads /proc/PID/maps: one entry per file-backed ELF mapping. */
 int modmap_load(struct modmap *mm, pid_t pid);
 void modmap_release(struct modmap *mm);
+/* dst: a deep copy of src (0, or -1 out of memory, dst empty). */
+int modmap_copy(struct modmap *dst, const struct modmap *src);
 /* The module containing addr, or NULL. */
 struct elfmod *modmap_find(const struct modmap *mm, uint64_t addr);
 /* First module whose basename starts with prefix ("libc.so"), or NULL. */

@@ -22,75 +22,6 @@
 #include "trace/log.h"
 #include "tracer_int.h"
 
-const struct hook_def hook_defs[] = {
-	{ "pthread_create", OP_CREATE },
-	{ "pthread_join", OP_JOIN },
-	{ "pthread_mutex_lock", OP_LOCK },
-	{ "pthread_mutex_trylock", OP_TRYLOCK },
-	{ "pthread_mutex_timedlock", OP_TIMEDLOCK },
-	{ "pthread_mutex_clocklock", OP_TIMEDLOCK },
-	{ "pthread_mutex_unlock", OP_UNLOCK },
-	{ "pthread_rwlock_rdlock", OP_RDLOCK },
-	{ "pthread_rwlock_wrlock", OP_WRLOCK },
-	{ "pthread_rwlock_tryrdlock", OP_TRYRDLOCK },
-	{ "pthread_rwlock_trywrlock", OP_TRYWRLOCK },
-	{ "pthread_rwlock_timedrdlock", OP_TIMEDRDLOCK },
-	{ "pthread_rwlock_timedwrlock", OP_TIMEDWRLOCK },
-	{ "pthread_rwlock_clockrdlock", OP_TIMEDRDLOCK },
-	{ "pthread_rwlock_clockwrlock", OP_TIMEDWRLOCK },
-	{ "pthread_rwlock_unlock", OP_RWUNLOCK },
-	{ "pthread_spin_lock", OP_SPINLOCK },
-	{ "pthread_spin_trylock", OP_SPINTRYLOCK },
-	{ "pthread_spin_unlock", OP_SPINUNLOCK },
-	{ "pthread_cond_wait", OP_CONDWAIT },
-	{ "pthread_cond_timedwait", OP_CONDTIMEDWAIT },
-	{ "pthread_cond_clockwait", OP_CONDTIMEDWAIT },
-	{ "pthread_cond_signal", OP_SIGNAL },
-	{ "pthread_cond_broadcast", OP_BROADCAST },
-	{ "pthread_barrier_wait", OP_BARRIER },
-	{ "sem_wait", OP_SEMWAIT },
-	{ "sem_trywait", OP_SEMTRYWAIT },
-	{ "sem_timedwait", OP_SEMTIMEDWAIT },
-	{ "sem_clockwait", OP_SEMTIMEDWAIT },
-	{ "sem_post", OP_SEMPOST },
-	/* C11 <threads.h>: glibc's wrappers call the pthread functions, which
-	 * the caller filter then ignores */
-	{ "thrd_create", OP_CREATE },
-	{ "thrd_join", OP_JOIN },
-	{ "mtx_lock", OP_LOCK },
-	{ "mtx_trylock", OP_TRYLOCK },
-	{ "mtx_timedlock", OP_TIMEDLOCK },
-	{ "mtx_unlock", OP_UNLOCK },
-	{ "cnd_wait", OP_CONDWAIT },
-	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
-	{ "cnd_signal", OP_SIGNAL },
-	{ "cnd_broadcast", OP_BROADCAST },
-	/* process exit: a scheduling point before the exit takes effect
-	 * (its event is emitted at exit_group); exit() is called by libc
-	 * itself when main returns, so it is not filtered by caller */
-	{ "exit", OP_EXIT },
-	{ "_exit", OP_EXIT },
-	{ "_Exit", OP_EXIT },
-	/* sleeping calls: scheduling points, no event (sched.c) */
-	{ "nanosleep", OP_SLEEP },
-	{ "clock_nanosleep", OP_SLEEP },
-	{ "usleep", OP_SLEEP },
-	{ "sleep", OP_SLEEP },
-	{ "sched_yield", OP_SLEEP },
-	{ "poll", OP_SLEEP },
-	{ "ppoll", OP_SLEEP },
-	{ "select", OP_SLEEP },
-	{ "pselect", OP_SLEEP },
-	{ "epoll_wait", OP_SLEEP },
-	{ "epoll_pwait", OP_SLEEP },
-	{ "thrd_sleep", OP_SLEEP },
-	{ "thrd_yield", OP_SLEEP },
-	{ "malloc", OP_MALLOC },
-	{ "calloc", OP_CALLOC },
-	{ "realloc", OP_REALLOC },
-	{ "free", OP_FREE },
-};
-const size_t n_hook_defs = sizeof hook_defs / sizeof hook_defs[0];
 
 /* Functions a program must have for us to hook anything at all. */
 static bool hook_required(size_t i)
@@ -100,16 +31,15 @@ static bool hook_required(size_t i)
 
 int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 {
-	_Static_assert(sizeof hook_defs / sizeof hook_defs[0] <= 64, "hook_addr is 64 long");
-	struct elfmod *lib = modmap_find_name(&tr->mods, "libc.so");
+	struct elfmod *lib = modmap_find_name(&tr->as.mods, "libc.so");
 	if (!lib)
-		lib = modmap_find_name(&tr->mods, "libc-");
+		lib = modmap_find_name(&tr->as.mods, "libc-");
 	struct elfmod *where = lib;
 	if (!lib) {
 		/* statically linked: the pthread functions are in the executable */
-		for (size_t i = 0; i < tr->mods.n; i++)
-			if (!strcmp(tr->mods.m[i].path, tr->exe))
-				where = &tr->mods.m[i];
+		for (size_t i = 0; i < tr->as.mods.n; i++)
+			if (!strcmp(tr->as.mods.m[i].path, tr->exe))
+				where = &tr->as.mods.m[i];
 	}
 	if (!where) {
 		snprintf(why, whylen, "cannot find libc or the executable in the target's memory map");
@@ -130,7 +60,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		return -1;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		tr->hook_addr[i] = 0;
+		tr->as.hook_addr[i] = 0;
 		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
 			continue;
 		if (!syms[i].value) {
@@ -139,12 +69,12 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 			continue;
 		}
 		uint64_t addr = where->bias + syms[i].value;
-		tr->hook_addr[i] = addr;
-		tr->hook_size[i] = syms[i].size;
-		if (bpt_find(&tr->bpts, addr))
+		tr->as.hook_addr[i] = addr;
+		tr->as.hook_size[i] = syms[i].size;
+		if (bpt_find(&tr->as.bpts, addr))
 			continue; /* an alias of a hooked function */
 		char w[160];
-		if (bpt_insert_entry(&tr->bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
+		if (bpt_insert_entry(&tr->as.bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
 			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
 			return -1;
 		}
@@ -156,7 +86,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
  * hooked function (a static binary's C11 wrappers)? */
 static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
-	struct elfmod *m = modmap_find(&tr->mods, ret);
+	struct elfmod *m = modmap_find(&tr->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
 		const char *b = strrchr(m->path, '/');
 		b = b ? b + 1 : m->path;
@@ -165,8 +95,8 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 			return true;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++)
-		if (tr->hook_addr[i] && ret > tr->hook_addr[i] &&
-		    ret < tr->hook_addr[i] + tr->hook_size[i])
+		if (tr->as.hook_addr[i] && ret > tr->as.hook_addr[i] &&
+		    ret < tr->as.hook_addr[i] + tr->as.hook_size[i])
 			return true;
 	return false;
 }
@@ -208,9 +138,8 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		break;
 	case OP_LOCK:
 	case OP_SPINLOCK: {
-		struct mlock *l = model_find(&tr->model, q->obj);
 		q->kind = AVT_EV_ACQUIRE;
-		if (l && l->owner == t->lid) {
+		if (model_owns(&tr->model, q->obj, t->lid)) {
 			int type = hook_defs[h].op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
 			if (type == MUTEX_ERRORCHECK)
 				q->kind = AVT_EV_NONE; /* returns EDEADLK */
@@ -275,7 +204,7 @@ static int push_frame(struct tracer *tr, struct tthread *t, struct user_regs_str
 		return -1;
 	struct retframe *f = &p->rets[p->nrets];
 	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
-	    ptu_write(tr->memfd, r->rsp, &tr->tramp, sizeof tr->tramp) < 0)
+	    ptu_write(tr->memfd, r->rsp, &tr->as.tramp, sizeof tr->as.tramp) < 0)
 		return -1;
 	f->sp = r->rsp;
 	f->hook = hook;
@@ -369,40 +298,20 @@ static void begin_wait(struct tracer *tr, struct tthread *t, enum twait w, uint6
 static void acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		    uint64_t obj2, uint64_t site, uint16_t flags)
 {
-	struct mlock *l = model_lock(&tr->model, obj);
-	if (kind == AVT_EV_RD_ACQUIRE) {
-		l->readers++;
-	} else if (l->owner == t->lid) {
-		l->count++;
+	bool first;
+	if (model_acquire(&tr->model, obj, t->lid, kind == AVT_EV_RD_ACQUIRE, &first))
 		flags |= AVT_F_RECURSIVE;
-	} else {
-		if (!l->acquired) {
-			l->acquired = true;
-			tr->stats.mutexes++;
-		}
-		l->owner = t->lid;
-		l->count = 1;
-	}
+	tr->stats.mutexes += first;
 	tr_emit(tr, t, kind, obj, obj2, site, flags, 0);
 }
 
 static void release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
 {
-	struct mlock *l = model_find(&tr->model, obj);
-	if (!l)
-		return; /* unlocking what was never locked: not an event */
-	uint16_t flags = 0;
-	if (l->owner == t->lid) {
-		if (--l->count)
-			flags = AVT_F_RECURSIVE;
-		else
-			l->owner = NO_THREAD;
-	} else if (l->readers) {
-		l->readers--;
-	} else {
+	/* unlocking what was never locked, or not by t: not an event */
+	int held = model_release_lock(&tr->model, obj, t->lid);
+	if (held < 0)
 		return;
-	}
-	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, flags, 0);
+	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, held ? AVT_F_RECURSIVE : 0, 0);
 }
 
 int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
@@ -431,17 +340,9 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		return 0;
 	case OP_CONDWAIT:
 	case OP_CONDTIMEDWAIT: {
-		struct mlock *l = model_find(&tr->model, q->obj2);
 		tr_emit(tr, t, AVT_EV_WAIT, q->obj, q->obj2, q->site, 0, 0);
-		if (l && l->owner == t->lid) {
-			l->owner = NO_THREAD;
-			l->count = 0;
-		}
-		struct mlock *c = model_lock(&tr->model, q->obj);
-		if (!c->is_cond) {
-			c->is_cond = true;
-			tr->stats.condvars++;
-		}
+		model_drop_owner(&tr->model, q->obj2, t->lid);
+		tr->stats.condvars += model_note_cond(&tr->model, q->obj);
 		begin_wait(tr, t, hook_defs[q->hook].op == OP_CONDWAIT ? TW_COND : TW_TIMED, q->obj);
 		return push_ret(tr, t, r);
 	}
@@ -597,11 +498,7 @@ void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t 
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site)
 {
-	struct mlock *c = model_lock(&tr->model, obj);
-	if (!c->is_cond) {
-		c->is_cond = true;
-		tr->stats.condvars++;
-	}
+	tr->stats.condvars += model_note_cond(&tr->model, obj);
 	tr_emit(tr, t, kind, obj, 0, site, 0, 0);
 	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }

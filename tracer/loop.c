@@ -32,6 +32,25 @@ enum wr {
 	WR_ERROR,
 };
 
+/* Resume (or stop) with registers r. */
+static struct next nx_regs(struct next n, const struct user_regs_struct *r)
+{
+	n.set_regs = true;
+	n.regs = *r;
+	return n;
+}
+
+/* Resume with registers r, written only if they differ from now (a stop
+ * in the jump form resumes where it stands: no ptrace call). */
+static struct next nx_regs_changed(const struct user_regs_struct *r,
+				   const struct user_regs_struct *now)
+{
+	struct next n = nx_regs(nx(NX_RESUME), r);
+	n.only_if_changed = true;
+	n.was = *now;
+	return n;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -54,17 +73,26 @@ static void set_regs_if_changed(struct tthread *t, struct user_regs_struct *r,
 		set_regs(t, r);
 }
 
-/* Every resume hands t the agent's run token, with as many in-process
- * events as the sink allows from here (agent.c). */
-static void resume(struct tracer *tr, struct tthread *t)
+/* The one place loop.c resumes a thread (through ptu_resume, to which
+ * ESRCH is "gone", not an error), delivering its pending signal.  grant:
+ * hand it the agent's run token, with as many in-process events as the
+ * sink allows from here (agent.c); in a script the token is the script's. */
+static void resume_thread(struct tracer *tr, struct tthread *t, bool grant)
 {
-	if (!agent_script_on(tr)) /* in a script the token is the script's */
+	if (grant && !agent_script_on(tr))
 		agent_grant(tr, t);
 	int sig = t->priv->pending_sig;
 	t->priv->pending_sig = 0;
-	if (ptu_resume(t->tid, sig) < 0 && errno != ESRCH)
+	if (ptu_resume(t->tid, sig) < 0)
 		avt_debug("resume T%u: %s", t->lid, strerror(errno));
 }
+
+static void resume(struct tracer *tr, struct tthread *t)
+{
+	resume_thread(tr, t, true);
+}
+
+static enum wr act(struct tracer *tr, struct tthread *t, struct tthread *run, struct next *n);
 
 /* ---- signals */
 
@@ -101,16 +129,14 @@ static bool sig_is_fatal(pid_t pid, int sig)
 	return !(status_mask(pid, "SigCgt") & bit) && !(status_mask(pid, "SigIgn") & bit);
 }
 
-/* Delivers sig to t, recording it first when it is fatal.  Returns true
- * when the thread is held instead (the sink asked to stop at the fatal
- * event: replay --gdb leaves the process stopped before the signal). */
-static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
+/* Delivers sig to t, recording it first when it is fatal.  The thread is
+ * held instead when the sink asked to stop at the fatal event (replay
+ * --gdb leaves the process stopped before the signal). */
+static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
 {
 	if (sig_is_fatal(tr->pid, sig)) {
-		siginfo_t si;
+		const siginfo_t *si = ptu_siginfo(s);
 		struct user_regs_struct r;
-		memset(&si, 0, sizeof si);
-		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
 		ptu_getregs(t->tid, &r);
 		uint64_t orig = access_orig_pc(tr, r.rip);
 		if (orig != r.rip) { /* faulted out of line: it dies where it stood */
@@ -120,18 +146,15 @@ static bool on_signal(struct tracer *tr, struct tthread *t, int sig)
 		tr->fatal_pc = r.rip;
 		tr->fatal_tid = t->tid;
 		uint64_t seq = tr->seq;
-		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, (uint64_t)(uintptr_t)si.si_addr, 0, r.rip,
+		tr_emit(tr, t, AVT_EV_FATAL_SIGNAL, si ? (uint64_t)(uintptr_t)si->si_addr : 0, 0, r.rip,
 			AVT_F_SITE_EXACT, (uint16_t)sig);
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
 	t->priv->pending_sig = sig;
-	if (tr->fatal_sig && tr->sink_stop) {
-		t->state = TS_READY;
-		return true;
-	}
-	resume(tr, t);
-	return false;
+	if (tr->fatal_sig && tr->sink_stop)
+		return nx_stop(TS_READY);
+	return nx(NX_RESUME);
 }
 
 /* ---- thread creation, fork, exec */
@@ -177,7 +200,7 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 		/* it inherited our int3s: give it its original code back */
 		int fd = ptu_open_mem(child);
 		if (fd >= 0) {
-			bpt_restore_all(&tr->bpts, fd);
+			bpt_restore_all(&tr->as.bpts, fd);
 			close(fd);
 		}
 	}
@@ -186,11 +209,9 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 }
 
 /* Returns true when t created a thread of the process (a create event). */
-static bool on_clone(struct tracer *tr, struct tthread *t)
+static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
-	unsigned long msg = 0;
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &msg);
-	pid_t tid = (pid_t)msg;
+	pid_t tid = (pid_t)s->msg;
 	if (!is_thread_of(tr->pid, tid)) {
 		untrace_child(tr, tid, false);
 		return false;
@@ -209,10 +230,9 @@ static bool on_clone(struct tracer *tr, struct tthread *t)
 	return true;
 }
 
-static int on_exec(struct tracer *tr, struct tthread *t)
+static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
-	unsigned long former = 0;
-	ptrace(PTRACE_GETEVENTMSG, tr->pid, 0L, &former);
+	unsigned long former = s->msg;
 	/* the execing thread now has the leader's tid; every other one is gone */
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *o = tr->thr[i];
@@ -245,134 +265,133 @@ static int on_exec(struct tracer *tr, struct tthread *t)
 
 /* ---- stops */
 
-static enum wr on_trap(struct tracer *tr, struct tthread *t, struct tthread *run)
+/* A trap at none of our breakpoints: a watchpoint, a breakpoint removed
+ * before its stop was seen, or the program's own. */
+static struct next trap_unowned(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+				struct user_regs_struct *r)
+{
+	if (watch_trap(tr, t, s, r))
+		return nx_stop(TS_READY); /* after the access: a scheduling point */
+	uint64_t again;
+	if (bpt_retired(&tr->as.bpts, r->rip - 1, &again)) {
+		/* it hit one of ours that was removed before its stop was seen:
+		 * the instruction (or the slot's copy) runs now, with no event */
+		r->rip = again;
+		return nx_regs(nx(NX_RESUME), r);
+	}
+	/* the program's own; say so in the trace, it may not be */
+	const siginfo_t *si = ptu_siginfo(s);
+	char note[160];
+	snprintf(note, sizeof note, "SIGTRAP (si_code %d) at 0x%llx in T%u passed to the program",
+		 si ? si->si_code : 0, (unsigned long long)r->rip, t->lid);
+	if (tr->sink.note)
+		tr->sink.note(tr->sink.ctx, tr, note);
+	return on_signal(tr, t, s, SIGTRAP);
+}
+
+/* t stopped where the scheduler decides (a request at b): it stays there,
+ * remembering how to go on. */
+static struct next trap_request(struct tthread *t, const struct bpt *b,
+				const struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	t->priv->resume_pc = bpt_resume_pc(b);
+	t->priv->stop_pc = b->addr;
+	t->priv->regs = *r;
+	t->priv->regs_valid = true;
+	if (now)
+		t->priv->stop_rip = now->rip;
+	return nx_stop(TS_REQ);
+}
+
+static struct next trap_tramp(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+{
+	int rc = hooks_return(tr, t, r);
+	if (rc < 0) {
+		avt_error("T%u returned through the trampoline with no call pending", t->lid);
+		return nx(NX_ERROR);
+	}
+	if (rc == 1) /* a heap call: carry on */
+		return nx_regs(nx(NX_RESUME), r);
+	return nx_regs(nx_stop(TS_READY), r);
+}
+
+static struct next trap_dl_debug(struct tracer *tr, struct user_regs_struct *r)
+{
+	/* _dl_debug_state is a bare ret: emulate it */
+	uint64_t ret;
+	tr_modules_changed(tr);
+	if (ptu_read_u64(tr->pid, r->rsp, &ret) == 0) {
+		r->rip = ret;
+		r->rsp += 8;
+	}
+	return nx_regs(nx(NX_RESUME), r);
+}
+
+static struct next trap_unwind(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			       struct user_regs_struct *r)
+{
+	bool cancelled_wait = hooks_cancel_wait(tr, t);
+	stack_unwinding(tr, t);
+	if (cancelled_wait) /* the mutex comes back first: a request */
+		return trap_request(t, b, r, NULL);
+	r->rip = bpt_resume_pc(b);
+	return nx_regs(nx(NX_RESUME), r);
+}
+
+static struct next trap_hook(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			     struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	if (hop_is_heap(hook_defs[b->data].op))
+		hooks_heap_entry(tr, t, b->data, r);
+	else if (hooks_request(tr, t, b->data, r))
+		return trap_request(t, b, r, now);
+	r->rip = bpt_resume_pc(b);
+	return nx_regs_changed(r, now);
+}
+
+/* A SIGTRAP: which breakpoint, and its feature's decision. */
+static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s)
 {
 	struct user_regs_struct r;
 	if (ptu_getregs(t->tid, &r) < 0)
-		return WR_WAIT;
-	struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
+		return nx(NX_HOLD);
+	struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
 	const struct user_regs_struct now = r;
-	if (!b && watch_trap(tr, t, &r)) {
-		t->state = TS_READY; /* after the access: a scheduling point */
-		return t == run ? WR_POINT : WR_WAIT;
-	}
-	uint64_t again;
-	if (!b && bpt_retired(&tr->bpts, r.rip - 1, &again)) {
-		/* it hit one of ours that was removed before its stop was seen:
-		 * the instruction (or the slot's copy) runs now, with no event */
-		r.rip = again;
-		set_regs(t, &r);
-		resume(tr, t);
-		return WR_WAIT;
-	}
-	if (!b) { /* the program's own; say so in the trace, it may not be */
-		siginfo_t si;
-		char note[160];
-		memset(&si, 0, sizeof si);
-		ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si);
-		snprintf(note, sizeof note, "SIGTRAP (si_code %d) at 0x%llx in T%u passed to the program",
-			 si.si_code, (unsigned long long)r.rip, t->lid);
-		if (tr->sink.note)
-			tr->sink.note(tr->sink.ctx, tr, note);
-		return on_signal(tr, t, SIGTRAP) && t == run ? WR_POINT : WR_WAIT;
-	}
+	if (!b)
+		return trap_unowned(tr, t, s, &r);
 	r.rip = b->addr;
 	switch (b->kind) {
 	case BK_ENTRY:
 		if (exec_at_entry(tr, t, b, &r) < 0)
-			return WR_ERROR;
-		set_regs(t, &r);
-		resume(tr, t);
-		return WR_WAIT;
-	case BK_TRAMP: {
-		int rc = hooks_return(tr, t, &r);
-		if (rc < 0) {
-			avt_error("T%u returned through the trampoline with no call pending", t->lid);
-			return WR_ERROR;
-		}
-		set_regs(t, &r);
-		if (rc == 1) { /* a heap call: carry on */
-			resume(tr, t);
-			return WR_WAIT;
-		}
-		t->state = TS_READY;
-		return t == run ? WR_POINT : WR_WAIT;
-	}
-	case BK_DLDEBUG: {
-		/* _dl_debug_state is a bare ret: emulate it */
-		uint64_t ret;
-		tr_modules_changed(tr);
-		if (ptu_read_u64(tr->pid, r.rsp, &ret) == 0) {
-			r.rip = ret;
-			r.rsp += 8;
-		}
-		set_regs(t, &r);
-		resume(tr, t);
-		return WR_WAIT;
-	}
-	case BK_UNWIND: {
-		bool cancelled_wait = hooks_cancel_wait(tr, t);
-		stack_unwinding(tr, t);
-		if (cancelled_wait) { /* the mutex comes back first: a request */
-			t->priv->resume_pc = bpt_resume_pc(b);
-			t->priv->stop_pc = b->addr;
-			t->priv->regs = r;
-			t->priv->regs_valid = true;
-			t->state = TS_REQ;
-			return t == run ? WR_POINT : WR_WAIT;
-		}
-		r.rip = bpt_resume_pc(b);
-		set_regs(t, &r);
-		resume(tr, t);
-		return WR_WAIT;
-	}
+			return nx(NX_ERROR);
+		return nx_regs(nx(NX_RESUME), &r);
+	case BK_TRAMP:
+		return trap_tramp(tr, t, &r);
+	case BK_DLDEBUG:
+		return trap_dl_debug(tr, &r);
+	case BK_UNWIND:
+		return trap_unwind(tr, t, b, &r);
 	case BK_ACCESS:
+		access_request(tr, t, b, &r);
+		return trap_request(t, b, &r, &now);
 	case BK_PROBE:
-		if (b->kind == BK_ACCESS)
-			access_request(tr, t, b, &r);
-		else
-			probes_request(tr, t, &tr->probes[b->data], &r);
-		t->priv->resume_pc = bpt_resume_pc(b);
-		t->priv->stop_pc = b->addr;
-		t->priv->regs = r;
-		t->priv->regs_valid = true;
-		t->priv->stop_rip = now.rip;
-		t->state = TS_REQ;
-		return t == run ? WR_POINT : WR_WAIT;
+		probes_request(tr, t, &tr->as.probes[b->data], &r);
+		return trap_request(t, b, &r, &now);
 	case BK_HOOK:
-		if (hop_is_heap(hook_defs[b->data].op)) {
-			hooks_heap_entry(tr, t, b->data, &r);
-			r.rip = bpt_resume_pc(b);
-			set_regs_if_changed(t, &r, &now);
-			resume(tr, t);
-			return WR_WAIT;
-		}
-		if (hooks_request(tr, t, b->data, &r)) {
-			t->priv->resume_pc = bpt_resume_pc(b);
-			t->priv->stop_pc = b->addr;
-			t->priv->regs = r;
-			t->priv->regs_valid = true;
-			t->priv->stop_rip = now.rip;
-			t->state = TS_REQ;
-			return t == run ? WR_POINT : WR_WAIT;
-		}
-		r.rip = bpt_resume_pc(b);
-		set_regs_if_changed(t, &r, &now);
-		resume(tr, t);
-		return WR_WAIT;
+		return trap_hook(tr, t, b, &r, &now);
 	default:
-		return WR_ERROR;
+		return nx(NX_ERROR);
 	}
 }
 
-static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthread *run)
+static struct next on_exit_event(struct tracer *tr, struct tthread *t, const struct ptu_status *s,
+				 struct tthread *run)
 {
 	/* a thread killed by a fatal signal does not "exit": the signal is its
 	 * last event */
 	if (t == run && !t->priv->exit_seen && !tr->fatal_sig) {
-		unsigned long code = 0;
+		unsigned long code = s->msg;
 		struct user_regs_struct r;
-		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &code);
 		if (ptu_getregs(t->tid, &r) == 0 && r.orig_rax == SYS_exit) {
 			/* one thread's own exit: a request, so a schedule can place it */
 			memset(&t->req, 0, sizeof t->req);
@@ -380,8 +399,7 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 			t->req.kind = AVT_EV_EXIT;
 			t->req.obj = code >> 8;
 			t->priv->exit_seen = true;
-			t->state = TS_REQ;
-			return WR_POINT;
+			return nx_stop(TS_REQ);
 		}
 		/* exit_group: the process ends here, the other threads are gone
 		 * (and must not be committed any more: a join of the exiting
@@ -393,13 +411,11 @@ static enum wr on_exit_event(struct tracer *tr, struct tthread *t, struct tthrea
 	 * down holding locks must not read as a deadlock */
 	tr->exiting = true;
 	t->priv->exit_seen = true;
-	resume(tr, t);
-	return WR_WAIT;
+	return nx(NX_RESUME);
 }
 
-static enum wr on_gone(struct tracer *tr, pid_t pid, struct ptu_status *s, struct tthread *run)
+struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s)
 {
-	struct tthread *t = tr_by_tid(tr, pid);
 	if (pid == tr->pid) {
 		for (size_t i = 0; i < tr->nthr; i++)
 			if (tr->thr[i])
@@ -407,12 +423,9 @@ static enum wr on_gone(struct tracer *tr, pid_t pid, struct ptu_status *s, struc
 		tr->alive = false;
 		tr->exit_signal = s->stop == PTU_KILLED ? s->sig : 0;
 		tr->exit_status = s->stop == PTU_KILLED ? 128 + s->sig : s->code;
-		return WR_EXITED;
+		return nx(NX_EXITED);
 	}
-	if (!t)
-		return WR_WAIT;
-	t->state = TS_DEAD;
-	return t == run ? WR_POINT : WR_WAIT;
+	return nx_stop(TS_DEAD);
 }
 
 /* Is t still where the commit of its request left it, at the first
@@ -423,109 +436,138 @@ static bool request_not_begun(struct tthread *t)
 	return t->priv->resume_pc && ptu_getregs(t->tid, &r) == 0 && r.rip == t->priv->resume_pc;
 }
 
-static enum wr on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
+/* The tick's interrupt of the running thread: where its turn ends. */
+static struct next on_interrupt(struct tracer *tr, struct tthread *t)
 {
-	if (t->state == TS_NEW) {
-		t->state = TS_READY;
-		return WR_WAIT;
-	}
-	if (t != run || !t->priv->interrupt_pending) {
-		/* a group-stop or a late interrupt: not a decision point */
-		if (t == run || t->state == TS_RUNNING)
-			resume(tr, t);
-		return WR_WAIT;
-	}
 	t->priv->interrupt_pending = false;
 	if (agent_busy(tr, t)) {
 		/* inside the agent's fast path: not a point to switch at; the
 		 * next tick interrupts it again */
-		resume(tr, t);
-		return WR_WAIT;
+		return nx(NX_RESUME);
 	}
-	char kstate = ptu_thread_state(tr->pid, t->tid);
-	(void)kstate;
 	if (t->priv->expect_block) {
 		t->priv->expect_block = false;
-		t->state = TS_KWAIT;
 		tr->stats.kernel_waits++;
-	} else if (tr->interrupt_blocked) {
+		return nx_stop(TS_KWAIT);
+	}
+	if (tr->interrupt_blocked) {
 		t->wait = TW_UNKNOWN;
-		t->state = TS_KWAIT;
 		tr->stats.kernel_waits++;
-	} else if (request_not_begun(t)) {
+		return nx_stop(TS_KWAIT);
+	}
+	if (request_not_begun(t)) {
 		/* the slice ended before the thread ran its committed request
 		 * (a loaded machine gave it no CPU): the model already counts
 		 * it done (an unlock: the lock free), so switching here would
 		 * let another thread block on a lock still held.  The next
 		 * tick interrupts it again. */
+		return nx(NX_RESUME);
+	}
+	t->state = TS_READY;
+	sched_slice_over(tr, t);
+	return nx_stop(TS_READY);
+}
+
+static struct next on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
+{
+	if (t->state == TS_NEW) {
+		t->state = TS_READY;
+		return nx(NX_HOLD);
+	}
+	if (t != run || !t->priv->interrupt_pending) {
+		/* a group-stop or a late interrupt: not a decision point */
+		return nx(t == run || t->state == TS_RUNNING ? NX_RESUME : NX_HOLD);
+	}
+	return on_interrupt(tr, t);
+}
+
+/* A stop of a known thread t: its handler's decision (tracer_int.h). */
+struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			  struct tthread *run)
+{
+	switch (s->stop) {
+	case PTU_SIGNAL:
+		if (s->sig == SIGTRAP)
+			return on_trap(tr, t, s);
+		if (t->state == TS_NEW && s->sig == SIGSTOP) {
+			t->state = TS_READY;
+			return nx(NX_HOLD);
+		}
+		return on_signal(tr, t, s, s->sig);
+	case PTU_EV_CLONE:
+		/* the create is an event of its own: the parent stops after it,
+		 * so a schedule can run the child before the parent's next step */
+		if (on_clone(tr, t, s) && t == run)
+			return nx_stop(TS_READY);
+		return nx(NX_RESUME);
+	case PTU_EV_FORK:
+		untrace_child(tr, (pid_t)s->msg, s->vfork);
+		return nx(NX_RESUME);
+	case PTU_EV_EXEC:
+		return on_exec(tr, t, s) < 0 ? nx(NX_ERROR) : nx(NX_RESUME);
+	case PTU_EV_EXIT:
+		return on_exit_event(tr, t, s, run);
+	case PTU_EV_STOP:
+		return on_event_stop(tr, t, run);
+	default:
+		return nx(NX_RESUME);
+	}
+}
+
+/* The one place a stop's decision is carried out. */
+static enum wr act(struct tracer *tr, struct tthread *t, struct tthread *run, struct next *n)
+{
+	if (n->set_regs && t) {
+		if (n->only_if_changed)
+			set_regs_if_changed(t, &n->regs, &n->was);
+		else
+			set_regs(t, &n->regs);
+	}
+	switch (n->kind) {
+	case NX_RESUME:
 		resume(tr, t);
 		return WR_WAIT;
-	} else {
-		t->state = TS_READY;
-		sched_slice_over(tr, t);
+	case NX_STOP:
+		if (!t)
+			return WR_WAIT;
+		if (n->state != TS_NEW)
+			t->state = n->state;
+		return t == run ? WR_POINT : WR_WAIT;
+	case NX_HOLD:
+		return WR_WAIT;
+	case NX_EXITED:
+		return WR_EXITED;
+	default:
+		return WR_ERROR;
 	}
-	return WR_POINT;
 }
 
 static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *run)
 {
 	struct ptu_status s;
-	ptu_decode(st, &s);
+	ptu_arrive(pid, st, &s);
+	bool gone = s.stop == PTU_EXITED || s.stop == PTU_KILLED;
 	/* what the agent did in-process happened before this stop */
-	agent_drain(tr, (s.stop == PTU_EXITED || s.stop == PTU_KILLED) && pid == tr->pid);
-	if (s.stop == PTU_EXITED || s.stop == PTU_KILLED)
-		return on_gone(tr, pid, &s, run);
+	agent_drain(tr, gone && pid == tr->pid);
 	struct tthread *t = tr_by_tid(tr, pid);
-	if (!t) {
+	struct next n;
+	if (gone) {
+		n = loop_on_gone(tr, pid, &s);
+	} else if (!t) {
 		/* a new task whose clone/fork event has not come yet */
 		if (tr->norphans < (int)(sizeof tr->orphans / sizeof tr->orphans[0]))
 			tr->orphans[tr->norphans++] = pid;
-		return WR_WAIT;
+		n = nx(NX_HOLD);
+	} else {
+		/* Any other stop ends a pending interrupt: the kernel drops the
+		 * STOP trap it had queued, or (interrupted in that stop)
+		 * reports it after the next resume, a late one.  A flag left
+		 * set would keep the tick from ever interrupting it again. */
+		if (s.stop != PTU_EV_STOP)
+			t->priv->interrupt_pending = false;
+		n = loop_decide(tr, t, &s, run);
 	}
-	/* Any other stop ends a pending interrupt: the kernel drops the STOP
-	 * trap it had queued, or (interrupted in that stop) reports it after
-	 * the next resume, a late one.  A flag left set would keep the tick
-	 * from ever interrupting the thread again. */
-	if (s.stop != PTU_EV_STOP)
-		t->priv->interrupt_pending = false;
-	switch (s.stop) {
-	case PTU_SIGNAL:
-		if (s.sig == SIGTRAP)
-			return on_trap(tr, t, run);
-		if (t->state == TS_NEW && s.sig == SIGSTOP) {
-			t->state = TS_READY;
-			return WR_WAIT;
-		}
-		return on_signal(tr, t, s.sig) && t == run ? WR_POINT : WR_WAIT;
-	case PTU_EV_CLONE:
-		/* the create is an event of its own: the parent stops after it,
-		 * so a schedule can run the child before the parent's next step */
-		if (on_clone(tr, t) && t == run) {
-			t->state = TS_READY;
-			return WR_POINT;
-		}
-		resume(tr, t);
-		return WR_WAIT;
-	case PTU_EV_FORK: {
-		unsigned long child = 0;
-		ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child);
-		untrace_child(tr, (pid_t)child, (st >> 16) == PTRACE_EVENT_VFORK);
-		resume(tr, t);
-		return WR_WAIT;
-	}
-	case PTU_EV_EXEC:
-		if (on_exec(tr, t) < 0)
-			return WR_ERROR;
-		resume(tr, t);
-		return WR_WAIT;
-	case PTU_EV_EXIT:
-		return on_exit_event(tr, t, run);
-	case PTU_EV_STOP:
-		return on_event_stop(tr, t, run);
-	default:
-		resume(tr, t);
-		return WR_WAIT;
-	}
+	return act(tr, t, run, &n);
 }
 
 /* How long a run kept its thread busy.  A short run counts its wall
@@ -744,15 +786,9 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 	*nrun = *nlast = 0;
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *t = tr->thr[i];
-		int c = 0;
-		if (!t || t->state == TS_DEAD || t->state == TS_NEW)
+		if (!t)
 			continue;
-		if (t->state == TS_READY)
-			c = 1;
-		else if (t->state == TS_REQ)
-			c = model_can_commit(tr, t);
-		else if (t->state == TS_KWAIT)
-			c = model_can_wake(tr, t);
+		int c = model_can_run(tr, t);
 		if (c == 1)
 			run[(*nrun)++] = t;
 		else if (c == 2)
@@ -778,7 +814,7 @@ static enum tstep drain_exit(struct tracer *tr)
 		struct tthread *t = tr->thr[i];
 		if (t && t->state != TS_DEAD && t->state != TS_RUNNING && t->state != TS_NEW) {
 			t->state = TS_RUNNING;
-			ptu_resume(t->tid, 0);
+			resume_thread(tr, t, false);
 		}
 	}
 	for (;;) {
@@ -911,7 +947,6 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 	*holder = NO_THREAD;
 	if (t->state == TS_REQ && model_can_commit(tr, t) != 1) {
 		*obj = t->req.obj;
-		struct mlock *l = model_find(&tr->model, t->req.obj);
 		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN) {
 			/* obj: the logical id of the thread it joins */
 			for (size_t i = 0; i < tr->nthr; i++)
@@ -919,8 +954,7 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 					*obj = tr->thr[i]->lid;
 			return "join";
 		}
-		if (l)
-			*holder = l->owner;
+		*holder = model_holder(&tr->model, t->req.obj);
 		return "lock";
 	}
 	if (t->state == TS_KWAIT && model_can_wake(tr, t) != 1) {
@@ -959,7 +993,7 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 		}
 		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
 	}
-	bpt_restore_all(&tr->bpts, tr->memfd);
+	bpt_restore_all(&tr->as.bpts, tr->memfd);
 	/* under gdb the program runs on its own: every call goes to libc */
 	agent_detach(tr);
 	kill(tr->pid, SIGSTOP);

@@ -8,6 +8,12 @@
  * of a live thread; cond/barrier/semaphore waiters are let run into the kernel,
  * then held stopped until an event on the same object may have released
  * them.  Everything here is updated at commit time, in event order.
+ *
+ * Every change of the lock table and every question asked of it is in this
+ * file: hooks.c (and the agent's records, through hooks.c) change it with
+ * model_acquire / model_release_lock / model_drop_owner / model_note_cond;
+ * the loop, the record policy and the views ask model_can_run,
+ * model_lock_offered, model_holder and model_view_locks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -185,4 +191,125 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 	default:
 		return 1;
 	}
+}
+
+/* ---- changes (hooks.c, at commit) */
+
+bool model_acquire(struct model *m, uint64_t obj, uint32_t lid, bool reader, bool *first)
+{
+	struct mlock *l = model_lock(m, obj);
+	*first = false;
+	if (reader) {
+		l->readers++;
+		return false;
+	}
+	if (l->owner == lid) {
+		l->count++;
+		return true;
+	}
+	if (!l->acquired) {
+		l->acquired = true;
+		*first = true;
+	}
+	l->owner = lid;
+	l->count = 1;
+	return false;
+}
+
+int model_release_lock(struct model *m, uint64_t obj, uint32_t lid)
+{
+	struct mlock *l = model_find(m, obj);
+	if (!l)
+		return -1;
+	if (l->owner == lid) {
+		if (--l->count)
+			return 1;
+		l->owner = NO_THREAD;
+		return 0;
+	}
+	if (l->readers) {
+		l->readers--;
+		return 0;
+	}
+	return -1;
+}
+
+void model_drop_owner(struct model *m, uint64_t obj, uint32_t lid)
+{
+	struct mlock *l = model_find(m, obj);
+	if (l && l->owner == lid) {
+		l->owner = NO_THREAD;
+		l->count = 0;
+	}
+}
+
+bool model_note_cond(struct model *m, uint64_t obj)
+{
+	struct mlock *c = model_lock(m, obj);
+	if (c->is_cond)
+		return false;
+	c->is_cond = true;
+	return true;
+}
+
+/* ---- queries */
+
+bool model_owns(struct model *m, uint64_t obj, uint32_t lid)
+{
+	struct mlock *l = model_find(m, obj);
+	return l && l->owner == lid;
+}
+
+uint32_t model_holder(struct model *m, uint64_t obj)
+{
+	struct mlock *l = model_find(m, obj);
+	return l ? l->owner : NO_THREAD;
+}
+
+int model_can_run(struct tracer *tr, const struct tthread *t)
+{
+	switch (t->state) {
+	case TS_READY:
+		return 1;
+	case TS_REQ:
+		return model_can_commit(tr, t);
+	case TS_KWAIT:
+		return model_can_wake(tr, t);
+	default:
+		return 0;
+	}
+}
+
+bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t self,
+			uint64_t *lock, uint32_t *held)
+{
+	if (o->state != TS_REQ || o->req.never || o->req.hook < 0 ||
+	    (hook_defs[o->req.hook].op != OP_LOCK && hook_defs[o->req.hook].op != OP_SPINLOCK))
+		return false;
+	const struct mlock *l = model_find(&tr->model, o->req.obj);
+	if (l && (l->readers || (l->owner != NO_THREAD && l->owner != self)))
+		return false;
+	*lock = o->req.obj;
+	*held = l && l->owner == self ? (l->count ? l->count : 1) : 0;
+	return true;
+}
+
+void model_view_locks(struct tracer *tr, struct tracer_view *v)
+{
+	v->nlocks = 0;
+	v->locks_known = false;
+	for (size_t i = 0; i < tr->model.cap; i++) {
+		const struct mlock *l = &tr->model.tab[i];
+		if (!l->used || (l->owner == NO_THREAD && !l->readers))
+			continue;
+		if (v->nlocks == TRACER_VIEW_LOCKS)
+			return;
+		if (l->owner != NO_THREAD &&
+		    (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state == TS_DEAD))
+			return;
+		v->locks[v->nlocks++] = (struct tracer_view_lock){
+			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,
+			l->owner != NO_THREAD ? (l->count ? l->count : 1) : l->readers };
+	}
+	v->locks_known = true;
 }

@@ -30,6 +30,7 @@ void ptu_decode(int st, struct ptu_status *out)
 		out->stop = PTU_OTHER;
 		return;
 	}
+	out->stopped = true;
 	out->sig = WSTOPSIG(st);
 	switch (st >> 16) {
 	case 0:
@@ -38,8 +39,10 @@ void ptu_decode(int st, struct ptu_status *out)
 	case PTRACE_EVENT_CLONE:
 		out->stop = PTU_EV_CLONE;
 		return;
-	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
+		out->vfork = true;
+		/* fall through */
+	case PTRACE_EVENT_FORK:
 		out->stop = PTU_EV_FORK;
 		return;
 	case PTRACE_EVENT_EXEC:
@@ -57,6 +60,33 @@ void ptu_decode(int st, struct ptu_status *out)
 	}
 }
 
+void ptu_arrive(pid_t pid, int st, struct ptu_status *out)
+{
+	ptu_decode(st, out);
+	out->pid = pid;
+	switch (out->stop) {
+	case PTU_EV_CLONE:
+	case PTU_EV_FORK:
+	case PTU_EV_EXEC:
+	case PTU_EV_EXIT:
+		if (ptrace(PTRACE_GETEVENTMSG, pid, 0L, &out->msg) < 0)
+			out->msg = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+const siginfo_t *ptu_siginfo(struct ptu_status *s)
+{
+	if (!s->si_fetched) {
+		s->si_fetched = true;
+		memset(&s->si, 0, sizeof s->si);
+		s->si_ok = ptrace(PTRACE_GETSIGINFO, s->pid, 0L, &s->si) == 0;
+	}
+	return s->si_ok ? &s->si : NULL;
+}
+
 const char *ptu_stop_name(enum ptu_stop s)
 {
 	static const char *const names[] = {
@@ -67,7 +97,9 @@ const char *ptu_stop_name(enum ptu_stop s)
 
 int ptu_resume(pid_t tid, int sig)
 {
-	return ptrace(PTRACE_CONT, tid, 0L, (long)sig) < 0 ? -1 : 0;
+	if (ptrace(PTRACE_CONT, tid, 0L, (long)sig) == 0)
+		return 0;
+	return errno == ESRCH ? 1 : -1;
 }
 
 int ptu_interrupt(pid_t tid)

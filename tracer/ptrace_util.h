@@ -1,7 +1,9 @@
 /*
  * The thin layer over ptrace(2) and waitpid(2): every wait status is
- * decoded in one place (ptu_decode), every resume goes through one function
- * (ptu_resume), which turns ESRCH into "thread gone" instead of an error.
+ * decoded in one place (ptu_decode; ptu_arrive adds what the stop carries:
+ * the event message at once, the siginfo on first use, each fetched once),
+ * every resume goes through one function (ptu_resume), which turns ESRCH
+ * into "thread gone" instead of an error.
  */
 #ifndef AVT_TRACER_PTRACE_UTIL_H
 #define AVT_TRACER_PTRACE_UTIL_H
@@ -9,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -28,15 +31,31 @@ enum ptu_stop {
 
 struct ptu_status {
 	enum ptu_stop stop;
-	int sig;         /* signal (PTU_SIGNAL, PTU_KILLED, PTU_EV_STOP's stop sig) */
+	bool stopped;    /* a ptrace stop (the task waits to be resumed) */
+	bool vfork;      /* PTU_EV_FORK: by vfork (the child shares our memory) */
+	int sig;         /* signal (PTU_SIGNAL, PTU_KILLED; WSTOPSIG of any stop) */
 	int code;        /* exit code (PTU_EXITED) */
+	/* filled by ptu_arrive: */
+	pid_t pid;
+	unsigned long msg;   /* event message (clone, fork: the new tid; exec:
+	                        the former tid; exit: the exit status) */
+	bool si_fetched, si_ok;
+	siginfo_t si;        /* ptu_siginfo() */
 };
 
+/* Decodes a waitpid status (pure: no system call). */
 void ptu_decode(int wstatus, struct ptu_status *out);
+/* A stop of pid arrived with status wstatus: decodes it and fetches the
+ * event message of an event stop (clone, fork, exec, exit). */
+void ptu_arrive(pid_t pid, int wstatus, struct ptu_status *out);
+/* The siginfo of the stop s (fetched on first use, once); NULL when the
+ * kernel gives none. */
+const siginfo_t *ptu_siginfo(struct ptu_status *s);
 const char *ptu_stop_name(enum ptu_stop s);
 
-/* Continue tid, delivering sig (0 for none).  Returns 0, or -1 with
- * errno == ESRCH when the thread is already gone (not an error to callers). */
+/* The one resume: continue tid, delivering sig (0 for none).  Returns 0,
+ * 1 when the thread is already gone (ESRCH: not an error to callers), or
+ * -1 with errno set. */
 int ptu_resume(pid_t tid, int sig);
 int ptu_interrupt(pid_t tid);
 /* waitpid() that retries when the supervisor's tick interrupts it. */

@@ -135,105 +135,13 @@ bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_reso
 {
 	for (size_t i = 0; i < tr->nthr; i++) {
 		struct tthread *o = tr->thr[i];
-		int c = 0;
-		if (!o || o == t || o->state == TS_DEAD || o->state == TS_NEW)
+		if (!o || o == t)
 			continue;
-		if (o->state == TS_READY)
-			c = 1;
-		else if (o->state == TS_REQ)
-			c = model_can_commit(tr, o);
-		else if (o->state == TS_KWAIT)
-			c = model_can_wake(tr, o);
+		int c = model_can_run(tr, o);
 		if (c == 1 || (c == 2 && last_resorts))
 			return true;
 	}
 	return false;
-}
-
-/* Every lock held now, for a script's hand-overs; not known when there
- * are too many, or an owner is gone (a robust mutex's may be taken). */
-static void view_locks(struct tracer *tr, struct tracer_view *v)
-{
-	v->nlocks = 0;
-	v->locks_known = false;
-	for (size_t i = 0; i < tr->model.cap; i++) {
-		const struct mlock *l = &tr->model.tab[i];
-		if (!l->used || (l->owner == NO_THREAD && !l->readers))
-			continue;
-		if (v->nlocks == TRACER_VIEW_LOCKS)
-			return;
-		if (l->owner != NO_THREAD &&
-		    (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state == TS_DEAD))
-			return;
-		v->locks[v->nlocks++] = (struct tracer_view_lock){
-			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,
-			l->owner != NO_THREAD ? (l->count ? l->count : 1) : l->readers };
-	}
-	v->locks_known = true;
-}
-
-size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v)
-{
-	size_t n = 0, no = 0;
-	if (self->preempted) /* the next pick would make it give way first */
-		return 0;
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
-		int c = 0;
-		if (!o || o->state == TS_DEAD)
-			continue;
-		if (o->state == TS_NEW || (o != self && o->state == TS_RUNNING))
-			return 0; /* its first stop, or its request, may come at any time */
-		if (o == self)
-			c = 1;
-		else if (o->state == TS_READY)
-			c = 1;
-		else if (o->state == TS_REQ)
-			c = model_can_commit(tr, o);
-		else if (o->state == TS_KWAIT)
-			c = model_can_wake(tr, o);
-		uint64_t dep[3] = { 0, 0, 0 }, lock = 0;
-		uint32_t held = 0;
-		if (o != self && o->state == TS_REQ && !o->req.never && o->req.hook >= 0 &&
-		    (hook_defs[o->req.hook].op == OP_LOCK || hook_defs[o->req.hook].op == OP_SPINLOCK)) {
-			/* about to lock what is free or self's alone: offered
-			 * while it is free, which only self's events change */
-			const struct mlock *l = model_find(&tr->model, o->req.obj);
-			if (!l || (!l->readers && (l->owner == NO_THREAD || l->owner == self->lid))) {
-				lock = o->req.obj;
-				held = l && l->owner == self->lid ? (l->count ? l->count : 1) : 0;
-				c = 1;
-			}
-		}
-		uint16_t park = c == 1 && o != self ? agent_park_kind(tr, o) : 0;
-		if (c == 1) {
-			if (n == TRACER_VIEW_THREADS)
-				return 0;
-			v->thr[n++] = (struct tracer_view_thread){ o->lid, held, lock, park,
-								   park ? o->req.obj : 0 };
-		}
-		if (park)
-			continue; /* an access is no wait; a lock is followed in locks[] */
-		if (!lock && o != self && o->state == TS_REQ) {
-			dep[0] = o->req.obj;
-			dep[1] = o->req.obj2;
-		} else if (!lock && o != self && o->state == TS_KWAIT) {
-			dep[0] = o->wait_obj;
-			dep[1] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj2 : 0;
-			dep[2] = o->priv->nrets ? o->priv->rets[o->priv->nrets - 1].obj : 0;
-		}
-		for (int k = 0; k < 3; k++) {
-			if (!dep[k])
-				continue;
-			if (no == TRACER_VIEW_OBJS)
-				return 0;
-			v->objs[no++] = dep[k];
-		}
-	}
-	v->n = n;
-	v->nobjs = no;
-	view_locks(tr, v);
-	return n;
 }
 
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,

@@ -28,12 +28,12 @@
 
 #include "cfi.h"
 #include "ptrace_util.h"
+#include "remote.h"
 #include "symbolizer/sym.h"
 #include "trace/log.h"
 #include "tracer_int.h"
 
 #define TICK_US 1000
-#define RESCUE_TRIES 64
 
 static volatile sig_atomic_t ticks;
 static volatile sig_atomic_t interrupt_sig;
@@ -108,133 +108,16 @@ void tracer_free(struct tracer *tr)
 	free_threads(tr);
 	free(tr->run);
 	free(tr->last);
-	free(tr->probes);
-	access_release(tr);
-	sym_free(tr->sym);
-	cfi_cache_free(tr->cfi);
-	bpt_release(&tr->bpts);
-	modmap_release(&tr->mods);
+	features_release(tr);
+	sym_free(tr->as.sym);
+	cfi_cache_free(tr->as.cfi);
+	aspace_release(&tr->as);
 	model_release(&tr->model);
 	agent_free(tr);
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	free(tr->exe);
 	free(tr);
-}
-
-/* ---- threads */
-
-struct tthread *tr_by_tid(struct tracer *tr, pid_t tid)
-{
-	for (size_t i = tr->nthr; i-- > 0;)
-		if (tr->thr[i] && tr->thr[i]->tid == tid && tr->thr[i]->state != TS_DEAD)
-			return tr->thr[i];
-	return NULL;
-}
-
-struct tthread *tracer_thread(struct tracer *tr, uint32_t lid)
-{
-	return lid < tr->nthr ? tr->thr[lid] : NULL;
-}
-
-size_t tracer_nthreads(const struct tracer *tr)
-{
-	return tr->nthr;
-}
-
-struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
-{
-	if (tr->nthr == tr->capthr) {
-		size_t ncap = tr->capthr ? tr->capthr * 2 : 16;
-		struct tthread **n = realloc(tr->thr, ncap * sizeof *n);
-		BUG_ON(!n);
-		tr->thr = n;
-		tr->capthr = ncap;
-	}
-	struct tthread *t = calloc(1, sizeof *t);
-	BUG_ON(!t);
-	t->priv = calloc(1, sizeof *t->priv);
-	BUG_ON(!t->priv);
-	t->tid = tid;
-	t->lid = (uint32_t)tr->nthr;
-	t->parent = parent;
-	t->born_seq = tr->seq;
-	t->state = TS_NEW;
-	tr->thr[tr->nthr++] = t;
-	tr->stats.threads++;
-	if (parent != NO_THREAD) {
-		struct tthread *p = tr->thr[parent];
-		t->nth_child = p->nchildren++;
-	}
-	struct avt_thread_rec rec = { t->lid, parent, t->nth_child, (uint32_t)tid };
-	if (tr->sink.thread)
-		tr->sink.thread(tr->sink.ctx, tr, &rec);
-	return t;
-}
-
-void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
-{
-	struct elfmod *m = modmap_find(&tr->mods, addr);
-	if (m && m->id >= 0) {
-		*mod = (uint16_t)m->id;
-		*off = addr - m->bias;
-	} else {
-		*mod = AVT_MOD_NONE;
-		*off = addr;
-	}
-}
-
-void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
-	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size)
-{
-	struct avt_event ev;
-	memset(&ev, 0, sizeof ev);
-	ev.seq = tr->seq++;
-	ev.thread = t->lid;
-	ev.tindex = t->nevents++;
-	ev.kind = (uint16_t)kind;
-	ev.flags = flags;
-	ev.obj = obj;
-	ev.obj2 = obj2;
-	ev.size = size;
-	tracer_site(tr, site, &ev.site_mod, &ev.site_off);
-	t->idle_ns = 0;
-	tr->rescue = RESCUE_TRIES;
-	tr->stats.events++;
-	if (tr->sink.event && tr->sink.event(tr->sink.ctx, tr, &ev) < 0)
-		tr->sink_stop = true;
-	if (tr->opts.stack_depth && tr->sink.stack && site && kind != AVT_EV_FATAL_SIGNAL) {
-		struct avt_frame f[MAX_STACK_DEPTH];
-		/* a create is emitted deep inside pthread_create: walk from its
-		 * entry */
-		int n = stack_capture(tr, t, site, kind == AVT_EV_CREATE, f, (int)tr->opts.stack_depth);
-		if (n > 0)
-			tr->sink.stack(tr->sink.ctx, tr, ev.seq, f, (uint32_t)n);
-	}
-}
-
-#define MAX_STACK 64
-
-void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
-{
-	if (!tr->sink.stack)
-		return;
-	if (!tr->sym) {
-		tr->sym = sym_new();
-		if (!tr->sym || sym_add_process(tr->sym, tr->pid) < 0)
-			return;
-	}
-	uint64_t pcs[MAX_STACK];
-	struct avt_frame f[MAX_STACK];
-	/* the unwinder must see the real return addresses, not trampolines */
-	stack_unwinding(tr, t);
-	int n = sym_backtrace(tr->sym, tr->pid, t->tid, pcs, MAX_STACK);
-	if (n <= 0)
-		return;
-	memset(f, 0, sizeof f);
-	for (int i = 0; i < n; i++)
-		tracer_site(tr, pcs[i], &f[i].mod, &f[i].off);
-	tr->sink.stack(tr->sink.ctx, tr, seq, f, (uint32_t)n);
 }
 
 /* ---- launch */
@@ -386,31 +269,15 @@ static int wait_exec(struct tracer *tr, int errfd)
 
 /* Maps the scratch page by making the target call mmap(2): `syscall; int3`
  * written over its entry point, run, then the bytes and registers put back. */
-static int inject_mmap(struct tracer *tr, uint64_t entry, struct user_regs_struct *saved)
+static int inject_mmap(struct tracer *tr, struct tthread *t, uint64_t entry,
+		       struct user_regs_struct *saved)
 {
-	uint8_t orig[3], code[3] = { 0x0f, 0x05, 0xcc };
-	struct user_regs_struct r = *saved;
-	if (ptu_read(tr->pid, entry, orig, 3) < 0 || ptu_write(tr->memfd, entry, code, 3) < 0)
+	int kept;
+	uint64_t got = remote_mmap(tr->pid, tr->memfd, entry, saved, 0, BPT_SCRATCH_SIZE, 0, &kept);
+	tr_keep_signal(t, kept);
+	if (!got)
 		return -1;
-	r.rip = entry;
-	r.rax = 9; /* mmap */
-	r.orig_rax = (uint64_t)-1;
-	r.rdi = 0;
-	r.rsi = BPT_SCRATCH_SIZE;
-	r.rdx = PROT_READ | PROT_EXEC;
-	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS;
-	r.r8 = (uint64_t)-1;
-	r.r9 = 0;
-	int st;
-	if (ptu_setregs(tr->pid, &r) < 0 || ptu_resume(tr->pid, 0) < 0 ||
-	    ptu_wait(tr->pid, &st, __WALL) < 0 || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
-		return -1;
-	ptu_getregs(tr->pid, &r);
-	if (ptu_write(tr->memfd, entry, orig, 3) < 0 || ptu_setregs(tr->pid, saved) < 0)
-		return -1;
-	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096)
-		return -1;
-	tr->scratch = r.rax;
+	tr->as.scratch = got;
 	return 0;
 }
 
@@ -433,7 +300,7 @@ static uint64_t auxv_entry(pid_t pid)
 static void announce_module(struct tracer *tr, struct elfmod *m)
 {
 	{
-		m->id = tr->next_mod_id++;
+		m->id = tr->as.next_mod_id++;
 		struct avt_module_rec rec;
 		memset(&rec, 0, sizeof rec);
 		rec.base = m->bias;
@@ -449,8 +316,8 @@ static void announce_module(struct tracer *tr, struct elfmod *m)
 
 static void announce_modules(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->mods.n; i++)
-		announce_module(tr, &tr->mods.m[i]);
+	for (size_t i = 0; i < tr->as.mods.n; i++)
+		announce_module(tr, &tr->as.mods.m[i]);
 }
 
 /* dlopen: modules mapped since we last looked get ids, records and
@@ -463,44 +330,21 @@ void tr_modules_changed(struct tracer *tr)
 	for (size_t i = 0; i < now.n; i++) {
 		struct elfmod *n = &now.m[i];
 		bool known = false;
-		for (size_t k = 0; k < tr->mods.n && !known; k++)
-			known = tr->mods.m[k].lo == n->lo && !strcmp(tr->mods.m[k].path, n->path);
+		for (size_t k = 0; k < tr->as.mods.n && !known; k++)
+			known = tr->as.mods.m[k].lo == n->lo && !strcmp(tr->as.mods.m[k].path, n->path);
 		if (known)
 			continue;
-		struct elfmod *grown = realloc(tr->mods.m, (tr->mods.n + 1) * sizeof *grown);
+		struct elfmod *grown = realloc(tr->as.mods.m, (tr->as.mods.n + 1) * sizeof *grown);
 		if (!grown)
 			break;
-		tr->mods.m = grown;
-		struct elfmod *m = &tr->mods.m[tr->mods.n++];
+		tr->as.mods.m = grown;
+		struct elfmod *m = &tr->as.mods.m[tr->as.mods.n++];
 		*m = *n;
 		m->path = strdup(n->path);
 		announce_module(tr, m);
-		probes_plant_module(tr, m);
-		unwinders_plant_module(tr, m);
-		if (tr->current < tr->nthr && tr->thr[tr->current])
-			access_plant_module(tr, tr->thr[tr->current]->tid, m);
+		features_plant_module(tr, m);
 	}
 	modmap_release(&now);
-}
-
-/* Libraries dlopen()ed later may carry probes: stop at the dynamic
- * linker's _dl_debug_state, which it calls after every link-map change. */
-static void plant_dl_debug(struct tracer *tr)
-{
-	struct elfmod *ld = modmap_find_name(&tr->mods, "ld-linux");
-	static const char *const name[] = { "_dl_debug_state" };
-	struct elfsym sym;
-	int has_symtab;
-	uint8_t insn = 0;
-	if (!ld || elf_lookup_funcs(ld->path, name, 1, &sym, &has_symtab) != 1 ||
-	    ptu_read(tr->pid, ld->bias + sym.value, &insn, 1) < 0)
-		return;
-	if (insn != 0xc3) { /* we emulate exactly a bare ret */
-		avt_warn("_dl_debug_state in '%s' is not a bare ret: probes in dlopen()ed libraries are not seen",
-			 ld->path);
-		return;
-	}
-	bpt_insert_raw(&tr->bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
 }
 
 /* The new image is at its first instruction: stop it at AT_ENTRY, where
@@ -508,13 +352,13 @@ static void plant_dl_debug(struct tracer *tr)
 int exec_begin(struct tracer *tr)
 {
 	uint64_t entry = auxv_entry(tr->pid);
-	agent_exec_reset(tr);
+	features_exec_reset(tr);
 	if (tr->memfd >= 0)
 		close(tr->memfd);
 	tr->memfd = ptu_open_mem(tr->pid);
-	bpt_release(&tr->bpts);
-	bpt_init(&tr->bpts, tr->pid, tr->memfd, 0);
-	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->bpts, entry, BK_ENTRY, 0) < 0) {
+	bpt_release(&tr->as.bpts);
+	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, 0);
+	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->as.bpts, entry, BK_ENTRY, 0) < 0) {
 		avt_error("cannot stop '%s' at its entry point", tr->exe);
 		return -1;
 	}
@@ -525,44 +369,24 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 			 struct user_regs_struct *r)
 {
 	uint64_t entry = b->addr;
-	if (bpt_remove(&tr->bpts, entry) < 0)
+	if (bpt_remove(&tr->as.bpts, entry) < 0)
 		return -1;
 	r->rip = entry;
-	if (inject_mmap(tr, entry, r) < 0) {
+	if (inject_mmap(tr, t, entry, r) < 0) {
 		avt_error("cannot map the scratch page into '%s'", tr->exe);
 		return -1;
 	}
-	bpt_release(&tr->bpts);
-	bpt_init(&tr->bpts, tr->pid, tr->memfd, tr->scratch);
-	tr->tramp = tr->scratch;
-	if (bpt_insert_raw(&tr->bpts, tr->tramp, BK_TRAMP, 0) < 0)
+	bpt_release(&tr->as.bpts);
+	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, tr->as.scratch);
+	tr->as.tramp = tr->as.scratch;
+	if (bpt_insert_raw(&tr->as.bpts, tr->as.tramp, BK_TRAMP, 0) < 0)
 		return -1;
-	modmap_release(&tr->mods);
-	if (modmap_load(&tr->mods, tr->pid) < 0)
+	modmap_release(&tr->as.mods);
+	if (modmap_load(&tr->as.mods, tr->pid) < 0)
 		return -1;
 	announce_modules(tr);
-	char why[512];
-	if (hooks_plant(tr, why, sizeof why) < 0) {
-		avt_error("%s", why);
+	if (features_plant(tr, t) < 0)
 		return -1;
-	}
-	free(tr->probes);
-	tr->probes = NULL;
-	tr->nprobes = 0;
-	probes_plant(tr);
-	unwinders_plant(tr);
-	plant_dl_debug(tr);
-	if (watch_setup(tr, why, sizeof why) < 0) {
-		avt_error("%s", why);
-		return -1;
-	}
-	if (watch_arm_thread(tr, t->tid) < 0) {
-		avt_error("cannot set the debug registers for --watch: %s", strerror(errno));
-		return -1;
-	}
-	/* the agent first: access stubs call into it (agent_access_entry) */
-	agent_publish(tr);
-	access_plant(tr, t->tid);
 	t->fs_base = r->fs_base;
 	return 0;
 }
@@ -575,27 +399,29 @@ static int run_to_entry(struct tracer *tr, struct tthread *t)
 	for (;;) {
 		int st;
 		struct user_regs_struct r;
-		if (ptu_resume(tr->pid, sig) < 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
+		struct ptu_status s;
+		if (ptu_resume(tr->pid, sig) != 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
 			return -1;
 		sig = 0;
-		if (WIFSIGNALED(st)) {
+		ptu_decode(st, &s);
+		if (s.stop == PTU_KILLED) {
 			avt_error("'%s' was killed by %s before reaching its entry point (as a shared library run as a program is)",
-				  tr->exe, strsignal(WTERMSIG(st)));
+				  tr->exe, strsignal(s.sig));
 			tr->alive = false;
 			return -1;
 		}
-		if (!WIFSTOPPED(st)) {
+		if (!s.stopped) {
 			avt_error("'%s' exited before reaching its entry point", tr->exe);
 			tr->alive = false;
 			return -1;
 		}
 		/* a signal on the way (the loader faulted): delivered, or the
 		 * faulting instruction runs again for ever */
-		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP && WSTOPSIG(st) != SIGSTOP)
-			sig = WSTOPSIG(st);
-		if (WSTOPSIG(st) != SIGTRAP || (st >> 16) || ptu_getregs(tr->pid, &r) < 0)
+		if (s.stop == PTU_SIGNAL && s.sig != SIGTRAP && s.sig != SIGSTOP)
+			sig = s.sig;
+		if (s.stop != PTU_SIGNAL || s.sig != SIGTRAP || ptu_getregs(tr->pid, &r) < 0)
 			continue;
-		struct bpt *b = bpt_at_trap(&tr->bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
 		if (!b || b->kind != BK_ENTRY)
 			continue;
 		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->pid, &r) < 0)
@@ -649,7 +475,8 @@ int tracer_launch(struct tracer *tr)
 	agent_launched(tr);
 	tr->alive = true;
 	int st;
-	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
+	struct ptu_status s;
+	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || (ptu_decode(st, &s), !s.stopped)) {
 		avt_error("cannot start '%s'", tr->exe);
 		close(pfd[0]);
 		tr->alive = false;
@@ -692,9 +519,12 @@ void tracer_kill(struct tracer *tr)
 	pid_t p;
 	timer_stop();
 	/* killed tracees still stop at PTRACE_EVENT_EXIT: let each go */
-	while ((p = ptu_wait(-1, &st, __WALL)) > 0)
-		if (WIFSTOPPED(st))
+	while ((p = ptu_wait(-1, &st, __WALL)) > 0) {
+		struct ptu_status s;
+		ptu_decode(st, &s);
+		if (s.stopped)
 			ptu_resume(p, 0);
+	}
 	agent_drain(tr, true); /* what the agent committed before the kill */
 	tr->alive = false;
 }

@@ -141,6 +141,38 @@ struct model {
 	size_t cap, n;
 };
 
+/* An address space (aspace.c): one per process, built at exec (tracer.c,
+ * exec_begin / exec_at_entry, the features' plant), copied at fork (a
+ * forked child inherits the parent's int3s and slots).  The session holds
+ * the one of its process (tracer.as). */
+struct aspace {
+	struct bpt_table bpts;  /* breakpoints and their out-of-line slots */
+	struct modmap mods;     /* modules mapped, with their trace ids */
+	uint16_t next_mod_id;
+	uint64_t scratch;       /* the scratch page (slots, trampoline) */
+	uint64_t tramp;         /* address of the return trampoline int3 */
+	uint64_t hook_addr[64]; /* hooked functions, by hook number */
+	uint64_t hook_size[64];
+	struct probe *probes;   /* planted avtrace.h probes */
+	size_t nprobes;
+	struct access *acc;     /* access breakpoints (access.c), NULL when off */
+	struct sym *sym;        /* live-process symbolizer, made on first use */
+	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
+};
+
+/* aspace.c */
+void aspace_init(struct aspace *as);
+/* dst (fresh) becomes a copy of src for a forked child pid whose memory
+ * is at memfd: its breakpoints, slots, modules, hooks and probes (the
+ * child's memory holds the parent's int3s and slots).  The access
+ * breakpoints' table and the caches are not copied: a child has none
+ * until it plants its own, and the caches are made on first use.
+ * Returns 0, or -1 (out of memory; dst released). */
+int aspace_copy(struct aspace *dst, const struct aspace *src, pid_t pid, int memfd);
+/* Everything but the access state (access.c releases it) and the caches
+ * (their owners free them). */
+void aspace_release(struct aspace *as);
+
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
@@ -159,13 +191,8 @@ struct tracer {
 	struct tthread *run_last; /* a script's thread that ended the last run, else NULL */
 	uint64_t step_busy;     /* the last step's (run_until_stop) */
 
-	struct bpt_table bpts;
-	struct modmap mods;
-	uint16_t next_mod_id;
-	uint64_t scratch;
-	uint64_t tramp;       /* address of the return trampoline int3 */
-	uint64_t hook_addr[64];
-	uint64_t hook_size[64];
+	struct aspace as;     /* the process's address space */
+
 	struct model model;
 
 	uint64_t seq;
@@ -181,11 +208,6 @@ struct tracer {
 	pid_t fatal_tid;
 	uint64_t fatal_pc;
 
-	struct sym *sym;        /* live-process symbolizer, made on first use */
-	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
-	struct probe *probes;   /* planted avtrace.h probes */
-	size_t nprobes;
-	struct access *acc;     /* access breakpoints (access.c), NULL when off */
 	bool access_on;
 	struct watch watch[4];  /* --watch variables (debug registers) */
 	size_t nwatch;
@@ -193,15 +215,100 @@ struct tracer {
 	size_t candcap;
 
 	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
+	/* The access feature's side of the agent (set by access.c once it is
+	 * on; the agent calls back through it, never up into access.c):
+	 * access_park_at and access_agent_event below. */
+	struct {
+		uint64_t (*park_at)(struct tracer *tr, const struct tthread *t, uint16_t *kind);
+		void (*event)(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
+	} agent_acc;
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
 	int norphans;
 };
 
+/* loop.c */
+/* What a stop's handler decides for its thread, as data; act() is the one
+ * place that carries it out. */
+enum next_kind {
+	NX_RESUME,    /* resume it (its registers set first, if given) */
+	NX_STOP,      /* it stays stopped, in state `state`: a scheduling point
+	                 when it is the thread being run */
+	NX_HOLD,      /* it stays stopped; no scheduling point */
+	NX_EXITED,    /* the whole target is gone */
+	NX_ERROR,
+};
+
+struct next {
+	enum next_kind kind;
+	enum tthread_state state;     /* NX_STOP: its new state (TS_NEW: as is) */
+	bool set_regs;                /* write regs first */
+	bool only_if_changed;         /* ... unless they equal was */
+	struct user_regs_struct regs, was;
+};
+
+static inline struct next nx(enum next_kind kind)
+{
+	struct next n;
+	n.kind = kind;
+	n.state = TS_NEW;
+	n.set_regs = n.only_if_changed = false;
+	return n;
+}
+
+static inline struct next nx_stop(enum tthread_state state)
+{
+	struct next n = nx(NX_STOP);
+	n.state = state;
+	return n;
+}
+
+struct ptu_status;
+/* The decision for a stop s of a known thread t while run runs (the
+ * handlers of loop.c; only act() carries it out), and for a task gone. */
+struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			struct tthread *run);
+struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);
+
+/* Where addr lies: module id and offset (tracer_site; inline for tr_emit,
+ * which places every event). */
+static inline void site_in(const struct modmap *mods, uint64_t addr, uint16_t *mod,
+			   uint64_t *off)
+{
+	struct elfmod *m = modmap_find(mods, addr);
+	if (m && m->id >= 0) {
+		*mod = (uint16_t)m->id;
+		*off = addr - m->bias;
+	} else {
+		*mod = AVT_MOD_NONE;
+		*off = addr;
+	}
+}
+
+/* features.c: each feature of the tracer behind one interface. */
+struct tracer_feature {
+	const char *name;
+	/* A new image at its entry point, t stopped there: plant (-1 and why
+	 * when the session cannot go on). */
+	int (*plant)(struct tracer *tr, struct tthread *t, char *why, size_t whylen);
+	/* A module mapped later (dlopen); cur: the current thread, or NULL. */
+	void (*plant_module)(struct tracer *tr, struct tthread *cur, const struct elfmod *m);
+	/* A new image is starting: the old one's state means nothing. */
+	void (*exec_reset)(struct tracer *tr);
+	/* The session ends. */
+	void (*release)(struct tracer *tr);
+};
+int features_plant(struct tracer *tr, struct tthread *t);
+void features_plant_module(struct tracer *tr, const struct elfmod *m);
+void features_exec_reset(struct tracer *tr);
+void features_release(struct tracer *tr);
+
 /* tracer.c */
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);
 struct tthread *tr_by_tid(struct tracer *tr, pid_t tid);
+/* A signal the remote-syscall injector kept: t's next resume delivers it. */
+void tr_keep_signal(struct tthread *t, int sig);
 void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
 	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size);
 
@@ -253,7 +360,9 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc);
 /* watch.c */
 int watch_setup(struct tracer *tr, char *why, size_t whylen);
 int watch_arm_thread(struct tracer *tr, pid_t tid);
-bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r);
+struct ptu_status;
+bool watch_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+		const struct user_regs_struct *r);
 
 /* unwinders.c: hook the target's unwinders (transparent stops) */
 void unwinders_plant(struct tracer *tr);
@@ -344,5 +453,28 @@ int model_can_commit(struct tracer *tr, const struct tthread *t);
 /* Can a kernel-waiting thread be resumed with a chance of progress? 1 yes,
  * 0 no, 2 only as a last resort. */
 int model_can_wake(struct tracer *tr, const struct tthread *t);
+/* "Can this thread run?": 1 yes (ready, a request the model commits, a
+ * waiter it wakes), 0 no (and running, new, dead), 2 as a last resort. */
+int model_can_run(struct tracer *tr, const struct tthread *t);
+/* Changes, at commit.  lid acquires obj (reader: a read lock); returns
+ * whether it was a recursive acquisition; *first: the lock's first. */
+bool model_acquire(struct model *m, uint64_t obj, uint32_t lid, bool reader, bool *first);
+/* lid releases obj: 0 released, 1 still held (recursive), -1 not held by
+ * lid nor read-held (not an event). */
+int model_release_lock(struct model *m, uint64_t obj, uint32_t lid);
+/* A condition wait gives obj up (if lid owns it) in one go. */
+void model_drop_owner(struct model *m, uint64_t obj, uint32_t lid);
+/* obj is a condition variable: true the first time. */
+bool model_note_cond(struct model *m, uint64_t obj);
+/* Queries. */
+bool model_owns(struct model *m, uint64_t obj, uint32_t lid);
+uint32_t model_holder(struct model *m, uint64_t obj); /* NO_THREAD: free or unknown */
+/* o is about to lock what is free or self's alone: *lock, and how deep
+ * self holds it (*held). */
+bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t self,
+			uint64_t *lock, uint32_t *held);
+/* Every lock held now, for a script's hand-overs; not known when there
+ * are too many, or an owner is gone (a robust mutex's may be taken). */
+void model_view_locks(struct tracer *tr, struct tracer_view *v);
 
 #endif

@@ -158,7 +158,7 @@ static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
 				  const struct user_regs_struct *r)
 {
 	uint8_t code[15];
-	if (r->rip < sizeof code || bpt_read_orig(&tr->bpts, r->rip - sizeof code, code, sizeof code) < 0)
+	if (r->rip < sizeof code || bpt_read_orig(&tr->as.bpts, r->rip - sizeof code, code, sizeof code) < 0)
 		return AVT_EV_NONE;
 	struct dec *d = dec_new();
 	if (!d)
@@ -183,20 +183,20 @@ static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
 	return kind;
 }
 
-bool watch_trap(struct tracer *tr, struct tthread *t, const struct user_regs_struct *r)
+bool watch_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+		const struct user_regs_struct *r)
 {
 	if (!tr->nwatch)
 		return false;
 	errno = 0;
 	long dr6 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)DR_OFF(6), 0L);
 	if (errno || !(dr6 & 0xf)) {
-		siginfo_t si;
-		memset(&si, 0, sizeof si);
 		/* a debug exception (not int3's SI_KERNEL, nor a raise()) while
 		 * watchpoints are armed; the kernel calls one whose DR6 it lost
 		 * TRAP_BRKPT, not TRAP_HWBKPT */
-		if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) < 0 ||
-		    (si.si_code != TRAP_HWBKPT && si.si_code != TRAP_BRKPT && si.si_code != TRAP_TRACE))
+		const siginfo_t *si = ptu_siginfo(s);
+		if (!si || (si->si_code != TRAP_HWBKPT && si->si_code != TRAP_BRKPT &&
+			    si->si_code != TRAP_TRACE))
 			return false;
 		avt_debug("T%u: hardware breakpoint trap with empty DR6", t->lid);
 		dr6 = guess_dr6(tr, t);
