@@ -291,11 +291,15 @@ int cmd_replay(int argc, char **argv)
 		snprintf(tpath, sizeof tpath, "%s/custom.avt", dir);
 		snprintf(jpath, sizeof jpath, "%s/custom.json", dir);
 	}
-	if (replay_write(rp, &res, tpath, jpath, NULL) < 0)
-		avt_warn("cannot write the replay's files in '%s'", dir);
+	/* The outcome is still printed, but a result that could not be kept
+	 * (a full disk) is an error: a caller reading replays/ must not take
+	 * the missing files for a pass. */
+	bool saved = replay_write(rp, &res, tpath, jpath, NULL) == 0;
+	if (!saved)
+		avt_error("the replay's results are not saved in '%s'", dir);
 	struct names n;
 	names_open(&n, replay_trace(rp));
-	if (facts_add(jpath, &n, rp, &res) < 0)
+	if (saved && facts_add(jpath, &n, rp, &res) < 0)
 		avt_warn("cannot add the report's facts to '%s'", jpath);
 	if (json) {
 		FILE *f = fopen(jpath, "r");
@@ -317,7 +321,7 @@ int cmd_replay(int argc, char **argv)
 		printf("the program is stopped and detached: gdb -p %d  ('continue' in gdb re-runs the faulting instruction)\n",
 		       (int)res.gdb_pid);
 	names_close(&n);
-	int status = res.outcome == RO_ERROR ? EXIT_USAGE : outcome_status(res.outcome);
+	int status = res.outcome == RO_ERROR || !saved ? EXIT_USAGE : outcome_status(res.outcome);
 	replay_result_release(&res);
 	replay_free(rp);
 	return status;

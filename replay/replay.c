@@ -585,7 +585,11 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 			trace_write_alloc(w, &rp->allocs[a]);
 		if (res->nbt && res->nev)
 			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
-		rc |= trace_writer_close(w);
+		if (trace_writer_close(w) < 0) {
+			/* reported by the writer; a partial trace is worse than none */
+			unlink(trace_path);
+			rc = -1;
+		}
 	}
 	if (json_path) {
 		json_t *o = json_object();
@@ -615,8 +619,12 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		json_object_set_new(o, "backtrace", bt);
 		char tmp[4300];
 		snprintf(tmp, sizeof tmp, "%s.tmp", json_path);
-		if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0)
+		errno = 0;
+		if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0) {
+			avt_error("cannot write '%s': %s", json_path, strerror(errno ? errno : EIO));
+			unlink(tmp);
 			rc = -1;
+		}
 		json_decref(o);
 	}
 	(void)unused;

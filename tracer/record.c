@@ -520,10 +520,8 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	res->access = *tracer_access_stats(rec->tr);
 	int rc = trace_writer_close(rec->w);
 	rec->w = NULL;
-	if (rc < 0) {
-		avt_error("cannot write '%s/trace.avt': %s", rec->dir, strerror(errno));
+	if (rc < 0) /* the writer said why */
 		return -1;
-	}
 	if (write_observed_schedule(rec) < 0 || write_meta(rec, res) < 0)
 		return -1;
 	return 0;
