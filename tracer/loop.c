@@ -151,6 +151,9 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
+	else if (fidelity_before_signal(t))
+		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
+			  sigabbrev_np(sig) ?: "?");
 	t->priv->pending_sig = sig;
 	if (tr->fatal_sig && tr->sink_stop)
 		return nx_stop(TS_READY);
@@ -353,6 +356,7 @@ static struct next trap_hook(struct tracer *tr, struct tthread *t, const struct 
 static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s)
 {
 	struct user_regs_struct r;
+	fidelity_left(t);
 	if (ptu_getregs(t->tid, &r) < 0)
 		return nx(NX_HOLD);
 	struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
@@ -470,6 +474,7 @@ static struct next on_interrupt(struct tracer *tr, struct tthread *t)
 
 static struct next on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
 {
+	fidelity_stopped(t); /* inside a timed call? (a signal may come while it is held) */
 	if (t->state == TS_NEW) {
 		t->state = TS_READY;
 		return nx(NX_HOLD);
