@@ -227,8 +227,15 @@ static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_stat
 	if (watch_arm_thread(tr, tid) < 0)
 		avt_warn("T%u: cannot set its watchpoints", c->lid);
 	struct user_regs_struct r;
-	if (ptu_getregs(tid, &r) == 0)
+	if (ptu_getregs(tid, &r) == 0) {
+		/* glibc hands a joined thread's thread block (its pthread_t) to
+		 * the next thread it creates: a join of that pthread_t is of the
+		 * new thread, never of the dead one that had it before */
+		for (size_t i = 0; i < tr->nthr; i++)
+			if (tr->thr[i] && tr->thr[i] != c && tr->thr[i]->fs_base == r.fs_base)
+				tr->thr[i]->fs_base = 0;
 		c->fs_base = r.fs_base;
+	}
 	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
 	return true;
 }
