@@ -151,6 +151,9 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
+	else if (fidelity_before_signal(t))
+		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
+			  sigabbrev_np(sig) ?: "?");
 	t->priv->pending_sig = sig;
 	if (tr->fatal_sig && tr->sink_stop)
 		return nx_stop(TS_READY);
@@ -224,8 +227,15 @@ static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_stat
 	if (watch_arm_thread(tr, tid) < 0)
 		avt_warn("T%u: cannot set its watchpoints", c->lid);
 	struct user_regs_struct r;
-	if (ptu_getregs(tid, &r) == 0)
+	if (ptu_getregs(tid, &r) == 0) {
+		/* glibc hands a joined thread's thread block (its pthread_t) to
+		 * the next thread it creates: a join of that pthread_t is of the
+		 * new thread, never of the dead one that had it before */
+		for (size_t i = 0; i < tr->nthr; i++)
+			if (tr->thr[i] && tr->thr[i] != c && tr->thr[i]->fs_base == r.fs_base)
+				tr->thr[i]->fs_base = 0;
 		c->fs_base = r.fs_base;
+	}
 	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
 	return true;
 }
@@ -353,6 +363,7 @@ static struct next trap_hook(struct tracer *tr, struct tthread *t, const struct 
 static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s)
 {
 	struct user_regs_struct r;
+	fidelity_left(t);
 	if (ptu_getregs(t->tid, &r) < 0)
 		return nx(NX_HOLD);
 	struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
@@ -470,6 +481,7 @@ static struct next on_interrupt(struct tracer *tr, struct tthread *t)
 
 static struct next on_event_stop(struct tracer *tr, struct tthread *t, struct tthread *run)
 {
+	fidelity_stopped(t); /* inside a timed call? (a signal may come while it is held) */
 	if (t->state == TS_NEW) {
 		t->state = TS_READY;
 		return nx(NX_HOLD);

@@ -122,6 +122,8 @@ struct tracer_priv_thread {
 	uint32_t slice_nev;    /* its events then */
 	bool slice_valid;
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
+	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
+	long held_nr;          /* that call's syscall number */
 };
 
 /* Lock model entry. */
@@ -476,5 +478,12 @@ bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t sel
 /* Every lock held now, for a script's hand-overs; not known when there
  * are too many, or an owner is gone (a robust mutex's may be taken). */
 void model_view_locks(struct tracer *tr, struct tracer_view *v);
+
+/* fidelity.c: blocking calls return as without avtrace */
+void fidelity_stopped(struct tthread *t);     /* an interrupt (or group) stop: inside a timed call? */
+void fidelity_left(struct tthread *t);        /* it stopped outside any wait */
+/* A caught signal is about to be delivered to t: a timed call it was held
+ * in past its timeout returns its timeout first.  True if it was made to. */
+bool fidelity_before_signal(struct tthread *t);
 
 #endif

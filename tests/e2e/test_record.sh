@@ -514,3 +514,24 @@ t_sigkill_avtrace() {
 	[ "$n" -gt 1000 ] || fail "only $n acquires readable"
 	expect_no_file out/meta.json
 }
+
+# glibc reuses a joined thread's pthread_t for the next thread: each join
+# is of the thread just created, after its exit (was: "join T1" each time,
+# committed before the new thread exited).
+t_join_of_reused_pthread_t() {
+	need_jq
+	record out join_reuse
+	expect_recorded out 0
+	local created joined
+	created=$(select_events out '.kind == "create"' | jq -r .child | tr '\n' ' ') || exit
+	joined=$(select_events out '.kind == "join"' | jq -r .child | tr '\n' ' ') || exit
+	expect_eq "$created" "T1 T2 T3 T4 " "threads created"
+	expect_eq "$joined" "$created" "threads joined, in order"
+	# each join after its thread's exit
+	local seq_exit seq_join t
+	for t in T1 T2 T3 T4; do
+		seq_exit=$(select_events out ".kind == \"exit\" and .thread == \"$t\"" | jq -r .seq) || exit
+		seq_join=$(select_events out ".kind == \"join\" and .child == \"$t\"" | jq -r .seq) || exit
+		[ "$seq_exit" -lt "$seq_join" ] || fail "join of $t (event $seq_join) before its exit (event $seq_exit)"
+	done
+}
