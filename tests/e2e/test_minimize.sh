@@ -274,6 +274,7 @@ t_minimize_acc_setters() { REPEATS=5 minimize_target 0 acc_setters; }
 # cxx_account.cc, found by exploration from a prediction's start; its
 # minimal schedule has the two switches of the lost deposit, and no
 # schedule with one switch fails so.
+# limit: 330
 t_minimize_cxx() {
 	need_jq
 	avt_timed 300 test -q -f -o out -- "$(target cxx_account)" 1000 >out.test 2>&1
