@@ -14,6 +14,7 @@
 
 #include "explore/policy_int.h"
 #include "trace/event.h"
+#include "unit_util.h"
 
 START_TEST(test_prefix_pick_and_find)
 {
@@ -150,11 +151,5 @@ static Suite *explore_parts_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(explore_parts_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(explore_parts_suite());
 }

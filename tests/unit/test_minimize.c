@@ -17,6 +17,7 @@
 
 #include "minimize/minimize.h"
 #include "trace/schedule.h"
+#include "unit_util.h"
 
 #define MAXT 4
 #define MAXE 12
@@ -451,9 +452,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(suite());
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tracer/tracer_int.h"
+#include "unit_util.h"
 
 static struct tracer tr;
 static struct tthread th[3];
@@ -187,9 +188,5 @@ int main(void)
 	tcase_add_test(tc, cond_wait_wakes);
 	tcase_add_test(tc, offered_and_view);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

@@ -14,8 +14,8 @@
 #include "predict/sclock.h"
 #include "predict/tracebuf.h"
 
-static struct pr_tracebuf *tb;
-
+/* every event gets its own site, by kind (ev below) */
+#define PREDICT_TEST_OWN_SITES
 #include "predict_test.h"
 
 enum { L0 = 0x1000, L1 = 0x1040, VAR = 0x2000, BATCH = 7, BATCHES = 12 };
@@ -142,32 +142,32 @@ static uint32_t *dense(const struct trace *t, bool locks)
 START_TEST(chains_match_dense_clocks)
 {
 	struct trace *t = many_threads();
-	struct pr_model *m = pr_model_new(t);
-	ck_assert_ptr_nonnull(m);
-	uint32_t n = m->nthreads;
+	struct pr_model *md = pr_model_new(t);
+	ck_assert_ptr_nonnull(md);
+	uint32_t n = md->nthreads;
 	ck_assert_uint_eq(n, 1 + BATCHES * (BATCH + 1));
 	/* chains: main, a batch and a grandchild, plus those never freed
 	 * (not joined, joined without exit, no start) -- not one per thread */
-	ck_assert_uint_le(m->nslots, 2 + BATCH + 3 * BATCHES);
-	ck_assert_uint_lt(m->nslots, n / 2);
+	ck_assert_uint_le(md->nslots, 2 + BATCH + 3 * BATCHES);
+	ck_assert_uint_lt(md->nslots, n / 2);
 	uint32_t *ref = dense(t, true);
-	for (uint32_t e = 0; e < m->nev; e++)
+	for (uint32_t e = 0; e < md->nev; e++)
 		for (uint32_t u = 0; u < n; u++)
-			if (pr_vc_at(m, e, u) != ref[(size_t)e * n + u])
-				ck_abort_msg("VC(%u)[T%u] = %u, dense %u", e, u, pr_vc_at(m, e, u),
+			if (pr_vc_at(md, e, u) != ref[(size_t)e * n + u])
+				ck_abort_msg("VC(%u)[T%u] = %u, dense %u", e, u, pr_vc_at(md, e, u),
 					     ref[(size_t)e * n + u]);
 	free(ref);
 	struct pr_sclock sc;
-	ck_assert_int_eq(pr_sclock_build(&sc, m), 0);
+	ck_assert_int_eq(pr_sclock_build(&sc, md), 0);
 	ref = dense(t, false);
-	for (uint32_t e = 0; e < m->nev; e++)
+	for (uint32_t e = 0; e < md->nev; e++)
 		for (uint32_t u = 0; u < n; u++)
 			if (pr_sclock_at(&sc, e, u) != ref[(size_t)e * n + u])
 				ck_abort_msg("sclock(%u)[T%u] = %u, dense %u", e, u,
 					     pr_sclock_at(&sc, e, u), ref[(size_t)e * n + u]);
 	free(ref);
 	pr_sclock_release(&sc);
-	pr_model_free(m);
+	pr_model_free(md);
 	trace_free(t);
 }
 END_TEST
@@ -206,5 +206,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	return predict_test_run(suite());
+	return unit_run(suite());
 }

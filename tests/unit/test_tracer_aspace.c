@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tracer/tracer_int.h"
+#include "unit_util.h"
 
 static uint8_t code[4096] __attribute__((aligned(64)));
 static uint8_t scratch[BPT_SCRATCH_SIZE] __attribute__((aligned(64)));
@@ -85,9 +86,5 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, copy_at_fork);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

@@ -11,6 +11,7 @@
 
 #include "tracer/ptrace_util.h"
 #include "tracer/tracer_int.h"
+#include "unit_util.h"
 
 #define NO_TASK 4194304 /* above any pid_max */
 
@@ -162,9 +163,5 @@ int main(void)
 	tcase_add_test(tc, harmless_signal_is_delivered);
 	tcase_add_test(tc, gone);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

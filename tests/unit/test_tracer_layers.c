@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "unit_util.h"
 
 static int run(const char *dir, char *out, size_t len)
 {
@@ -46,9 +47,5 @@ int main(void)
 	tcase_add_test(tc, tracer_has_no_circle);
 	tcase_add_test(tc, checker_finds_a_circle);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

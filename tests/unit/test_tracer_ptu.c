@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "tracer/ptrace_util.h"
+#include "unit_util.h"
 
 /* the kernel's encodings (wait(2), ptrace(2)) */
 #define EXITED(code) (((code) & 0xff) << 8)
@@ -90,9 +91,5 @@ int main(void)
 	tcase_add_test(tc, decode_events);
 	tcase_add_test(tc, resume_gone_thread);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(s);
 }

@@ -10,6 +10,7 @@
 #include "trace/event.h"
 #include "trace/schedule.h"
 #include "verify/verify.h"
+#include "unit_util.h"
 
 /* One event: thread, kind, function, object, line (tindex in order). */
 struct ev {
@@ -377,9 +378,5 @@ static Suite *verify_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(verify_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(verify_suite());
 }
