@@ -96,3 +96,24 @@ t_repeat_sched_shapes() {
 		each sched_clean "$p"
 	done
 }
+
+# Issue 31: every bug target's minimal schedule (avtrace test minimises
+# each reproduced bug) replays its failure REPEAT times of REPEAT, and the
+# report's first screen shows its switches and the failure
+# (check_minimal, tests/e2e/test_minimize.sh).  Exhaustively minimal on
+# the small ones (mem_order, checkthenact, lockorder, bank, cxx_account:
+# test_minimize.sh).
+# limit: 1800
+t_repeat_minimal_schedules() {
+	# shellcheck source=../e2e/test_minimize.sh
+	source "$E2E_DIR/test_minimize.sh"
+	local p
+	for p in acc_wronglock acc_wronglock_O2 acc_setters acc_setters_O2 acc_stackobj \
+		acc_stackobj_O2 acc_deque acc_deque_O2 acc_treiber acc_treiber_O2 mem_log \
+		mem_dcl mem_atomicset; do
+		REPEATS=$REPEAT minimize_target 0 "$p"
+	done
+	for p in checkthenact lockorder invariant vec_copy; do
+		REPEATS=$REPEAT minimize_target 0 "$p" 1000
+	done
+}
