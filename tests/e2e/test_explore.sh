@@ -127,11 +127,17 @@ correct_program_no_report() {
 	expect_eq "$(find "out_$t/reports" -name '*.txt' | wc -l)" 0 "reports of $t"
 }
 
+# limit: 180
 t_explore_correct_explore_ok() { correct_program_no_report explore_ok; }
+# limit: 180
 t_explore_correct_mutex_counter() { correct_program_no_report mutex_counter; }
+# limit: 180
 t_explore_correct_condvar() { correct_program_no_report condvar; }
+# limit: 180
 t_explore_correct_rwlock() { correct_program_no_report rwlock; }
+# limit: 180
 t_explore_correct_barrier() { correct_program_no_report barrier; }
+# limit: 180
 t_explore_correct_sem() { correct_program_no_report sem; }
 
 # A thread spinning on a flag that a lower-priority thread sets is dropped

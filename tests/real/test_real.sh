@@ -37,10 +37,15 @@ compressor() {
 	[ -z "$(ls t/reports 2>/dev/null)" ] || fail "avtrace test reported on $name: $(ls t/reports)"
 }
 
+# limit: 630
 t_real_xz() { compressor xz -T2 --block-size=1MiB; }
+# limit: 630
 t_real_lbzip2() { compressor lbzip2 -n 2; }
+# limit: 630
 t_real_pbzip2() { compressor pbzip2 -p2; }
+# limit: 630
 t_real_pigz() { compressor pigz -p 4; }
+# limit: 630
 t_real_zstd() { compressor zstd -T2 -q; }
 
 # memcached -t 4 answering a 2,000-request loopback client (1,000 set/get
