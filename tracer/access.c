@@ -1037,6 +1037,14 @@ void access_commit(struct tracer *tr, struct tthread *t)
 	if (!ac || idx < 0 || (size_t)idx >= ac->nsite)
 		return;
 	struct asite *s = &ac->site[idx];
+	if (s->off) {
+		/* disarmed while t stood at it (another thread's hit reached the
+		 * budget): no event, in the recording as in its replays, where t
+		 * may as well have been elsewhere then and pass the site with no
+		 * stop; the site's events are exactly its hits up to the disarm */
+		s->hits++;
+		return;
+	}
 	const struct user_regs_struct *r = &t->priv->regs;
 	uint64_t ea[2] = { t->req.obj, t->req.obj2 };
 	bool priv = true;
