@@ -59,22 +59,6 @@ t_explore_report_carries_replay_command() {
 	every_report_replays out
 }
 
-# sarif_validate FILE...: as in test_sarif.sh (the validator exits 0 even
-# on errors, so its own SARIF output is read).
-sarif_validate() {
-	local n
-	command -v sarif-multitool >/dev/null 2>&1 ||
-		skip "sarif-multitool is not installed (npm install -g @microsoft/sarif-multitool, or scripts/setup --test)"
-	echo "+ sarif-multitool validate -o validation.sarif $*" >&3
-	rm -f validation.sarif
-	timeout 180 sarif-multitool validate -o validation.sarif "$@" >validation.out 2>&1 ||
-		fail "sarif-multitool failed: $(tail -n 3 validation.out)"
-	sed 's/^/  | /' validation.out >&3
-	[ -s validation.sarif ] || fail "sarif-multitool wrote no output: $(tail -n 3 validation.out)"
-	n=$(jq '[.runs[].results[]?] | length' validation.sarif) || fail "cannot read the validator's output"
-	[ "$n" -eq 0 ] || fail "the validator found $n problems: $(grep -E ': (error|warning) ' validation.out | head -n 3)"
-}
-
 # An out-of-tree build (`cd build && cc ../src/bank.c`): the debug
 # information names build/../src/bank.c.  Tested from the top directory
 # (the file is under SRCROOT: src/bank.c) and from a directory beside it

@@ -5,26 +5,6 @@
 # npm package @microsoft/sarif-multitool, installed by `scripts/setup
 # --test`): zero errors and zero warnings.  Run with tests/e2e/run.sh sarif.
 
-# sarif_validate FILE...: the reference validator reports nothing (its
-# exit status is 0 even on errors, so its own SARIF output is read).
-sarif_validate() {
-	local f n
-	command -v sarif-multitool >/dev/null 2>&1 ||
-		skip "sarif-multitool is not installed (npm install -g @microsoft/sarif-multitool, or scripts/setup --test)"
-	need_jq
-	for f in "$@"; do
-		jq -e '.version == "2.1.0"' "$f" >/dev/null || fail "'$f' is not a SARIF 2.1.0 log"
-	done
-	rm -f validation.sarif
-	echo "+ sarif-multitool validate -o validation.sarif $*" >&3
-	timeout 180 sarif-multitool validate -o validation.sarif "$@" >validation.out 2>&1 ||
-		fail "sarif-multitool failed: $(tail -n 3 validation.out)"
-	sed 's/^/  | /' validation.out >&3
-	[ -s validation.sarif ] || fail "sarif-multitool wrote no output: $(tail -n 3 validation.out)"
-	n=$(jq '[.runs[].results[]?] | length' validation.sarif) || fail "cannot read the validator's output"
-	[ "$n" -eq 0 ] || fail "the validator found $n problems: $(grep -E ': (error|warning) ' validation.out | head -n 3)"
-}
-
 # in_repo ARGS...: avtrace ARGS run from the repository root (the recorded
 # cwd, so the source root of the SARIF is the repository).
 in_repo() {
