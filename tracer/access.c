@@ -589,10 +589,10 @@ static void scan_module(struct access *ac, const struct elfmod *m, struct scan *
 static uint64_t inject_mmap(struct tracer *tr, pid_t tid, uint64_t hint, uint64_t size)
 {
 	struct user_regs_struct saved;
-	if (!tr->as.scratch || ptu_getregs(tid, &saved) < 0)
+	if (!tr->proc->as.scratch || ptu_getregs(tid, &saved) < 0)
 		return 0;
 	int kept;
-	uint64_t got = remote_mmap(tid, tr->memfd, tr->as.scratch + 8, &saved, hint, size,
+	uint64_t got = remote_mmap(tid, tr->proc->memfd, tr->proc->as.scratch + 8, &saved, hint, size,
 				   MAP_FIXED_NOREPLACE, &kept);
 	struct tthread *t = tr_by_tid(tr, tid);
 	if (t)
@@ -621,28 +621,28 @@ static uint64_t scratch_near(struct tracer *tr, pid_t tid, const struct elfmod *
 
 static struct access *access_state(struct tracer *tr)
 {
-	if (!tr->as.acc) {
-		tr->as.acc = calloc(1, sizeof *tr->as.acc);
-		if (!tr->as.acc)
+	if (!tr->proc->as.acc) {
+		tr->proc->as.acc = calloc(1, sizeof *tr->proc->as.acc);
+		if (!tr->proc->as.acc)
 			return NULL;
-		tr->as.acc->dec = dec_new();
-		if (!tr->as.acc->dec) {
-			free(tr->as.acc);
-			tr->as.acc = NULL;
+		tr->proc->as.acc->dec = dec_new();
+		if (!tr->proc->as.acc->dec) {
+			free(tr->proc->as.acc);
+			tr->proc->as.acc = NULL;
 			return NULL;
 		}
-		tr->as.acc->replay = tr->opts.disarms != NULL;
+		tr->proc->as.acc->replay = tr->opts.disarms != NULL;
 		/* the agent hands its access records and hand-overs back
 		 * through these: it calls no feature above it */
 		tr->agent_acc.park_at = access_park_at;
 		tr->agent_acc.event = access_agent_event;
 	}
-	return tr->as.acc;
+	return tr->proc->as.acc;
 }
 
 void access_release(struct tracer *tr)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	if (!ac)
 		return;
 	dec_free(ac->dec);
@@ -656,7 +656,7 @@ void access_release(struct tracer *tr)
 	free(ac->by_agent);
 	free(ac->own);
 	free(ac);
-	tr->as.acc = NULL;
+	tr->proc->as.acc = NULL;
 }
 
 /* The threads the recording saw access at addr (a replay; ~0 when
@@ -698,8 +698,8 @@ static void note(struct tracer *tr, const char *text)
 /* A module with avtrace.h probes says itself what it accesses. */
 static bool annotated(const struct tracer *tr, const struct elfmod *m)
 {
-	for (size_t i = 0; i < tr->as.nprobes; i++)
-		if (tr->as.probes[i].pc >= m->lo && tr->as.probes[i].pc < m->hi)
+	for (size_t i = 0; i < tr->proc->as.nprobes; i++)
+		if (tr->proc->as.probes[i].pc >= m->lo && tr->proc->as.probes[i].pc < m->hi)
 			return true;
 	return false;
 }
@@ -740,7 +740,7 @@ static uint16_t mem_flags(const struct dec_mem *m)
  * no hit was shared. */
 static uint64_t disarm_limit(const struct tracer *tr, const struct asite *s)
 {
-	if (tr->as.acc->replay)
+	if (tr->proc->as.acc->replay)
 		return s->disarm_at;
 	return s->shared ? 0 : tr->opts.access_budget ? tr->opts.access_budget : 256;
 }
@@ -767,7 +767,7 @@ static int32_t site_left(const struct tracer *tr, const struct asite *s)
 static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *in, uint8_t *code,
 		     uint64_t at, uint64_t entry, uint64_t slot, uint64_t rec_lids)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	if (!stub_supported(in))
 		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
@@ -869,18 +869,18 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		const struct cand *c = &sc.c[i];
 		uint64_t slot = slots + i * BPT_SLOT_SIZE;
 		int rc = -1;
-		if (c->cover && (rc = bpt_insert_cover_at(&tr->as.bpts, c->addr, c->cover, BK_ACCESS,
+		if (c->cover && (rc = bpt_insert_cover_at(&tr->proc->as.bpts, c->addr, c->cover, BK_ACCESS,
 							  (int)ac->nsite, slot, why, sizeof why)) == 0)
 			ac->st.covers++;
 		if (rc < 0 &&
-		    bpt_insert_jump_at(&tr->as.bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
+		    bpt_insert_jump_at(&tr->proc->as.bpts, c->addr, BK_ACCESS, (int)ac->nsite, slot, why, sizeof why) < 0) {
 			if (!skipped++)
 				snprintf(first, sizeof first, "%s at %s+0x%llx", why,
 					 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path,
 					 (unsigned long long)(c->addr - m->bias));
 			continue;
 		}
-		const struct bpt *b = bpt_find(&tr->as.bpts, c->addr);
+		const struct bpt *b = bpt_find(&tr->proc->as.bpts, c->addr);
 		if (sl && b && b->jump) {
 			sl->copy[i] = 1;
 			sl->len[i] = b->len;
@@ -900,12 +900,12 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	}
 	if (stub_code) {
 		/* the stubs first, then the sites' jumps to them */
-		bool written = ptu_write(tr->memfd, stubs, stub_code, sc.n * STUB_SIZE) == 0;
+		bool written = ptu_write(tr->proc->memfd, stubs, stub_code, sc.n * STUB_SIZE) == 0;
 		for (size_t i = 0; i < sc.n; i++) {
 			if (!stubbed[i])
 				continue;
 			struct asite *s = &ac->site[stubbed[i] - 1];
-			if (!written || bpt_jump_to(&tr->as.bpts, s->addr, stubs + i * STUB_SIZE) < 0) {
+			if (!written || bpt_jump_to(&tr->proc->as.bpts, s->addr, stubs + i * STUB_SIZE) < 0) {
 				agent_access_left(tr, s->agent, 0);
 				s->agent = -1;
 			} else {
@@ -930,21 +930,21 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 void access_plant(struct tracer *tr, pid_t tid)
 {
 	access_release(tr);
-	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->as.nprobes;
+	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->proc->as.nprobes;
 	if (!tr->access_on)
 		return;
-	if (!modmap_find_name(&tr->as.mods, "ld-linux")) {
+	if (!modmap_find_name(&tr->proc->as.mods, "ld-linux")) {
 		/* its libc is inside it, and runs before anything is set up */
 		note(tr, "access breakpoints: a statically linked program is not instrumented (its libc is part of it); use annotations or --watch");
 		tr->access_on = false;
 		return;
 	}
-	for (size_t i = 0; i < tr->as.mods.n; i++)
-		access_plant_module(tr, tid, &tr->as.mods.m[i]);
-	if (tr->as.acc && tr->as.acc->st.undecodable) {
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		access_plant_module(tr, tid, &tr->proc->as.mods.m[i]);
+	if (tr->proc->as.acc && tr->proc->as.acc->st.undecodable) {
 		char text[200];
 		snprintf(text, sizeof text, "access breakpoints: %u bytes of code could not be decoded and were skipped",
-			 tr->as.acc->st.undecodable);
+			 tr->proc->as.acc->st.undecodable);
 		note(tr, text);
 	}
 }
@@ -954,7 +954,7 @@ void access_plant(struct tracer *tr, pid_t tid)
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = HK_ACCESS;
@@ -977,7 +977,7 @@ static bool cas_succeeds(struct tracer *tr, const struct dec_mem *m, uint64_t ea
 {
 	uint64_t v[2] = { 0, 0 };
 	unsigned n = m->size > 16 ? 16 : m->size;
-	if (ptu_read(tr->pid, ea, v, n) < 0)
+	if (ptu_read(tr->proc->pid, ea, v, n) < 0)
 		return true;
 	if (n == 16) /* cmpxchg16b: rdx:rax */
 		return v[0] == r->rax && v[1] == r->rdx;
@@ -987,9 +987,9 @@ static bool cas_succeeds(struct tracer *tr, const struct dec_mem *m, uint64_t ea
 
 static void disarm(struct tracer *tr, struct asite *s)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	s->off = true;
-	bpt_remove(&tr->as.bpts, s->addr);
+	bpt_remove(&tr->proc->as.bpts, s->addr);
 	ac->st.disarmed++;
 	if (ac->replay)
 		return;
@@ -1021,7 +1021,7 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
 	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
 		flags |= AVT_F_OWN_STACK;
@@ -1032,7 +1032,7 @@ static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite
 
 void access_commit(struct tracer *tr, struct tthread *t)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	int idx = t->priv->access_site;
 	if (!ac || idx < 0 || (size_t)idx >= ac->nsite)
 		return;
@@ -1065,7 +1065,7 @@ void access_commit(struct tracer *tr, struct tthread *t)
 
 uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	int idx = t->priv->access_site;
 	if (!ac || t->req.hook != HK_ACCESS || idx < 0 || (size_t)idx >= ac->nsite)
 		return 0;
@@ -1078,7 +1078,7 @@ uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *ki
 
 void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_event *ev)
 {
-	struct access *ac = tr->as.acc;
+	struct access *ac = tr->proc->as.acc;
 	if (!ac || ev->tindex >= ac->nby_agent || ac->by_agent[ev->tindex] >= ac->nsite)
 		return;
 	struct asite *s = &ac->site[ac->by_agent[ev->tindex]];
@@ -1091,7 +1091,7 @@ void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_e
 
 uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 {
-	const struct access *ac = tr->as.acc;
+	const struct access *ac = tr->proc->as.acc;
 	for (size_t i = 0; ac && i < ac->nslots; i++) {
 		const struct slots *s = &ac->slots[i];
 		if (pc >= s->base && pc < s->base + s->n * BPT_SLOT_SIZE) {
@@ -1112,7 +1112,7 @@ uint64_t access_orig_pc(const struct tracer *tr, uint64_t pc)
 const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr)
 {
 	static const struct tracer_access_stats none;
-	return tr->as.acc ? &tr->as.acc->st : &none;
+	return tr->proc->as.acc ? &tr->proc->as.acc->st : &none;
 }
 
 bool tracer_access_on(const struct tracer *tr)

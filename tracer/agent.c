@@ -263,9 +263,9 @@ void agent_exec_reset(struct tracer *tr)
 static uint64_t raw_entry(struct tracer *tr, const char *name)
 {
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		if (strcmp(hook_defs[i].name, name) || !tr->as.hook_addr[i])
+		if (strcmp(hook_defs[i].name, name) || !tr->proc->as.hook_addr[i])
 			continue;
-		struct bpt *b = bpt_find(&tr->as.bpts, tr->as.hook_addr[i]);
+		struct bpt *b = bpt_find(&tr->proc->as.bpts, tr->proc->as.hook_addr[i]);
 		/* the out-of-line copy of its first instruction, then a jump
 		 * back into it: the function without the int3 */
 		if (!b || b->kind != BK_HOOK || !b->slot)
@@ -371,9 +371,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 		uint64_t site = ev[k].site_off;
 		if (ev[k].site_mod != AVT_MOD_NONE) {
 			const struct elfmod *m = NULL;
-			for (size_t i = 0; i < tr->as.mods.n && !m; i++)
-				if (tr->as.mods.m[i].id == (int)ev[k].site_mod)
-					m = &tr->as.mods.m[i];
+			for (size_t i = 0; i < tr->proc->as.mods.n && !m; i++)
+				if (tr->proc->as.mods.m[i].id == (int)ev[k].site_mod)
+					m = &tr->proc->as.mods.m[i];
 			if (!m)
 				break; /* a module not loaded (yet): expect no further */
 			site += m->bias;
@@ -402,8 +402,9 @@ size_t tracer_agent_expect(struct tracer *tr, const struct tracer_expect *ev, si
 }
 
 /* The script's threads but the one granted wait for their turn in the
- * agent: each is sent from libc's function, where it stopped, to the
- * agent's (the same call: arguments and return address as they are). */
+ * agent: each is set to go from libc's function, where it stopped, to the
+ * agent's (the same call: arguments and return address as they are); the
+ * loop resumes them (loop.c, resume_thread), never this file. */
 static void script_begin(struct tracer *tr)
 {
 	struct agent *a = tr->agent;
@@ -421,8 +422,6 @@ static void script_begin(struct tracer *tr)
 		t->priv->resume_pc = 0;
 		t->state = TS_RUNNING;
 		tr->stats.agent_parked++;
-		if (ptu_resume(t->tid, 0) < 0)
-			avt_debug("resume T%u: %s", t->lid, strerror(errno));
 	}
 }
 

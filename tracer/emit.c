@@ -25,7 +25,7 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	ev.obj = obj;
 	ev.obj2 = obj2;
 	ev.size = size;
-	site_in(&tr->as.mods, site, &ev.site_mod, &ev.site_off); /* inline: every event */
+	site_in(&tr->proc->as.mods, site, &ev.site_mod, &ev.site_off); /* inline: every event */
 	t->idle_ns = 0;
 	tr->rescue = RESCUE_TRIES;
 	tr->stats.events++;
@@ -47,16 +47,16 @@ void tr_capture_stack(struct tracer *tr, struct tthread *t, uint64_t seq)
 {
 	if (!tr->sink.stack)
 		return;
-	if (!tr->as.sym) {
-		tr->as.sym = sym_new();
-		if (!tr->as.sym || sym_add_process(tr->as.sym, tr->pid) < 0)
+	if (!tr->proc->as.sym) {
+		tr->proc->as.sym = sym_new();
+		if (!tr->proc->as.sym || sym_add_process(tr->proc->as.sym, tr->proc->pid) < 0)
 			return;
 	}
 	uint64_t pcs[MAX_STACK];
 	struct avt_frame f[MAX_STACK];
 	/* the unwinder must see the real return addresses, not trampolines */
 	stack_unwinding(tr, t);
-	int n = sym_backtrace(tr->as.sym, tr->pid, t->tid, pcs, MAX_STACK);
+	int n = sym_backtrace(tr->proc->as.sym, tr->proc->pid, t->tid, pcs, MAX_STACK);
 	if (n <= 0)
 		return;
 	memset(f, 0, sizeof f);

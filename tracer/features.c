@@ -26,9 +26,9 @@ static int hooks_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t
 
 static void probes_f_reset(struct tracer *tr)
 {
-	free(tr->as.probes);
-	tr->as.probes = NULL;
-	tr->as.nprobes = 0;
+	free(tr->proc->as.probes);
+	tr->proc->as.probes = NULL;
+	tr->proc->as.nprobes = 0;
 }
 
 static int probes_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t len)
@@ -64,20 +64,20 @@ static void unwinders_f_plant_module(struct tracer *tr, struct tthread *cur,
 static int dl_debug_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t len)
 {
 	(void)t, (void)why, (void)len;
-	struct elfmod *ld = modmap_find_name(&tr->as.mods, "ld-linux");
+	struct elfmod *ld = modmap_find_name(&tr->proc->as.mods, "ld-linux");
 	static const char *const name[] = { "_dl_debug_state" };
 	struct elfsym sym;
 	int has_symtab;
 	uint8_t insn = 0;
 	if (!ld || elf_lookup_funcs(ld->path, name, 1, &sym, &has_symtab) != 1 ||
-	    ptu_read(tr->pid, ld->bias + sym.value, &insn, 1) < 0)
+	    ptu_read(tr->proc->pid, ld->bias + sym.value, &insn, 1) < 0)
 		return 0;
 	if (insn != 0xc3) { /* we emulate exactly a bare ret */
 		avt_warn("_dl_debug_state in '%s' is not a bare ret: probes in dlopen()ed libraries are not seen",
 			 ld->path);
 		return 0;
 	}
-	bpt_insert_raw(&tr->as.bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
+	bpt_insert_raw(&tr->proc->as.bpts, ld->bias + sym.value, BK_DLDEBUG, 0);
 	return 0;
 }
 
@@ -112,21 +112,137 @@ static void access_f_plant_module(struct tracer *tr, struct tthread *cur, const 
 		access_plant_module(tr, cur->tid, m);
 }
 
+/* ---- hits: each feature's decision for a thread at one of its breakpoints */
+
+struct next nx_request(struct tthread *t, const struct bpt *b, const struct user_regs_struct *r,
+		       const struct user_regs_struct *now)
+{
+	t->priv->resume_pc = bpt_resume_pc(b);
+	t->priv->stop_pc = b->addr;
+	t->priv->regs = *r;
+	t->priv->regs_valid = true;
+	if (now)
+		t->priv->stop_rip = now->rip;
+	return nx_stop(TS_REQ);
+}
+
+/* A hooked function's entry (a request, or a heap call recorded on the
+ * way), or the return trampoline. */
+static struct next hooks_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			       struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	if (b->kind == BK_TRAMP) {
+		int rc = hooks_return(tr, t, r);
+		if (rc < 0) {
+			avt_error("T%u returned through the trampoline with no call pending", t->lid);
+			return nx(NX_ERROR);
+		}
+		if (rc == 1) /* a heap call: carry on */
+			return nx_regs(nx(NX_RESUME), r);
+		return nx_regs(nx_stop(TS_READY), r);
+	}
+	if (hop_is_heap(hook_defs[b->data].op))
+		hooks_heap_entry(tr, t, b->data, r);
+	else if (hooks_request(tr, t, b->data, r))
+		return nx_request(t, b, r, now);
+	r->rip = bpt_resume_pc(b);
+	return nx_regs_changed(r, now);
+}
+
+static struct next probes_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+				struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	probes_request(tr, t, &tr->proc->as.probes[b->data], r);
+	return nx_request(t, b, r, now);
+}
+
+/* An unwinder's entry: a forced unwind out of a condition wait makes the
+ * mutex's re-acquisition its request; any other goes on. */
+static struct next unwinders_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+				   struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	(void)now;
+	bool cancelled_wait = hooks_cancel_wait(tr, t);
+	stack_unwinding(tr, t);
+	if (cancelled_wait) /* the mutex comes back first: a request */
+		return nx_request(t, b, r, NULL);
+	r->rip = bpt_resume_pc(b);
+	return nx_regs(nx(NX_RESUME), r);
+}
+
+/* _dl_debug_state, a bare ret: emulated, after a look at the new modules. */
+static struct next dl_debug_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+				  struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	(void)t, (void)b, (void)now;
+	uint64_t ret;
+	tr_modules_changed(tr);
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) == 0) {
+		r->rip = ret;
+		r->rsp += 8;
+	}
+	return nx_regs(nx(NX_RESUME), r);
+}
+
+static bool watch_f_stray(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			  const struct user_regs_struct *r, struct next *n)
+{
+	if (!watch_trap(tr, t, s, r))
+		return false;
+	*n = nx_stop(TS_READY); /* after the access: a scheduling point */
+	return true;
+}
+
+static struct next access_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+				struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	access_request(tr, t, b, r);
+	return nx_request(t, b, r, now);
+}
+
+#define BIT(k) (1u << (k))
+
 static const struct tracer_feature features[] = {
-	{ "hooks", hooks_f_plant, NULL, NULL, NULL },
-	{ "probes", probes_f_plant, probes_f_plant_module, probes_f_reset, probes_f_reset },
-	{ "unwinders", unwinders_f_plant, unwinders_f_plant_module, NULL, NULL },
-	{ "dlopen", dl_debug_f_plant, NULL, NULL, NULL },
-	{ "watch", watch_f_plant, NULL, NULL, NULL },
+	{ .name = "hooks", .plant = hooks_f_plant,
+	  .on_hit = hooks_f_hit, .kinds = BIT(BK_HOOK) | BIT(BK_TRAMP) },
+	{ .name = "probes", .plant = probes_f_plant, .plant_module = probes_f_plant_module,
+	  .exec_reset = probes_f_reset, .release = probes_f_reset,
+	  .on_hit = probes_f_hit, .kinds = BIT(BK_PROBE) },
+	{ .name = "unwinders", .plant = unwinders_f_plant, .plant_module = unwinders_f_plant_module,
+	  .on_hit = unwinders_f_hit, .kinds = BIT(BK_UNWIND) },
+	{ .name = "dlopen", .plant = dl_debug_f_plant,
+	  .on_hit = dl_debug_f_hit, .kinds = BIT(BK_DLDEBUG) },
+	{ .name = "watch", .plant = watch_f_plant, .on_stray_trap = watch_f_stray },
 	/* the agent first: access stubs call into it (agent_access_entry) */
-	{ "agent", agent_f_plant, NULL, agent_exec_reset, NULL },
-	{ "access", access_f_plant, access_f_plant_module, NULL, access_release },
+	{ .name = "agent", .plant = agent_f_plant, .exec_reset = agent_exec_reset },
+	{ .name = "access", .plant = access_f_plant, .plant_module = access_f_plant_module,
+	  .release = access_release, .on_hit = access_f_hit, .kinds = BIT(BK_ACCESS) },
 };
+
+#define NFEATURES (sizeof features / sizeof features[0])
+
+struct next features_on_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			    struct user_regs_struct *r, const struct user_regs_struct *now)
+{
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (features[i].on_hit && (features[i].kinds & BIT(b->kind)))
+			return features[i].on_hit(tr, t, b, r, now);
+	return nx(NX_ERROR);
+}
+
+bool features_on_stray_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			    const struct user_regs_struct *r, struct next *n)
+{
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (features[i].on_stray_trap && features[i].on_stray_trap(tr, t, s, r, n))
+			return true;
+	return false;
+}
 
 int features_plant(struct tracer *tr, struct tthread *t)
 {
 	char why[512];
-	for (size_t i = 0; i < sizeof features / sizeof features[0]; i++) {
+	for (size_t i = 0; i < NFEATURES; i++) {
 		if (!features[i].plant)
 			continue;
 		why[0] = 0;
@@ -140,22 +256,22 @@ int features_plant(struct tracer *tr, struct tthread *t)
 
 void features_plant_module(struct tracer *tr, const struct elfmod *m)
 {
-	struct tthread *cur = tr->current < tr->nthr ? tr->thr[tr->current] : NULL;
-	for (size_t i = 0; i < sizeof features / sizeof features[0]; i++)
+	struct tthread *cur = tr->current < tr->proc->nthr ? tr->proc->thr[tr->current] : NULL;
+	for (size_t i = 0; i < NFEATURES; i++)
 		if (features[i].plant_module)
 			features[i].plant_module(tr, cur, m);
 }
 
 void features_exec_reset(struct tracer *tr)
 {
-	for (size_t i = 0; i < sizeof features / sizeof features[0]; i++)
+	for (size_t i = 0; i < NFEATURES; i++)
 		if (features[i].exec_reset)
 			features[i].exec_reset(tr);
 }
 
 void features_release(struct tracer *tr)
 {
-	for (size_t i = 0; i < sizeof features / sizeof features[0]; i++)
+	for (size_t i = 0; i < NFEATURES; i++)
 		if (features[i].release)
 			features[i].release(tr);
 }

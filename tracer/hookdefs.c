@@ -75,5 +75,5 @@ const struct hook_def hook_defs[] = {
 	{ "free", OP_FREE },
 };
 const size_t n_hook_defs = sizeof hook_defs / sizeof hook_defs[0];
-_Static_assert(sizeof hook_defs / sizeof hook_defs[0] <= sizeof ((struct tracer *)0)->as.hook_addr /
-	       sizeof ((struct tracer *)0)->as.hook_addr[0], "hook_addr is 64 long");
+_Static_assert(sizeof hook_defs / sizeof hook_defs[0] <= sizeof ((struct aspace *)0)->hook_addr /
+	       sizeof ((struct aspace *)0)->hook_addr[0], "hook_addr is 64 long");

@@ -31,15 +31,15 @@ static bool hook_required(size_t i)
 
 int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 {
-	struct elfmod *lib = modmap_find_name(&tr->as.mods, "libc.so");
+	struct elfmod *lib = modmap_find_name(&tr->proc->as.mods, "libc.so");
 	if (!lib)
-		lib = modmap_find_name(&tr->as.mods, "libc-");
+		lib = modmap_find_name(&tr->proc->as.mods, "libc-");
 	struct elfmod *where = lib;
 	if (!lib) {
 		/* statically linked: the pthread functions are in the executable */
-		for (size_t i = 0; i < tr->as.mods.n; i++)
-			if (!strcmp(tr->as.mods.m[i].path, tr->exe))
-				where = &tr->as.mods.m[i];
+		for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+			if (!strcmp(tr->proc->as.mods.m[i].path, tr->exe))
+				where = &tr->proc->as.mods.m[i];
 	}
 	if (!where) {
 		snprintf(why, whylen, "cannot find libc or the executable in the target's memory map");
@@ -60,7 +60,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		return -1;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++) {
-		tr->as.hook_addr[i] = 0;
+		tr->proc->as.hook_addr[i] = 0;
 		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
 			continue;
 		if (!syms[i].value) {
@@ -69,12 +69,12 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 			continue;
 		}
 		uint64_t addr = where->bias + syms[i].value;
-		tr->as.hook_addr[i] = addr;
-		tr->as.hook_size[i] = syms[i].size;
-		if (bpt_find(&tr->as.bpts, addr))
+		tr->proc->as.hook_addr[i] = addr;
+		tr->proc->as.hook_size[i] = syms[i].size;
+		if (bpt_find(&tr->proc->as.bpts, addr))
 			continue; /* an alias of a hooked function */
 		char w[160];
-		if (bpt_insert_entry(&tr->as.bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
+		if (bpt_insert_entry(&tr->proc->as.bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
 			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
 			return -1;
 		}
@@ -86,7 +86,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
  * hooked function (a static binary's C11 wrappers)? */
 static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
-	struct elfmod *m = modmap_find(&tr->as.mods, ret);
+	struct elfmod *m = modmap_find(&tr->proc->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
 		const char *b = strrchr(m->path, '/');
 		b = b ? b + 1 : m->path;
@@ -95,8 +95,8 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 			return true;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++)
-		if (tr->as.hook_addr[i] && ret > tr->as.hook_addr[i] &&
-		    ret < tr->as.hook_addr[i] + tr->as.hook_size[i])
+		if (tr->proc->as.hook_addr[i] && ret > tr->proc->as.hook_addr[i] &&
+		    ret < tr->proc->as.hook_addr[i] + tr->proc->as.hook_size[i])
 			return true;
 	return false;
 }
@@ -105,7 +105,7 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 static int mutex_type(struct tracer *tr, uint64_t m)
 {
 	int32_t kind = 0;
-	if (ptu_read(tr->pid, m + 16, &kind, sizeof kind) < 0)
+	if (ptu_read(tr->proc->pid, m + 16, &kind, sizeof kind) < 0)
 		return 0;
 	return kind & 3;
 }
@@ -115,7 +115,7 @@ static int mutex_type(struct tracer *tr, uint64_t m)
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0)
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0)
 		return false;
 	if (hook_defs[h].op == OP_EXIT) {
 		/* main's return calls exit() from libc; libc's own _exit after
@@ -139,7 +139,7 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 	case OP_LOCK:
 	case OP_SPINLOCK: {
 		q->kind = AVT_EV_ACQUIRE;
-		if (model_owns(&tr->model, q->obj, t->lid)) {
+		if (model_owns(&tr->proc->model, q->obj, t->lid)) {
 			int type = hook_defs[h].op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
 			if (type == MUTEX_ERRORCHECK)
 				q->kind = AVT_EV_NONE; /* returns EDEADLK */
@@ -203,8 +203,8 @@ static int push_frame(struct tracer *tr, struct tthread *t, struct user_regs_str
 	if (p->nrets == MAX_RETFRAMES)
 		return -1;
 	struct retframe *f = &p->rets[p->nrets];
-	if (ptu_read_u64(tr->pid, r->rsp, &f->ret) < 0 ||
-	    ptu_write(tr->memfd, r->rsp, &tr->as.tramp, sizeof tr->as.tramp) < 0)
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &f->ret) < 0 ||
+	    ptu_write(tr->proc->memfd, r->rsp, &tr->proc->as.tramp, sizeof tr->proc->as.tramp) < 0)
 		return -1;
 	f->sp = r->rsp;
 	f->hook = hook;
@@ -233,7 +233,7 @@ static void emit_alloc(struct tracer *tr, struct tthread *t, enum avt_alloc_kind
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
 		return;
 	switch (hook_defs[h].op) {
 	case OP_FREE:
@@ -262,17 +262,17 @@ static int push_ret(struct tracer *tr, struct tthread *t, struct user_regs_struc
 
 static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 {
-	for (size_t i = 0; i < tr->nthr; i++)
-		if (tr->thr[i] && tr->thr[i]->fs_base == fs)
-			return tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++)
+		if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == fs)
+			return tr->proc->thr[i];
 	return NULL;
 }
 
 static void wake_waiters(struct tracer *tr, enum twait w, uint64_t obj, bool all)
 {
 	struct tthread *best = NULL;
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *o = tr->proc->thr[i];
 		if (!o || o->state == TS_DEAD || o->wait_obj != obj || o->woken)
 			continue;
 		if (o->wait != w && !(w == TW_COND && o->wait == TW_TIMED))
@@ -299,7 +299,7 @@ static void acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt
 		    uint64_t obj2, uint64_t site, uint16_t flags)
 {
 	bool first;
-	if (model_acquire(&tr->model, obj, t->lid, kind == AVT_EV_RD_ACQUIRE, &first))
+	if (model_acquire(&tr->proc->model, obj, t->lid, kind == AVT_EV_RD_ACQUIRE, &first))
 		flags |= AVT_F_RECURSIVE;
 	tr->stats.mutexes += first;
 	tr_emit(tr, t, kind, obj, obj2, site, flags, 0);
@@ -308,7 +308,7 @@ static void acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt
 static void release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site)
 {
 	/* unlocking what was never locked, or not by t: not an event */
-	int held = model_release_lock(&tr->model, obj, t->lid);
+	int held = model_release_lock(&tr->proc->model, obj, t->lid);
 	if (held < 0)
 		return;
 	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, held ? AVT_F_RECURSIVE : 0, 0);
@@ -341,8 +341,8 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	case OP_CONDWAIT:
 	case OP_CONDTIMEDWAIT: {
 		tr_emit(tr, t, AVT_EV_WAIT, q->obj, q->obj2, q->site, 0, 0);
-		model_drop_owner(&tr->model, q->obj2, t->lid);
-		tr->stats.condvars += model_note_cond(&tr->model, q->obj);
+		model_drop_owner(&tr->proc->model, q->obj2, t->lid);
+		tr->stats.condvars += model_note_cond(&tr->proc->model, q->obj);
 		begin_wait(tr, t, hook_defs[q->hook].op == OP_CONDWAIT ? TW_COND : TW_TIMED, q->obj);
 		return push_ret(tr, t, r);
 	}
@@ -498,7 +498,7 @@ void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t 
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site)
 {
-	tr->stats.condvars += model_note_cond(&tr->model, obj);
+	tr->stats.condvars += model_note_cond(&tr->proc->model, obj);
 	tr_emit(tr, t, kind, obj, 0, site, 0, 0);
 	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }

@@ -32,25 +32,6 @@ enum wr {
 	WR_ERROR,
 };
 
-/* Resume (or stop) with registers r. */
-static struct next nx_regs(struct next n, const struct user_regs_struct *r)
-{
-	n.set_regs = true;
-	n.regs = *r;
-	return n;
-}
-
-/* Resume with registers r, written only if they differ from now (a stop
- * in the jump form resumes where it stands: no ptrace call). */
-static struct next nx_regs_changed(const struct user_regs_struct *r,
-				   const struct user_regs_struct *now)
-{
-	struct next n = nx_regs(nx(NX_RESUME), r);
-	n.only_if_changed = true;
-	n.was = *now;
-	return n;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -73,18 +54,31 @@ static void set_regs_if_changed(struct tthread *t, struct user_regs_struct *r,
 		set_regs(t, r);
 }
 
-/* The one place loop.c resumes a thread (through ptu_resume, to which
- * ESRCH is "gone", not an error), delivering its pending signal.  grant:
- * hand it the agent's run token, with as many in-process events as the
- * sink allows from here (agent.c); in a script the token is the script's. */
-static void resume_thread(struct tracer *tr, struct tthread *t, bool grant)
+static void resume_raw(struct tthread *t, int sig)
 {
-	if (grant && !agent_script_on(tr))
-		agent_grant(tr, t);
-	int sig = t->priv->pending_sig;
-	t->priv->pending_sig = 0;
 	if (ptu_resume(t->tid, sig) < 0)
 		avt_debug("resume T%u: %s", t->lid, strerror(errno));
+}
+
+/* The one place the session resumes its threads (through ptu_resume, to
+ * which ESRCH is "gone", not an error), delivering t's pending signal.
+ * grant: hand it the agent's run token, with as many in-process events
+ * as the sink allows from here (agent.c); in a script the token is the
+ * script's.  A grant may begin a hand-over script: the script's other
+ * threads, parked at the agent's entry by agent_grant, go first (their
+ * signals wait for their return to the ptrace path). */
+static void resume_thread(struct tracer *tr, struct tthread *t, bool grant)
+{
+	if (grant && !agent_script_on(tr)) {
+		agent_grant(tr, t);
+		struct tthread *parts[32];
+		size_t n = agent_script_parts(tr, parts, 32);
+		for (size_t i = 1; i < n; i++) /* parts[0] is t */
+			resume_raw(parts[i], 0);
+	}
+	int sig = t->priv->pending_sig;
+	t->priv->pending_sig = 0;
+	resume_raw(t, sig);
 }
 
 static void resume(struct tracer *tr, struct tthread *t)
@@ -134,7 +128,7 @@ static bool sig_is_fatal(pid_t pid, int sig)
  * --gdb leaves the process stopped before the signal). */
 static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
 {
-	if (sig_is_fatal(tr->pid, sig)) {
+	if (sig_is_fatal(tr->proc->pid, sig)) {
 		const siginfo_t *si = ptu_siginfo(s);
 		struct user_regs_struct r;
 		ptu_getregs(t->tid, &r);
@@ -203,7 +197,7 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 		/* it inherited our int3s: give it its original code back */
 		int fd = ptu_open_mem(child);
 		if (fd >= 0) {
-			bpt_restore_all(&tr->as.bpts, fd);
+			bpt_restore_all(&tr->proc->as.bpts, fd);
 			close(fd);
 		}
 	}
@@ -215,7 +209,7 @@ static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
 static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
 	pid_t tid = (pid_t)s->msg;
-	if (!is_thread_of(tr->pid, tid)) {
+	if (!is_thread_of(tr->proc->pid, tid)) {
 		untrace_child(tr, tid, false);
 		return false;
 	}
@@ -231,9 +225,9 @@ static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_stat
 		/* glibc hands a joined thread's thread block (its pthread_t) to
 		 * the next thread it creates: a join of that pthread_t is of the
 		 * new thread, never of the dead one that had it before */
-		for (size_t i = 0; i < tr->nthr; i++)
-			if (tr->thr[i] && tr->thr[i] != c && tr->thr[i]->fs_base == r.fs_base)
-				tr->thr[i]->fs_base = 0;
+		for (size_t i = 0; i < tr->proc->nthr; i++)
+			if (tr->proc->thr[i] && tr->proc->thr[i] != c && tr->proc->thr[i]->fs_base == r.fs_base)
+				tr->proc->thr[i]->fs_base = 0;
 		c->fs_base = r.fs_base;
 	}
 	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
@@ -244,8 +238,8 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 {
 	unsigned long former = s->msg;
 	/* the execing thread now has the leader's tid; every other one is gone */
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *o = tr->proc->thr[i];
 		if (o && o->state != TS_DEAD && o->tid != (pid_t)former && o != t)
 			o->state = TS_DEAD;
 		/* the old image's pthread_t values mean nothing in the new one,
@@ -254,13 +248,13 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 		if (o && o != t)
 			o->fs_base = 0;
 	}
-	t->tid = tr->pid;
+	t->tid = tr->proc->pid;
 	t->priv->nrets = 0;
 	tr->exiting = false; /* the others went by exec, not by an exit */
 	tr->stats.execs++;
 	char exe[4096], note[4200];
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)tr->pid);
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)tr->proc->pid);
 	ssize_t n = readlink(path, exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	free(tr->exe);
@@ -268,8 +262,8 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 	snprintf(note, sizeof note, "exec '%s' by T%u", exe, t->lid);
 	if (tr->sink.note)
 		tr->sink.note(tr->sink.ctx, tr, note);
-	model_release(&tr->model);
-	model_init(&tr->model);
+	model_release(&tr->proc->model);
+	model_init(&tr->proc->model);
 	return exec_begin(tr);
 }
 
@@ -280,10 +274,11 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 static struct next trap_unowned(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 				struct user_regs_struct *r)
 {
-	if (watch_trap(tr, t, s, r))
-		return nx_stop(TS_READY); /* after the access: a scheduling point */
+	struct next n;
+	if (features_on_stray_trap(tr, t, s, r, &n))
+		return n;
 	uint64_t again;
-	if (bpt_retired(&tr->as.bpts, r->rip - 1, &again)) {
+	if (bpt_retired(&tr->proc->as.bpts, r->rip - 1, &again)) {
 		/* it hit one of ours that was removed before its stop was seen:
 		 * the instruction (or the slot's copy) runs now, with no event */
 		r->rip = again;
@@ -299,66 +294,6 @@ static struct next trap_unowned(struct tracer *tr, struct tthread *t, struct ptu
 	return on_signal(tr, t, s, SIGTRAP);
 }
 
-/* t stopped where the scheduler decides (a request at b): it stays there,
- * remembering how to go on. */
-static struct next trap_request(struct tthread *t, const struct bpt *b,
-				const struct user_regs_struct *r, const struct user_regs_struct *now)
-{
-	t->priv->resume_pc = bpt_resume_pc(b);
-	t->priv->stop_pc = b->addr;
-	t->priv->regs = *r;
-	t->priv->regs_valid = true;
-	if (now)
-		t->priv->stop_rip = now->rip;
-	return nx_stop(TS_REQ);
-}
-
-static struct next trap_tramp(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
-{
-	int rc = hooks_return(tr, t, r);
-	if (rc < 0) {
-		avt_error("T%u returned through the trampoline with no call pending", t->lid);
-		return nx(NX_ERROR);
-	}
-	if (rc == 1) /* a heap call: carry on */
-		return nx_regs(nx(NX_RESUME), r);
-	return nx_regs(nx_stop(TS_READY), r);
-}
-
-static struct next trap_dl_debug(struct tracer *tr, struct user_regs_struct *r)
-{
-	/* _dl_debug_state is a bare ret: emulate it */
-	uint64_t ret;
-	tr_modules_changed(tr);
-	if (ptu_read_u64(tr->pid, r->rsp, &ret) == 0) {
-		r->rip = ret;
-		r->rsp += 8;
-	}
-	return nx_regs(nx(NX_RESUME), r);
-}
-
-static struct next trap_unwind(struct tracer *tr, struct tthread *t, const struct bpt *b,
-			       struct user_regs_struct *r)
-{
-	bool cancelled_wait = hooks_cancel_wait(tr, t);
-	stack_unwinding(tr, t);
-	if (cancelled_wait) /* the mutex comes back first: a request */
-		return trap_request(t, b, r, NULL);
-	r->rip = bpt_resume_pc(b);
-	return nx_regs(nx(NX_RESUME), r);
-}
-
-static struct next trap_hook(struct tracer *tr, struct tthread *t, const struct bpt *b,
-			     struct user_regs_struct *r, const struct user_regs_struct *now)
-{
-	if (hop_is_heap(hook_defs[b->data].op))
-		hooks_heap_entry(tr, t, b->data, r);
-	else if (hooks_request(tr, t, b->data, r))
-		return trap_request(t, b, r, now);
-	r->rip = bpt_resume_pc(b);
-	return nx_regs_changed(r, now);
-}
-
 /* A SIGTRAP: which breakpoint, and its feature's decision. */
 static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s)
 {
@@ -366,33 +301,17 @@ static struct next on_trap(struct tracer *tr, struct tthread *t, struct ptu_stat
 	fidelity_left(t);
 	if (ptu_getregs(t->tid, &r) < 0)
 		return nx(NX_HOLD);
-	struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
+	struct bpt *b = bpt_at_trap(&tr->proc->as.bpts, r.rip - 1);
 	const struct user_regs_struct now = r;
 	if (!b)
 		return trap_unowned(tr, t, s, &r);
 	r.rip = b->addr;
-	switch (b->kind) {
-	case BK_ENTRY:
+	if (b->kind == BK_ENTRY) { /* a new image: the core's, not a feature's */
 		if (exec_at_entry(tr, t, b, &r) < 0)
 			return nx(NX_ERROR);
 		return nx_regs(nx(NX_RESUME), &r);
-	case BK_TRAMP:
-		return trap_tramp(tr, t, &r);
-	case BK_DLDEBUG:
-		return trap_dl_debug(tr, &r);
-	case BK_UNWIND:
-		return trap_unwind(tr, t, b, &r);
-	case BK_ACCESS:
-		access_request(tr, t, b, &r);
-		return trap_request(t, b, &r, &now);
-	case BK_PROBE:
-		probes_request(tr, t, &tr->as.probes[b->data], &r);
-		return trap_request(t, b, &r, &now);
-	case BK_HOOK:
-		return trap_hook(tr, t, b, &r, &now);
-	default:
-		return nx(NX_ERROR);
 	}
+	return features_on_hit(tr, t, b, &r, &now);
 }
 
 static struct next on_exit_event(struct tracer *tr, struct tthread *t, const struct ptu_status *s,
@@ -427,13 +346,13 @@ static struct next on_exit_event(struct tracer *tr, struct tthread *t, const str
 
 struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s)
 {
-	if (pid == tr->pid) {
-		for (size_t i = 0; i < tr->nthr; i++)
-			if (tr->thr[i])
-				tr->thr[i]->state = TS_DEAD;
-		tr->alive = false;
-		tr->exit_signal = s->stop == PTU_KILLED ? s->sig : 0;
-		tr->exit_status = s->stop == PTU_KILLED ? 128 + s->sig : s->code;
+	if (pid == tr->proc->pid) {
+		for (size_t i = 0; i < tr->proc->nthr; i++)
+			if (tr->proc->thr[i])
+				tr->proc->thr[i]->state = TS_DEAD;
+		tr->proc->alive = false;
+		tr->proc->exit_signal = s->stop == PTU_KILLED ? s->sig : 0;
+		tr->proc->exit_status = s->stop == PTU_KILLED ? 128 + s->sig : s->code;
 		return nx(NX_EXITED);
 	}
 	return nx_stop(TS_DEAD);
@@ -560,7 +479,7 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	ptu_arrive(pid, st, &s);
 	bool gone = s.stop == PTU_EXITED || s.stop == PTU_KILLED;
 	/* what the agent did in-process happened before this stop */
-	agent_drain(tr, gone && pid == tr->pid);
+	agent_drain(tr, gone && pid == tr->proc->pid);
 	struct tthread *t = tr_by_tid(tr, pid);
 	struct next n;
 	if (gone) {
@@ -603,14 +522,14 @@ static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t start
 		pre = PRE_TICK_NS;
 	if (!rc->cpu0)
 		return pre;
-	uint64_t cpu = ptu_thread_cpu_ns(tr->pid, t->tid);
+	uint64_t cpu = ptu_thread_cpu_ns(tr->proc->pid, t->tid);
 	return pre + (cpu > rc->cpu0 ? cpu - rc->cpu0 : 0);
 }
 
 static bool others_running(const struct tracer *tr, const struct tthread *t)
 {
-	for (size_t i = 0; i < tr->nthr; i++)
-		if (tr->thr[i] && tr->thr[i] != t && tr->thr[i]->state == TS_RUNNING)
+	for (size_t i = 0; i < tr->proc->nthr; i++)
+		if (tr->proc->thr[i] && tr->proc->thr[i] != t && tr->proc->thr[i]->state == TS_RUNNING)
 			return true;
 	return false;
 }
@@ -623,10 +542,10 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	if (t->priv->interrupt_pending || t->state != TS_RUNNING || t->priv->sync_sleep)
 		return;
 	if (!rc->cpu0) { /* a long run: count its time on a CPU (below) */
-		rc->cpu0 = ptu_thread_cpu_ns(tr->pid, t->tid);
+		rc->cpu0 = ptu_thread_cpu_ns(tr->proc->pid, t->tid);
 		rc->wall0 = now_ns();
 	}
-	char ks = ptu_thread_state(tr->pid, t->tid);
+	char ks = ptu_thread_state(tr->proc->pid, t->tid);
 	*sleeping_ticks = (ks == 'S' || ks == 'D') ? *sleeping_ticks + 1 : 0;
 	/* the slice is time on a CPU, not on the clock: on a busy machine a
 	 * computing thread waits for a CPU, and its slices must end where
@@ -638,7 +557,7 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	 * waits: a condition's signaller waiting for stopped waiters to
 	 * leave its group, a contended internal lock) */
 	bool stuck = *sleeping_ticks >= 1 && !others_running(tr, t) &&
-		     ptu_thread_futex_untimed(tr->pid, t->tid);
+		     ptu_thread_futex_untimed(tr->proc->pid, t->tid);
 	bool asleep = stuck || *sleeping_ticks >= 2 || (t->priv->expect_block && *sleeping_ticks >= 1);
 	/* ... but a thread asleep in the kernel spends no CPU time: its turn
 	 * ends by the clock, or one asleep on what a stopped thread must
@@ -674,7 +593,7 @@ static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st, bool *polle
 		pid_t p = waitpid(-1, st, __WALL | WNOHANG);
 		if (p != 0)
 			return p;
-		char ks = ptu_thread_state(tr->pid, t->tid);
+		char ks = ptu_thread_state(tr->proc->pid, t->tid);
 		if ((ks == 'S' || ks == 'D') && t->wait == TW_SLEEP &&
 		    !sched_others_could_run(tr, t, true))
 			return waitpid(-1, st, __WALL); /* nobody else: let it sleep */
@@ -715,7 +634,7 @@ static void script_over(struct tracer *tr, struct tthread *stopped)
 		struct tthread *q = parts[i];
 		if (!q || q == stopped)
 			continue;
-		while (q->state == TS_RUNNING && tr->alive) {
+		while (q->state == TS_RUNNING && tr->proc->alive) {
 			if ((uint32_t)q->tid == holder && !q->priv->interrupt_pending) {
 				tr->interrupt_blocked = false;
 				q->priv->interrupt_pending = true;
@@ -762,7 +681,7 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 				continue;
 			}
 			if (errno == ECHILD) {
-				tr->alive = false;
+				tr->proc->alive = false;
 				return WR_EXITED;
 			}
 			return WR_ERROR;
@@ -782,8 +701,8 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		}
 		/* the leader called pthread_exit while others live: it stays a
 		 * zombie, never reported; treat it as gone */
-		if (t->priv->exit_seen && t->state != TS_DEAD && t->tid == tr->pid &&
-		    ptu_thread_state(tr->pid, t->tid) == 'Z') {
+		if (t->priv->exit_seen && t->state != TS_DEAD && t->tid == tr->proc->pid &&
+		    ptu_thread_state(tr->proc->pid, t->tid) == 'Z') {
 			t->state = TS_DEAD;
 			if (agent_script_on(tr))
 				script_over(tr, t);
@@ -796,8 +715,8 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 		    struct tthread **last, size_t *nlast)
 {
 	*nrun = *nlast = 0;
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *t = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *t = tr->proc->thr[i];
 		if (!t)
 			continue;
 		int c = model_can_run(tr, t);
@@ -810,8 +729,8 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 
 static bool all_dead(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->nthr; i++)
-		if (tr->thr[i] && tr->thr[i]->state != TS_DEAD)
+	for (size_t i = 0; i < tr->proc->nthr; i++)
+		if (tr->proc->thr[i] && tr->proc->thr[i]->state != TS_DEAD)
 			return false;
 	return true;
 }
@@ -822,8 +741,8 @@ static enum tstep drain_exit(struct tracer *tr)
 {
 	/* threads parked at a request would hold the dying process up */
 	agent_grant(tr, NULL); /* they run side by side: no fast path */
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *t = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *t = tr->proc->thr[i];
 		if (t && t->state != TS_DEAD && t->state != TS_RUNNING && t->state != TS_NEW) {
 			t->state = TS_RUNNING;
 			resume_thread(tr, t, false);
@@ -833,7 +752,7 @@ static enum tstep drain_exit(struct tracer *tr)
 		int st;
 		pid_t p = ptu_wait(-1, &st, __WALL);
 		if (p < 0) {
-			tr->alive = false;
+			tr->proc->alive = false;
 			return errno == ECHILD ? TSTEP_EXITED : TSTEP_ERROR;
 		}
 		enum wr w = dispatch(tr, p, st, NULL);
@@ -882,14 +801,14 @@ static void commit(struct tracer *tr, struct tthread *t)
 
 enum tstep tracer_step(struct tracer *tr)
 {
-	if (!tr->alive)
+	if (!tr->proc->alive)
 		return TSTEP_EXITED;
 	if (tr->sink_stop || tracer_interrupted())
 		return TSTEP_STOPPED;
 	if (tr->fatal_sig || tr->exiting)
 		return drain_exit(tr); /* the process is dying: nothing more happens */
-	if (tr->candcap < tr->nthr) {
-		tr->candcap = tr->nthr * 2;
+	if (tr->candcap < tr->proc->nthr) {
+		tr->candcap = tr->proc->nthr * 2;
 		tr->run = realloc(tr->run, tr->candcap * sizeof *tr->run);
 		tr->last = realloc(tr->last, tr->candcap * sizeof *tr->last);
 		BUG_ON(!tr->run || !tr->last);
@@ -961,12 +880,12 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 		*obj = t->req.obj;
 		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN) {
 			/* obj: the logical id of the thread it joins */
-			for (size_t i = 0; i < tr->nthr; i++)
-				if (tr->thr[i] && tr->thr[i]->fs_base == t->req.obj)
-					*obj = tr->thr[i]->lid;
+			for (size_t i = 0; i < tr->proc->nthr; i++)
+				if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == t->req.obj)
+					*obj = tr->proc->thr[i]->lid;
 			return "join";
 		}
-		*holder = model_holder(&tr->model, t->req.obj);
+		*holder = model_holder(&tr->proc->model, t->req.obj);
 		return "lock";
 	}
 	if (t->state == TS_KWAIT && model_can_wake(tr, t) != 1) {
@@ -990,13 +909,13 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 pid_t tracer_detach_stopped(struct tracer *tr)
 {
 	timer_stop();
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *t = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *t = tr->proc->thr[i];
 		if (!t || t->state == TS_DEAD)
 			continue;
 		struct tracer_priv_thread *p = t->priv;
 		for (int k = p->nrets; k-- > 0;)
-			ptu_write(tr->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
+			ptu_write(tr->proc->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
 		p->nrets = 0;
 		struct user_regs_struct r;
 		if (t->state == TS_REQ && p->stop_pc && ptu_getregs(t->tid, &r) == 0) {
@@ -1005,15 +924,15 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 		}
 		ptrace(PTRACE_POKEUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), 0L);
 	}
-	bpt_restore_all(&tr->as.bpts, tr->memfd);
+	bpt_restore_all(&tr->proc->as.bpts, tr->proc->memfd);
 	/* under gdb the program runs on its own: every call goes to libc */
 	agent_detach(tr);
-	kill(tr->pid, SIGSTOP);
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *t = tr->thr[i];
+	kill(tr->proc->pid, SIGSTOP);
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *t = tr->proc->thr[i];
 		if (t && t->state != TS_DEAD)
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 	}
-	tr->alive = false;
-	return tr->pid;
+	tr->proc->alive = false;
+	return tr->proc->pid;
 }

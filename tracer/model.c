@@ -96,17 +96,17 @@ struct mlock *model_lock(struct model *m, uint64_t addr)
  * of blocking.  A plain mutex stays locked for ever: that is a deadlock. */
 static bool owner_died_robust(struct tracer *tr, const struct mlock *l)
 {
-	if (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state != TS_DEAD)
+	if (l->owner >= tr->proc->nthr || !tr->proc->thr[l->owner] || tr->proc->thr[l->owner]->state != TS_DEAD)
 		return false;
 	int32_t kind = 0;
-	if (ptu_read(tr->pid, l->addr + 16, &kind, sizeof kind) < 0)
+	if (ptu_read(tr->proc->pid, l->addr + 16, &kind, sizeof kind) < 0)
 		return false;
 	return kind & MUTEX_KIND_ROBUST;
 }
 
 static bool lock_free_for(struct tracer *tr, uint64_t addr, uint32_t lid, bool write)
 {
-	struct mlock *l = model_find(&tr->model, addr);
+	struct mlock *l = model_find(&tr->proc->model, addr);
 	if (!l)
 		return true;
 	if (l->owner != NO_THREAD && l->owner != lid && !owner_died_robust(tr, l))
@@ -120,9 +120,9 @@ static bool lock_free_for(struct tracer *tr, uint64_t addr, uint32_t lid, bool w
 
 static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 {
-	for (size_t i = 0; i < tr->nthr; i++)
-		if (tr->thr[i] && tr->thr[i]->fs_base == fs)
-			return tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++)
+		if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == fs)
+			return tr->proc->thr[i];
 	return NULL;
 }
 
@@ -139,7 +139,7 @@ int model_can_commit(struct tracer *tr, const struct tthread *t)
 	case OP_WRLOCK:
 		return lock_free_for(tr, q->obj, t->lid, true);
 	case OP_RDLOCK: {
-		struct mlock *l = model_find(&tr->model, q->obj);
+		struct mlock *l = model_find(&tr->proc->model, q->obj);
 		return !l || l->owner == NO_THREAD || l->owner == t->lid;
 	}
 	case OP_TIMEDLOCK:
@@ -147,7 +147,7 @@ int model_can_commit(struct tracer *tr, const struct tthread *t)
 		/* held: it can only time out, so run it when nothing else can */
 		return lock_free_for(tr, q->obj, t->lid, true) ? 1 : 2;
 	case OP_TIMEDRDLOCK: {
-		struct mlock *l = model_find(&tr->model, q->obj);
+		struct mlock *l = model_find(&tr->proc->model, q->obj);
 		return !l || l->owner == NO_THREAD || l->owner == t->lid ? 1 : 2;
 	}
 	case OP_JOIN: {
@@ -286,7 +286,7 @@ bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t sel
 	if (o->state != TS_REQ || o->req.never || o->req.hook < 0 ||
 	    (hook_defs[o->req.hook].op != OP_LOCK && hook_defs[o->req.hook].op != OP_SPINLOCK))
 		return false;
-	const struct mlock *l = model_find(&tr->model, o->req.obj);
+	const struct mlock *l = model_find(&tr->proc->model, o->req.obj);
 	if (l && (l->readers || (l->owner != NO_THREAD && l->owner != self)))
 		return false;
 	*lock = o->req.obj;
@@ -298,14 +298,14 @@ void model_view_locks(struct tracer *tr, struct tracer_view *v)
 {
 	v->nlocks = 0;
 	v->locks_known = false;
-	for (size_t i = 0; i < tr->model.cap; i++) {
-		const struct mlock *l = &tr->model.tab[i];
+	for (size_t i = 0; i < tr->proc->model.cap; i++) {
+		const struct mlock *l = &tr->proc->model.tab[i];
 		if (!l->used || (l->owner == NO_THREAD && !l->readers))
 			continue;
 		if (v->nlocks == TRACER_VIEW_LOCKS)
 			return;
 		if (l->owner != NO_THREAD &&
-		    (l->owner >= tr->nthr || !tr->thr[l->owner] || tr->thr[l->owner]->state == TS_DEAD))
+		    (l->owner >= tr->proc->nthr || !tr->proc->thr[l->owner] || tr->proc->thr[l->owner]->state == TS_DEAD))
 			return;
 		v->locks[v->nlocks++] = (struct tracer_view_lock){
 			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,

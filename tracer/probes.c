@@ -165,7 +165,7 @@ int sdt_eval(struct tracer *tr, const struct sdt_arg *a, const struct user_regs_
 		if (a->has_index)
 			addr += reg_value(r, a->index, 8) * (uint64_t)a->scale;
 		int n = abs(a->size) ? abs(a->size) : 8;
-		if (n > 8 || ptu_read(tr->pid, addr, &v, (size_t)n) < 0)
+		if (n > 8 || ptu_read(tr->proc->pid, addr, &v, (size_t)n) < 0)
 			return -1;
 		break;
 	}
@@ -253,15 +253,15 @@ static void add_probe(struct tracer *tr, const struct elfmod *m, uint64_t pc, co
 		avt_warn("avtrace probe '%s' at %s has %d arguments (expected 2): ignored", name, site, n);
 		return;
 	}
-	if (bpt_insert_nop(&tr->as.bpts, pc, BK_PROBE, (int)tr->as.nprobes) < 0) {
+	if (bpt_insert_nop(&tr->proc->as.bpts, pc, BK_PROBE, (int)tr->proc->as.nprobes) < 0) {
 		avt_warn("avtrace probe '%s' at %s is not at a nop: ignored", name, site);
 		return;
 	}
-	struct probe *np = realloc(tr->as.probes, (tr->as.nprobes + 1) * sizeof *np);
+	struct probe *np = realloc(tr->proc->as.probes, (tr->proc->as.nprobes + 1) * sizeof *np);
 	if (!np)
 		return;
-	tr->as.probes = np;
-	tr->as.probes[tr->as.nprobes++] = p;
+	tr->proc->as.probes = np;
+	tr->proc->as.probes[tr->proc->as.nprobes++] = p;
 }
 
 /* The notes of one module: owner "stapsdt", type 3; descriptor = pc, base,
@@ -316,8 +316,8 @@ out:
 
 void probes_plant(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->as.mods.n; i++)
-		module_probes(tr, &tr->as.mods.m[i]);
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		module_probes(tr, &tr->proc->as.mods.m[i]);
 }
 
 void probes_plant_module(struct tracer *tr, const struct elfmod *m)

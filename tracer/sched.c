@@ -87,7 +87,7 @@ void sched_slice_over(struct tracer *tr, struct tthread *t)
 static uint64_t timespec_ns(struct tracer *tr, uint64_t addr)
 {
 	int64_t ts[2];
-	if (!addr || ptu_read(tr->pid, addr, ts, sizeof ts) < 0 || ts[0] < 0 || ts[1] < 0)
+	if (!addr || ptu_read(tr->proc->pid, addr, ts, sizeof ts) < 0 || ts[0] < 0 || ts[1] < 0)
 		return UINT64_MAX;
 	if ((uint64_t)ts[0] > UINT64_MAX / 2000000000ull)
 		return UINT64_MAX;
@@ -119,7 +119,7 @@ uint64_t sched_sleep_ns(struct tracer *tr, int hook, const struct user_regs_stru
 		return ms_ns((int32_t)r->rdx);
 	if (!strcmp(n, "select") && r->rdi == 0 && !r->rsi && !r->rdx && !r->rcx) {
 		int64_t tv[2];
-		if (!r->r8 || ptu_read(tr->pid, r->r8, tv, sizeof tv) < 0 || tv[0] < 0 || tv[1] < 0)
+		if (!r->r8 || ptu_read(tr->proc->pid, r->r8, tv, sizeof tv) < 0 || tv[0] < 0 || tv[1] < 0)
 			return UINT64_MAX;
 		return (uint64_t)tv[0] * 1000000000ull + (uint64_t)tv[1] * 1000ull;
 	}
@@ -133,8 +133,8 @@ bool sched_is_sleep_call(int hook)
 
 bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts)
 {
-	for (size_t i = 0; i < tr->nthr; i++) {
-		struct tthread *o = tr->thr[i];
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		struct tthread *o = tr->proc->thr[i];
 		if (!o || o == t)
 			continue;
 		int c = model_can_run(tr, o);
@@ -159,7 +159,7 @@ int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun
 		for (size_t i = 0; i < nrun; i++)
 			run[i]->preempted = false;
 	uint32_t cur = tr->current;
-	size_t nthr = tr->nthr + 1, best = 0;
+	size_t nthr = tr->proc->nthr + 1, best = 0;
 	uint32_t bestkey = UINT32_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (set[i]->lid == cur && !set[i]->preempted && !from_last)

@@ -34,7 +34,7 @@
 
 static bool user_code(struct tracer *tr, uint64_t addr)
 {
-	struct elfmod *m = modmap_find(&tr->as.mods, addr);
+	struct elfmod *m = modmap_find(&tr->proc->as.mods, addr);
 	if (!m || addr < m->xlo || addr >= m->xhi)
 		return false;
 	const char *b = strrchr(m->path, '/');
@@ -71,7 +71,7 @@ static void watch_return(struct tracer *tr, struct tthread *t, uint64_t slot, ui
 		return;
 	if (p->nrets && p->rets[p->nrets - 1].sp <= slot)
 		return; /* would break the LIFO order (a pending call is outer) */
-	if (ptu_write(tr->memfd, slot, &tr->as.tramp, sizeof tr->as.tramp) < 0)
+	if (ptu_write(tr->proc->memfd, slot, &tr->proc->as.tramp, sizeof tr->proc->as.tramp) < 0)
 		return;
 	struct retframe *f = &p->rets[p->nrets++];
 	memset(f, 0, sizeof *f);
@@ -99,19 +99,19 @@ static int walk_read(void *ctx, uint64_t addr, void *buf, size_t len)
 		memcpy(buf, w->buf + (addr - w->base), len);
 		return 0;
 	}
-	return ptu_read(w->tr->pid, addr, buf, len);
+	return ptu_read(w->tr->proc->pid, addr, buf, len);
 }
 
 static void *walk_find(void *ctx, uint64_t pc, uint64_t *bias)
 {
 	struct walk_ctx *w = ctx;
-	struct elfmod *m = modmap_find(&w->tr->as.mods, pc);
+	struct elfmod *m = modmap_find(&w->tr->proc->as.mods, pc);
 	if (!m || pc < m->xlo || pc >= m->xhi)
 		return NULL;
-	if (!w->tr->as.cfi && !(w->tr->as.cfi = cfi_cache_new()))
+	if (!w->tr->proc->as.cfi && !(w->tr->proc->as.cfi = cfi_cache_new()))
 		return NULL;
 	*bias = m->bias;
-	return cfi_cache_get(w->tr->as.cfi, m->path);
+	return cfi_cache_get(w->tr->proc->as.cfi, m->path);
 }
 
 static uint64_t walk_real_ra(void *ctx, uint64_t slot, uint64_t value)
@@ -124,7 +124,7 @@ static void snapshot(struct walk_ctx *w, uint64_t sp)
 {
 	struct iovec local = { w->buf, sizeof w->buf };
 	struct iovec remote = { (void *)(uintptr_t)sp, sizeof w->buf };
-	ssize_t n = process_vm_readv(w->tr->pid, &local, 1, &remote, 1, 0);
+	ssize_t n = process_vm_readv(w->tr->proc->pid, &local, 1, &remote, 1, 0);
 	w->base = sp;
 	w->len = n > 0 ? (size_t)n : 0;
 }
@@ -143,7 +143,7 @@ static int start_regs(struct tracer *tr, struct tthread *t, uint64_t site, bool 
 	} else {
 		if (ptu_getregs(t->tid, &r) < 0)
 			return -1;
-		struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->proc->as.bpts, r.rip - 1);
 		if (b)
 			r.rip = b->kind == BK_TRAMP ? site : b->addr;
 	}
@@ -216,7 +216,7 @@ void stack_unswap(struct tracer *tr, struct tthread *t)
 {
 	struct tracer_priv_thread *p = t->priv;
 	for (int k = p->nrets; k-- > 0;)
-		ptu_write(tr->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
+		ptu_write(tr->proc->memfd, p->rets[k].sp, &p->rets[k].ret, sizeof p->rets[k].ret);
 }
 
 void stack_unwinding(struct tracer *tr, struct tthread *t)

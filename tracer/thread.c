@@ -1,5 +1,5 @@
 /*
- * The session's threads: by tid, by logical id, a new one (announced to the
+ * The threads: by tid, by logical id, a new one (announced to the
  * sink), a signal kept for its next resume; and where an address lies
  * (module id, offset).  Below every feature: it calls none.
  */
@@ -8,46 +8,52 @@
 #include "trace/log.h"
 #include "tracer_int.h"
 
+/* The live thread tid, in whichever process it is. */
 struct tthread *tr_by_tid(struct tracer *tr, pid_t tid)
 {
-	for (size_t i = tr->nthr; i-- > 0;)
-		if (tr->thr[i] && tr->thr[i]->tid == tid && tr->thr[i]->state != TS_DEAD)
-			return tr->thr[i];
+	for (size_t p = 0; p < tr->nprocs; p++) {
+		struct process *pr = tr->procs[p];
+		for (size_t i = pr->nthr; i-- > 0;)
+			if (pr->thr[i] && pr->thr[i]->tid == tid && pr->thr[i]->state != TS_DEAD)
+				return pr->thr[i];
+	}
 	return NULL;
 }
 
 struct tthread *tracer_thread(struct tracer *tr, uint32_t lid)
 {
-	return lid < tr->nthr ? tr->thr[lid] : NULL;
+	return lid < tr->proc->nthr ? tr->proc->thr[lid] : NULL;
 }
 
 size_t tracer_nthreads(const struct tracer *tr)
 {
-	return tr->nthr;
+	return tr->proc->nthr;
 }
 
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 {
-	if (tr->nthr == tr->capthr) {
-		size_t ncap = tr->capthr ? tr->capthr * 2 : 16;
-		struct tthread **n = realloc(tr->thr, ncap * sizeof *n);
+	struct process *pr = tr->proc;
+	if (pr->nthr == pr->capthr) {
+		size_t ncap = pr->capthr ? pr->capthr * 2 : 16;
+		struct tthread **n = realloc(pr->thr, ncap * sizeof *n);
 		BUG_ON(!n);
-		tr->thr = n;
-		tr->capthr = ncap;
+		pr->thr = n;
+		pr->capthr = ncap;
 	}
 	struct tthread *t = calloc(1, sizeof *t);
 	BUG_ON(!t);
 	t->priv = calloc(1, sizeof *t->priv);
 	BUG_ON(!t->priv);
+	t->priv->proc = pr;
 	t->tid = tid;
-	t->lid = (uint32_t)tr->nthr;
+	t->lid = (uint32_t)pr->nthr;
 	t->parent = parent;
 	t->born_seq = tr->seq;
 	t->state = TS_NEW;
-	tr->thr[tr->nthr++] = t;
+	pr->thr[pr->nthr++] = t;
 	tr->stats.threads++;
 	if (parent != NO_THREAD) {
-		struct tthread *p = tr->thr[parent];
+		struct tthread *p = pr->thr[parent];
 		t->nth_child = p->nchildren++;
 	}
 	struct avt_thread_rec rec = { t->lid, parent, t->nth_child, (uint32_t)tid };
@@ -58,7 +64,7 @@ struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent)
 
 void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
 {
-	site_in(&tr->as.mods, addr, mod, off);
+	site_in(&tr->proc->as.mods, addr, mod, off);
 }
 
 /* A signal kept by the remote-syscall injector: delivered at t's next

@@ -71,51 +71,49 @@ void timer_stop(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/* The session's first process: the one launched (its pid set then). */
+static int add_first_process(struct tracer *tr)
+{
+	tr->procs = calloc(1, sizeof *tr->procs);
+	if (!tr->procs || !(tr->procs[0] = process_new(0)))
+		return -1;
+	tr->nprocs = 1;
+	tr->proc = tr->procs[0];
+	return 0;
+}
+
 struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_sink *sink)
 {
 	struct tracer *tr = calloc(1, sizeof *tr);
 	if (!tr)
 		return NULL;
+	if (add_first_process(tr) < 0) {
+		free(tr->procs);
+		free(tr);
+		return NULL;
+	}
 	tr->opts = *opts;
 	if (!tr->opts.slice_ms)
 		tr->opts.slice_ms = 10;
 	tr->sink = *sink;
-	tr->memfd = -1;
 	tr->current = NO_THREAD;
-	model_init(&tr->model);
 	return tr;
-}
-
-static void free_threads(struct tracer *tr)
-{
-	for (size_t i = 0; i < tr->nthr; i++) {
-		if (tr->thr[i])
-			free(tr->thr[i]->priv);
-		free(tr->thr[i]);
-	}
-	free(tr->thr);
-	tr->thr = NULL;
-	tr->nthr = tr->capthr = 0;
 }
 
 void tracer_free(struct tracer *tr)
 {
 	if (!tr)
 		return;
-	if (tr->alive)
+	if (tr->proc->alive)
 		tracer_kill(tr);
 	timer_stop();
-	free_threads(tr);
 	free(tr->run);
 	free(tr->last);
 	features_release(tr);
-	sym_free(tr->as.sym);
-	cfi_cache_free(tr->as.cfi);
-	aspace_release(&tr->as);
-	model_release(&tr->model);
 	agent_free(tr);
-	if (tr->memfd >= 0)
-		close(tr->memfd);
+	for (size_t i = 0; i < tr->nprocs; i++)
+		process_free(tr->procs[i]);
+	free(tr->procs);
 	free(tr->exe);
 	free(tr);
 }
@@ -247,7 +245,7 @@ static int wait_exec(struct tracer *tr, int errfd)
 {
 	for (;;) {
 		int st;
-		if (ptu_wait(tr->pid, &st, __WALL) < 0)
+		if (ptu_wait(tr->proc->pid, &st, __WALL) < 0)
 			return -1;
 		struct ptu_status s;
 		ptu_decode(st, &s);
@@ -257,13 +255,13 @@ static int wait_exec(struct tracer *tr, int errfd)
 				avt_error("cannot run '%s': %s", tr->exe, strerror(e));
 			else
 				avt_error("'%s' exited before it started", tr->exe);
-			tr->alive = false;
+			tr->proc->alive = false;
 			return -1;
 		}
 		if (s.stop == PTU_EV_EXEC)
 			return 0;
 		/* the SIGSTOP group-stop and the SIGCONT that ends it: swallow */
-		ptu_resume(tr->pid, 0);
+		ptu_resume(tr->proc->pid, 0);
 	}
 }
 
@@ -273,11 +271,11 @@ static int inject_mmap(struct tracer *tr, struct tthread *t, uint64_t entry,
 		       struct user_regs_struct *saved)
 {
 	int kept;
-	uint64_t got = remote_mmap(tr->pid, tr->memfd, entry, saved, 0, BPT_SCRATCH_SIZE, 0, &kept);
+	uint64_t got = remote_mmap(tr->proc->pid, tr->proc->memfd, entry, saved, 0, BPT_SCRATCH_SIZE, 0, &kept);
 	tr_keep_signal(t, kept);
 	if (!got)
 		return -1;
-	tr->as.scratch = got;
+	tr->proc->as.scratch = got;
 	return 0;
 }
 
@@ -300,7 +298,7 @@ static uint64_t auxv_entry(pid_t pid)
 static void announce_module(struct tracer *tr, struct elfmod *m)
 {
 	{
-		m->id = tr->as.next_mod_id++;
+		m->id = tr->proc->as.next_mod_id++;
 		struct avt_module_rec rec;
 		memset(&rec, 0, sizeof rec);
 		rec.base = m->bias;
@@ -316,8 +314,8 @@ static void announce_module(struct tracer *tr, struct elfmod *m)
 
 static void announce_modules(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->as.mods.n; i++)
-		announce_module(tr, &tr->as.mods.m[i]);
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		announce_module(tr, &tr->proc->as.mods.m[i]);
 }
 
 /* dlopen: modules mapped since we last looked get ids, records and
@@ -325,20 +323,20 @@ static void announce_modules(struct tracer *tr)
 void tr_modules_changed(struct tracer *tr)
 {
 	struct modmap now;
-	if (modmap_load(&now, tr->pid) < 0)
+	if (modmap_load(&now, tr->proc->pid) < 0)
 		return;
 	for (size_t i = 0; i < now.n; i++) {
 		struct elfmod *n = &now.m[i];
 		bool known = false;
-		for (size_t k = 0; k < tr->as.mods.n && !known; k++)
-			known = tr->as.mods.m[k].lo == n->lo && !strcmp(tr->as.mods.m[k].path, n->path);
+		for (size_t k = 0; k < tr->proc->as.mods.n && !known; k++)
+			known = tr->proc->as.mods.m[k].lo == n->lo && !strcmp(tr->proc->as.mods.m[k].path, n->path);
 		if (known)
 			continue;
-		struct elfmod *grown = realloc(tr->as.mods.m, (tr->as.mods.n + 1) * sizeof *grown);
+		struct elfmod *grown = realloc(tr->proc->as.mods.m, (tr->proc->as.mods.n + 1) * sizeof *grown);
 		if (!grown)
 			break;
-		tr->as.mods.m = grown;
-		struct elfmod *m = &tr->as.mods.m[tr->as.mods.n++];
+		tr->proc->as.mods.m = grown;
+		struct elfmod *m = &tr->proc->as.mods.m[tr->proc->as.mods.n++];
 		*m = *n;
 		m->path = strdup(n->path);
 		announce_module(tr, m);
@@ -351,14 +349,14 @@ void tr_modules_changed(struct tracer *tr)
  * the dynamic linker has mapped libc, to plant the hooks. */
 int exec_begin(struct tracer *tr)
 {
-	uint64_t entry = auxv_entry(tr->pid);
+	uint64_t entry = auxv_entry(tr->proc->pid);
 	features_exec_reset(tr);
-	if (tr->memfd >= 0)
-		close(tr->memfd);
-	tr->memfd = ptu_open_mem(tr->pid);
-	bpt_release(&tr->as.bpts);
-	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, 0);
-	if (!entry || tr->memfd < 0 || bpt_insert_raw(&tr->as.bpts, entry, BK_ENTRY, 0) < 0) {
+	if (tr->proc->memfd >= 0)
+		close(tr->proc->memfd);
+	tr->proc->memfd = ptu_open_mem(tr->proc->pid);
+	bpt_release(&tr->proc->as.bpts);
+	bpt_init(&tr->proc->as.bpts, tr->proc->pid, tr->proc->memfd, 0);
+	if (!entry || tr->proc->memfd < 0 || bpt_insert_raw(&tr->proc->as.bpts, entry, BK_ENTRY, 0) < 0) {
 		avt_error("cannot stop '%s' at its entry point", tr->exe);
 		return -1;
 	}
@@ -369,20 +367,20 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 			 struct user_regs_struct *r)
 {
 	uint64_t entry = b->addr;
-	if (bpt_remove(&tr->as.bpts, entry) < 0)
+	if (bpt_remove(&tr->proc->as.bpts, entry) < 0)
 		return -1;
 	r->rip = entry;
 	if (inject_mmap(tr, t, entry, r) < 0) {
 		avt_error("cannot map the scratch page into '%s'", tr->exe);
 		return -1;
 	}
-	bpt_release(&tr->as.bpts);
-	bpt_init(&tr->as.bpts, tr->pid, tr->memfd, tr->as.scratch);
-	tr->as.tramp = tr->as.scratch;
-	if (bpt_insert_raw(&tr->as.bpts, tr->as.tramp, BK_TRAMP, 0) < 0)
+	bpt_release(&tr->proc->as.bpts);
+	bpt_init(&tr->proc->as.bpts, tr->proc->pid, tr->proc->memfd, tr->proc->as.scratch);
+	tr->proc->as.tramp = tr->proc->as.scratch;
+	if (bpt_insert_raw(&tr->proc->as.bpts, tr->proc->as.tramp, BK_TRAMP, 0) < 0)
 		return -1;
-	modmap_release(&tr->as.mods);
-	if (modmap_load(&tr->as.mods, tr->pid) < 0)
+	modmap_release(&tr->proc->as.mods);
+	if (modmap_load(&tr->proc->as.mods, tr->proc->pid) < 0)
 		return -1;
 	announce_modules(tr);
 	if (features_plant(tr, t) < 0)
@@ -400,31 +398,31 @@ static int run_to_entry(struct tracer *tr, struct tthread *t)
 		int st;
 		struct user_regs_struct r;
 		struct ptu_status s;
-		if (ptu_resume(tr->pid, sig) != 0 || ptu_wait(tr->pid, &st, __WALL) < 0)
+		if (ptu_resume(tr->proc->pid, sig) != 0 || ptu_wait(tr->proc->pid, &st, __WALL) < 0)
 			return -1;
 		sig = 0;
 		ptu_decode(st, &s);
 		if (s.stop == PTU_KILLED) {
 			avt_error("'%s' was killed by %s before reaching its entry point (as a shared library run as a program is)",
 				  tr->exe, strsignal(s.sig));
-			tr->alive = false;
+			tr->proc->alive = false;
 			return -1;
 		}
 		if (!s.stopped) {
 			avt_error("'%s' exited before reaching its entry point", tr->exe);
-			tr->alive = false;
+			tr->proc->alive = false;
 			return -1;
 		}
 		/* a signal on the way (the loader faulted): delivered, or the
 		 * faulting instruction runs again for ever */
 		if (s.stop == PTU_SIGNAL && s.sig != SIGTRAP && s.sig != SIGSTOP)
 			sig = s.sig;
-		if (s.stop != PTU_SIGNAL || s.sig != SIGTRAP || ptu_getregs(tr->pid, &r) < 0)
+		if (s.stop != PTU_SIGNAL || s.sig != SIGTRAP || ptu_getregs(tr->proc->pid, &r) < 0)
 			continue;
-		struct bpt *b = bpt_at_trap(&tr->as.bpts, r.rip - 1);
+		struct bpt *b = bpt_at_trap(&tr->proc->as.bpts, r.rip - 1);
 		if (!b || b->kind != BK_ENTRY)
 			continue;
-		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->pid, &r) < 0)
+		if (exec_at_entry(tr, t, b, &r) < 0 || ptu_setregs(tr->proc->pid, &r) < 0)
 			return -1;
 		return 0;
 	}
@@ -464,42 +462,42 @@ int tracer_launch(struct tracer *tr)
 	tracer_pin_cpu(tr->opts.cpu);
 	fflush(NULL);
 	pid_t self = getpid();
-	tr->pid = fork();
-	if (tr->pid < 0) {
+	tr->proc->pid = fork();
+	if (tr->proc->pid < 0) {
 		avt_error("cannot fork: %s", strerror(errno));
 		return -1;
 	}
-	if (tr->pid == 0)
+	if (tr->proc->pid == 0)
 		child_exec(tr, pfd[1], self);
 	close(pfd[1]);
 	agent_launched(tr);
-	tr->alive = true;
+	tr->proc->alive = true;
 	int st;
 	struct ptu_status s;
-	if (waitpid(tr->pid, &st, WUNTRACED) < 0 || (ptu_decode(st, &s), !s.stopped)) {
+	if (waitpid(tr->proc->pid, &st, WUNTRACED) < 0 || (ptu_decode(st, &s), !s.stopped)) {
 		avt_error("cannot start '%s'", tr->exe);
 		close(pfd[0]);
-		tr->alive = false;
+		tr->proc->alive = false;
 		return -1;
 	}
 	long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
 		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-	if (ptrace(PTRACE_SEIZE, tr->pid, 0L, opts) < 0) {
+	if (ptrace(PTRACE_SEIZE, tr->proc->pid, 0L, opts) < 0) {
 		int e = errno;
-		kill(tr->pid, SIGKILL);
-		waitpid(tr->pid, &st, 0);
-		tr->alive = false;
+		kill(tr->proc->pid, SIGKILL);
+		waitpid(tr->proc->pid, &st, 0);
+		tr->proc->alive = false;
 		close(pfd[0]);
 		avt_error("cannot trace '%s': ptrace: %s%s", tr->exe, strerror(e),
 			  e == EPERM ? ptrace_hint() : "");
 		return -1;
 	}
-	kill(tr->pid, SIGCONT);
+	kill(tr->proc->pid, SIGCONT);
 	int rc = wait_exec(tr, pfd[0]);
 	close(pfd[0]);
 	if (rc < 0)
 		return -1;
-	struct tthread *t0 = thread_add(tr, tr->pid, NO_THREAD);
+	struct tthread *t0 = thread_add(tr, tr->proc->pid, NO_THREAD);
 	t0->state = TS_READY;
 	if (exec_begin(tr) < 0 || run_to_entry(tr, t0) < 0) {
 		tracer_kill(tr);
@@ -512,9 +510,9 @@ int tracer_launch(struct tracer *tr)
 
 void tracer_kill(struct tracer *tr)
 {
-	if (!tr->alive)
+	if (!tr->proc->alive)
 		return;
-	kill(tr->pid, SIGKILL);
+	kill(tr->proc->pid, SIGKILL);
 	int st;
 	pid_t p;
 	timer_stop();
@@ -526,7 +524,7 @@ void tracer_kill(struct tracer *tr)
 			ptu_resume(p, 0);
 	}
 	agent_drain(tr, true); /* what the agent committed before the kill */
-	tr->alive = false;
+	tr->proc->alive = false;
 }
 
 void tracer_set_stdin(struct tracer *tr, int fd)
@@ -536,17 +534,17 @@ void tracer_set_stdin(struct tracer *tr, int fd)
 
 pid_t tracer_pid(const struct tracer *tr)
 {
-	return tr->pid;
+	return tr->proc->pid;
 }
 
 int tracer_exit_status(const struct tracer *tr)
 {
-	return tr->exit_status;
+	return tr->proc->exit_status;
 }
 
 int tracer_exit_signal(const struct tracer *tr)
 {
-	return tr->exit_signal;
+	return tr->proc->exit_signal;
 }
 
 const struct tracer_stats *tracer_stats(const struct tracer *tr)

@@ -101,6 +101,7 @@ struct retframe {
 #define MAX_STACK_DEPTH 16
 
 struct tracer_priv_thread {
+	struct process *proc;  /* the process it belongs to */
 	struct retframe rets[MAX_RETFRAMES];
 	int nrets;
 	bool interrupt_pending;
@@ -146,7 +147,7 @@ struct model {
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
  * exec_begin / exec_at_entry, the features' plant), copied at fork (a
  * forked child inherits the parent's int3s and slots).  The session holds
- * the one of its process (tracer.as). */
+ * owned by its process (process.as). */
 struct aspace {
 	struct bpt_table bpts;  /* breakpoints and their out-of-line slots */
 	struct modmap mods;     /* modules mapped, with their trace ids */
@@ -175,27 +176,42 @@ int aspace_copy(struct aspace *dst, const struct aspace *src, pid_t pid, int mem
  * (their owners free them). */
 void aspace_release(struct aspace *as);
 
+/* A traced process (process.c): its memory, its address space, its lock
+ * model (locks are addresses in it) and its threads.  The session holds
+ * its processes; a thread belongs to one (tracer_priv_thread.proc). */
+struct process {
+	pid_t pid;
+	int memfd;            /* its memory (/proc/pid/mem), -1 when closed */
+	bool alive;
+	int exit_status;      /* shell style */
+	int exit_signal;
+	struct aspace as;     /* its address space */
+	struct model model;
+	struct tthread **thr; /* its threads, by logical id */
+	size_t nthr, capthr;
+};
+
+/* process.c */
+/* A new process pid (its memory not open yet); NULL: out of memory. */
+struct process *process_new(pid_t pid);
+/* Its threads, its model, its address space; closes its memory. */
+void process_free(struct process *p);
+
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
 	char *exe;            /* resolved program path */
-	pid_t pid;
-	int memfd;
-	bool alive;
 	bool launched;
-	int exit_status;      /* shell style */
-	int exit_signal;
 
-	struct tthread **thr; /* by logical id */
-	size_t nthr, capthr;
+	/* The processes traced.  One today: the recorded process (proc);
+	 * children it forks are untraced (loop.c untrace_child). */
+	struct process **procs;
+	size_t nprocs;
+	struct process *proc;
 	uint32_t current;     /* last thread run, NO_THREAD at start */
 	uint64_t current_busy;  /* its time on a CPU since it became the current thread (ns) */
 	struct tthread *run_last; /* a script's thread that ended the last run, else NULL */
 	uint64_t step_busy;     /* the last step's (run_until_stop) */
-
-	struct aspace as;     /* the process's address space */
-
-	struct model model;
 
 	uint64_t seq;
 	uint64_t wait_seq;
@@ -288,6 +304,31 @@ static inline void site_in(const struct modmap *mods, uint64_t addr, uint16_t *m
 	}
 }
 
+/* Resume (or stop) with registers r. */
+static inline struct next nx_regs(struct next n, const struct user_regs_struct *r)
+{
+	n.set_regs = true;
+	n.regs = *r;
+	return n;
+}
+
+/* Resume with registers r, written only if they differ from now (a stop
+ * in the jump form resumes where it stands: no ptrace call). */
+static inline struct next nx_regs_changed(const struct user_regs_struct *r,
+					  const struct user_regs_struct *now)
+{
+	struct next n = nx_regs(nx(NX_RESUME), r);
+	n.only_if_changed = true;
+	n.was = *now;
+	return n;
+}
+
+struct bpt;
+/* t stopped where the scheduler decides (a request at b): it stays there,
+ * remembering how to go on (now: its registers as it stopped, or NULL). */
+struct next nx_request(struct tthread *t, const struct bpt *b, const struct user_regs_struct *r,
+		       const struct user_regs_struct *now);
+
 /* features.c: each feature of the tracer behind one interface. */
 struct tracer_feature {
 	const char *name;
@@ -300,11 +341,27 @@ struct tracer_feature {
 	void (*exec_reset)(struct tracer *tr);
 	/* The session ends. */
 	void (*release)(struct tracer *tr);
+	/* t hit b, one of the breakpoints of a kind in `kinds` (a bit per
+	 * BK_*): r is its registers with rip at b, now as they were at the
+	 * stop.  Returns what happens to t next. */
+	struct next (*on_hit)(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			      struct user_regs_struct *r, const struct user_regs_struct *now);
+	unsigned kinds;
+	/* A trap at none of the breakpoints (a debug register): true when it
+	 * was this feature's, *n the decision. */
+	bool (*on_stray_trap)(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			      const struct user_regs_struct *r, struct next *n);
 };
 int features_plant(struct tracer *tr, struct tthread *t);
 void features_plant_module(struct tracer *tr, const struct elfmod *m);
 void features_exec_reset(struct tracer *tr);
 void features_release(struct tracer *tr);
+/* The decision of the feature owning b's kind (NX_ERROR: none does). */
+struct next features_on_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			    struct user_regs_struct *r, const struct user_regs_struct *now);
+/* A trap at no breakpoint: true when a feature took it (*n its decision). */
+bool features_on_stray_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			    const struct user_regs_struct *r, struct next *n);
 
 /* tracer.c */
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);

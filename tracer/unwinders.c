@@ -42,9 +42,9 @@ void unwinders_plant_module(struct tracer *tr, const struct elfmod *m)
 		if (!syms[i].value)
 			continue;
 		uint64_t addr = m->bias + syms[i].value;
-		if (bpt_find(&tr->as.bpts, addr))
+		if (bpt_find(&tr->proc->as.bpts, addr))
 			continue;
-		if (bpt_insert(&tr->as.bpts, addr, BK_UNWIND, (int)i, why, sizeof why) < 0)
+		if (bpt_insert(&tr->proc->as.bpts, addr, BK_UNWIND, (int)i, why, sizeof why) < 0)
 			avt_warn("cannot hook %s in '%s' (%s): a C++ exception or a thread exit through a watched call may terminate the program",
 				 unwind_entries[i], m->path, why);
 	}
@@ -52,6 +52,6 @@ void unwinders_plant_module(struct tracer *tr, const struct elfmod *m)
 
 void unwinders_plant(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->as.mods.n; i++)
-		unwinders_plant_module(tr, &tr->as.mods.m[i]);
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		unwinders_plant_module(tr, &tr->proc->as.mods.m[i]);
 }

@@ -75,7 +75,7 @@ int watch_arm_thread(struct tracer *tr, pid_t tid)
 static int read_value(struct tracer *tr, const struct watch *w, uint64_t *v)
 {
 	*v = 0;
-	return ptu_read(tr->pid, w->addr, v, w->size);
+	return ptu_read(tr->proc->pid, w->addr, v, w->size);
 }
 
 /* Resolves the --watch names in the live process (at the entry stop). */
@@ -85,7 +85,7 @@ int watch_setup(struct tracer *tr, char *why, size_t whylen)
 	if (!tr->opts.nwatch)
 		return 0;
 	struct sym *s = sym_new();
-	if (!s || sym_add_process(s, tr->pid) < 0) {
+	if (!s || sym_add_process(s, tr->proc->pid) < 0) {
 		sym_free(s);
 		snprintf(why, whylen, "cannot read the program's symbols for --watch");
 		return -1;
@@ -158,7 +158,7 @@ static enum avt_kind decoded_kind(struct tracer *tr, const struct watch *w,
 				  const struct user_regs_struct *r)
 {
 	uint8_t code[15];
-	if (r->rip < sizeof code || bpt_read_orig(&tr->as.bpts, r->rip - sizeof code, code, sizeof code) < 0)
+	if (r->rip < sizeof code || bpt_read_orig(&tr->proc->as.bpts, r->rip - sizeof code, code, sizeof code) < 0)
 		return AVT_EV_NONE;
 	struct dec *d = dec_new();
 	if (!d)

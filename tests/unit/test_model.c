@@ -12,6 +12,8 @@
 #include "unit_util.h"
 
 static struct tracer tr;
+static struct process proc;
+static struct process *procs[1] = { &proc };
 static struct tthread th[3];
 static struct tracer_priv_thread priv[3];
 static struct tthread *thr[3];
@@ -28,7 +30,11 @@ static int hook(const char *name)
 static void setup(void)
 {
 	memset(&tr, 0, sizeof tr);
-	model_init(&tr.model);
+	memset(&proc, 0, sizeof proc);
+	tr.procs = procs;
+	tr.nprocs = 1;
+	tr.proc = &proc;
+	model_init(&proc.model);
 	for (uint32_t i = 0; i < 3; i++) {
 		memset(&th[i], 0, sizeof th[i]);
 		memset(&priv[i], 0, sizeof priv[i]);
@@ -36,15 +42,16 @@ static void setup(void)
 		th[i].tid = 100 + (int)i;
 		th[i].state = TS_READY;
 		th[i].priv = &priv[i];
+		priv[i].proc = &proc;
 		thr[i] = &th[i];
 	}
-	tr.thr = thr;
-	tr.nthr = 3;
+	proc.thr = thr;
+	proc.nthr = 3;
 }
 
 static void teardown(void)
 {
-	model_release(&tr.model);
+	model_release(&proc.model);
 }
 
 /* t stops at a request of hook name on obj */
@@ -59,37 +66,37 @@ static void request(struct tthread *t, const char *name, uint64_t obj)
 START_TEST(acquire_release)
 {
 	bool first;
-	ck_assert(!model_acquire(&tr.model, 0x1000, 0, false, &first));
+	ck_assert(!model_acquire(&proc.model, 0x1000, 0, false, &first));
 	ck_assert(first);
-	ck_assert(model_owns(&tr.model, 0x1000, 0));
-	ck_assert_uint_eq(model_holder(&tr.model, 0x1000), 0);
+	ck_assert(model_owns(&proc.model, 0x1000, 0));
+	ck_assert_uint_eq(model_holder(&proc.model, 0x1000), 0);
 	/* a recursive acquisition, then two releases */
-	ck_assert(model_acquire(&tr.model, 0x1000, 0, false, &first));
+	ck_assert(model_acquire(&proc.model, 0x1000, 0, false, &first));
 	ck_assert(!first);
-	ck_assert_int_eq(model_release_lock(&tr.model, 0x1000, 0), 1);
-	ck_assert_int_eq(model_release_lock(&tr.model, 0x1000, 0), 0);
-	ck_assert_uint_eq(model_holder(&tr.model, 0x1000), NO_THREAD);
+	ck_assert_int_eq(model_release_lock(&proc.model, 0x1000, 0), 1);
+	ck_assert_int_eq(model_release_lock(&proc.model, 0x1000, 0), 0);
+	ck_assert_uint_eq(model_holder(&proc.model, 0x1000), NO_THREAD);
 	/* released again, or by another thread: not an event */
-	ck_assert_int_eq(model_release_lock(&tr.model, 0x1000, 0), -1);
-	ck_assert_int_eq(model_release_lock(&tr.model, 0x2000, 1), -1);
+	ck_assert_int_eq(model_release_lock(&proc.model, 0x1000, 0), -1);
+	ck_assert_int_eq(model_release_lock(&proc.model, 0x2000, 1), -1);
 	/* a later acquisition is not the lock's first */
-	model_acquire(&tr.model, 0x1000, 1, false, &first);
+	model_acquire(&proc.model, 0x1000, 1, false, &first);
 	ck_assert(!first);
-	ck_assert_uint_eq(model_holder(&tr.model, 0x1000), 1);
+	ck_assert_uint_eq(model_holder(&proc.model, 0x1000), 1);
 }
 END_TEST
 
 START_TEST(can_run_lock_requests)
 {
 	bool first;
-	model_acquire(&tr.model, 0x1000, 0, false, &first);
+	model_acquire(&proc.model, 0x1000, 0, false, &first);
 	request(&th[1], "pthread_mutex_lock", 0x1000);
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 0);
 	/* a timed lock of a held lock can only time out: last resort */
 	request(&th[2], "pthread_mutex_timedlock", 0x1000);
 	ck_assert_int_eq(model_can_run(&tr, &th[2]), 2);
 	ck_assert_int_eq(model_can_run(&tr, &th[0]), 1); /* ready */
-	model_release_lock(&tr.model, 0x1000, 0);
+	model_release_lock(&proc.model, 0x1000, 0);
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 1);
 	ck_assert_int_eq(model_can_run(&tr, &th[2]), 1);
 	/* running, new and dead threads cannot be picked */
@@ -105,12 +112,12 @@ END_TEST
 START_TEST(readers_and_writers)
 {
 	bool first;
-	model_acquire(&tr.model, 0x3000, 0, true, &first);
+	model_acquire(&proc.model, 0x3000, 0, true, &first);
 	request(&th[1], "pthread_rwlock_rdlock", 0x3000);
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 1);
 	request(&th[2], "pthread_rwlock_wrlock", 0x3000);
 	ck_assert_int_eq(model_can_run(&tr, &th[2]), 0);
-	ck_assert_int_eq(model_release_lock(&tr.model, 0x3000, 0), 0);
+	ck_assert_int_eq(model_release_lock(&proc.model, 0x3000, 0), 0);
 	ck_assert_int_eq(model_can_run(&tr, &th[2]), 1);
 }
 END_TEST
@@ -129,10 +136,10 @@ START_TEST(cond_wait_wakes)
 {
 	bool first;
 	/* T1 waits on a condition with mutex 0x1000, which T0 holds */
-	model_acquire(&tr.model, 0x1000, 1, false, &first);
-	model_drop_owner(&tr.model, 0x1000, 1);
-	ck_assert(model_note_cond(&tr.model, 0x5000));
-	ck_assert(!model_note_cond(&tr.model, 0x5000));
+	model_acquire(&proc.model, 0x1000, 1, false, &first);
+	model_drop_owner(&proc.model, 0x1000, 1);
+	ck_assert(model_note_cond(&proc.model, 0x5000));
+	ck_assert(!model_note_cond(&proc.model, 0x5000));
 	th[1].state = TS_KWAIT;
 	th[1].wait = TW_COND;
 	th[1].wait_obj = 0x5000;
@@ -142,7 +149,7 @@ START_TEST(cond_wait_wakes)
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 0); /* not signalled */
 	th[1].woken = true;
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 1);
-	model_acquire(&tr.model, 0x1000, 0, false, &first);
+	model_acquire(&proc.model, 0x1000, 0, false, &first);
 	ck_assert_int_eq(model_can_run(&tr, &th[1]), 0); /* its mutex is held */
 }
 END_TEST
@@ -152,8 +159,8 @@ START_TEST(offered_and_view)
 	bool first;
 	uint64_t lock = 0;
 	uint32_t held = 9;
-	model_acquire(&tr.model, 0x1000, 0, false, &first);
-	model_acquire(&tr.model, 0x1000, 0, false, &first);
+	model_acquire(&proc.model, 0x1000, 0, false, &first);
+	model_acquire(&proc.model, 0x1000, 0, false, &first);
 	request(&th[1], "pthread_mutex_lock", 0x1000);
 	/* held by self (T0) twice: offered to T1 while T0 gives it up */
 	ck_assert(model_lock_offered(&tr, &th[1], 0, &lock, &held));

@@ -23,20 +23,26 @@
 /* ---- round robin */
 
 static struct tracer tr;
+static struct process proc;
+static struct process *procs[1] = { &proc };
 static struct tthread th[4];
 static struct tthread *thp[4];
 
 static void mk(size_t n)
 {
 	memset(&tr, 0, sizeof tr);
+	memset(&proc, 0, sizeof proc);
+	tr.procs = procs;
+	tr.nprocs = 1;
+	tr.proc = &proc;
 	memset(th, 0, sizeof th);
 	for (size_t i = 0; i < n; i++) {
 		th[i].lid = (uint32_t)i;
 		th[i].state = TS_READY;
 		thp[i] = &th[i];
 	}
-	tr.thr = thp;
-	tr.nthr = n;
+	proc.thr = thp;
+	proc.nthr = n;
 	tr.current = UINT32_MAX;
 }
 

@@ -16,6 +16,8 @@
 #define NO_TASK 4194304 /* above any pid_max */
 
 static struct tracer tr;
+static struct process proc;
+static struct process *procs[1] = { &proc };
 static struct tthread th[2];
 static struct tracer_priv_thread priv[2];
 static struct tthread *thr[2];
@@ -23,9 +25,13 @@ static struct tthread *thr[2];
 static void setup(void)
 {
 	memset(&tr, 0, sizeof tr);
-	tr.pid = NO_TASK;
-	tr.alive = true;
-	tr.memfd = -1;
+	memset(&proc, 0, sizeof proc);
+	tr.procs = procs;
+	tr.nprocs = 1;
+	tr.proc = &proc;
+	proc.pid = NO_TASK;
+	proc.alive = true;
+	proc.memfd = -1;
 	tr.current = NO_THREAD;
 	for (uint32_t i = 0; i < 2; i++) {
 		memset(&th[i], 0, sizeof th[i]);
@@ -34,10 +40,11 @@ static void setup(void)
 		th[i].tid = NO_TASK + 1 + (int)i;
 		th[i].state = TS_READY;
 		th[i].priv = &priv[i];
+		priv[i].proc = &proc;
 		thr[i] = &th[i];
 	}
-	tr.thr = thr;
-	tr.nthr = 2;
+	proc.thr = thr;
+	proc.nthr = 2;
 }
 
 static struct ptu_status stop(enum ptu_stop kind, int sig)
@@ -139,13 +146,13 @@ START_TEST(gone)
 	struct next n = loop_on_gone(&tr, th[1].tid, &s);
 	ck_assert_int_eq(n.kind, NX_STOP);
 	ck_assert_int_eq(n.state, TS_DEAD);
-	ck_assert(tr.alive);
+	ck_assert(proc.alive);
 	s = stop(PTU_KILLED, SIGKILL);
-	n = loop_on_gone(&tr, tr.pid, &s);
+	n = loop_on_gone(&tr, proc.pid, &s);
 	ck_assert_int_eq(n.kind, NX_EXITED);
-	ck_assert(!tr.alive);
-	ck_assert_int_eq(tr.exit_status, 128 + SIGKILL);
-	ck_assert_int_eq(tr.exit_signal, SIGKILL);
+	ck_assert(!proc.alive);
+	ck_assert_int_eq(proc.exit_status, 128 + SIGKILL);
+	ck_assert_int_eq(proc.exit_signal, SIGKILL);
 	ck_assert_int_eq(th[0].state, TS_DEAD);
 	ck_assert_int_eq(th[1].state, TS_DEAD);
 }
