@@ -176,12 +176,13 @@ static struct next dl_debug_f_hit(struct tracer *tr, struct tthread *t, const st
 {
 	(void)t, (void)b, (void)now;
 	uint64_t ret;
-	tr_modules_changed(tr);
 	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) == 0) {
 		r->rip = ret;
 		r->rsp += 8;
 	}
-	return nx_regs(nx(NX_RESUME), r);
+	struct next n = nx_regs(nx(NX_RESUME), r);
+	n.modules_changed = true; /* the loop looks (tracer.c): no call up from here */
+	return n;
 }
 
 static bool watch_f_stray(struct tracer *tr, struct tthread *t, struct ptu_status *s,

@@ -448,6 +448,8 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 /* The one place a stop's decision is carried out. */
 static enum wr act(struct tracer *tr, struct tthread *t, struct tthread *run, struct next *n)
 {
+	if (n->modules_changed)
+		tr_modules_changed(tr);
 	if (n->set_regs && t) {
 		if (n->only_if_changed)
 			set_regs_if_changed(t, &n->regs, &n->was);

@@ -263,6 +263,8 @@ struct next {
 	enum tthread_state state;     /* NX_STOP: its new state (TS_NEW: as is) */
 	bool set_regs;                /* write regs first */
 	bool only_if_changed;         /* ... unless they equal was */
+	bool modules_changed;         /* the link map changed (dlopen): look
+	                                 for new modules first */
 	struct user_regs_struct regs, was;
 };
 
@@ -271,7 +273,7 @@ static inline struct next nx(enum next_kind kind)
 	struct next n;
 	n.kind = kind;
 	n.state = TS_NEW;
-	n.set_regs = n.only_if_changed = false;
+	n.set_regs = n.only_if_changed = n.modules_changed = false;
 	return n;
 }
 
