@@ -63,10 +63,25 @@ static const char *jstr(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-static bool is_reproduced(const json_t *replay)
+bool results_reproduced(const json_t *replay)
 {
 	const char *oc = jstr(replay, "outcome");
 	return oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
+}
+
+/* A replay ran to its end, diverged (an answer: the program cannot follow
+ * that order), or never finished (stuck until the time limit, an error). */
+static void tally_replay(struct run_tally *t, const json_t *replay)
+{
+	const char *oc = replay ? jstr(replay, "outcome") ?: "ERROR" : "ERROR";
+	const char *why = replay ? jstr(replay, "reason") ?: "" : "no result";
+	bool infeasible = !strcmp(oc, "INFEASIBLE");
+	if (infeasible && !strstr(why, " within ") && !strstr(why, "timed out"))
+		t->diverged++;
+	else if (infeasible || !strcmp(oc, "ERROR"))
+		t->unfinished++;
+	else
+		t->ran++;
 }
 
 /* "fatal-signal", "deadlock", "exit-status" or "failure" (an oracle). */
@@ -96,8 +111,8 @@ static void rule_part(char *dst, size_t len, const char *s)
 		snprintf(dst, len, "unknown");
 }
 
-/* Same headline and the same wait-for cycle: the same bug (as 'avtrace
- * test' tells its reports apart). */
+/* The one "same bug" rule (cli/results.h): the same headline and the same
+ * wait-for cycle. */
 static void bug_key(const json_t *replay, char *key, size_t len)
 {
 	const char *head = jstr(replay, "headline");
@@ -119,12 +134,30 @@ static void bug_key(const json_t *replay, char *key, size_t len)
 	}
 }
 
-/* Adds the bug of replay unless an equal one is known; its index. */
+/* The rule id of a bug: avtrace/DETECTOR/PATTERN, avtrace/explore/KIND,
+ * avtrace/recorded/KIND. */
+static void bug_rule(struct result_bug *b, const json_t *replay, const json_t *pred)
+{
+	char det[64], pat[64];
+	if (b->explored) {
+		snprintf(b->rule, sizeof b->rule, "avtrace/explore/%s", failure_kind(replay));
+	} else if (pred) {
+		rule_part(det, sizeof det, jstr(pred, "detector"));
+		rule_part(pat, sizeof pat, jstr(pred, "pattern"));
+		snprintf(b->rule, sizeof b->rule, "avtrace/%s/%s", det, pat);
+	} else {
+		snprintf(b->rule, sizeof b->rule, "avtrace/recorded/%s", failure_kind(replay));
+	}
+}
+
+/* Adds the bug of replay unless the same one is known; its index (*is_new:
+ * it was not), -1 when out of memory. */
 static int add_bug(struct results *r, const json_t *replay, const json_t *pred, unsigned sched,
-		   const char *run_dir, const char *report, bool explored)
+		   const char *run_dir, bool explored, bool *is_new)
 {
 	char key[2048];
 	bug_key(replay, key, sizeof key);
+	*is_new = false;
 	for (size_t i = 0; i < r->nbugs; i++)
 		if (!strcmp(r->bugs[i].key, key))
 			return (int)i;
@@ -135,25 +168,14 @@ static int add_bug(struct results *r, const json_t *replay, const json_t *pred, 
 	struct result_bug *b = &r->bugs[r->nbugs];
 	memset(b, 0, sizeof *b);
 	snprintf(b->key, sizeof b->key, "%s", key);
-	char det[64], pat[64];
-	if (explored) {
-		snprintf(b->rule, sizeof b->rule, "avtrace/explore/%s", failure_kind(replay));
-	} else if (pred) {
-		rule_part(det, sizeof det, jstr(pred, "detector"));
-		rule_part(pat, sizeof pat, jstr(pred, "pattern"));
-		snprintf(b->rule, sizeof b->rule, "avtrace/%s/%s", det, pat);
-	} else {
-		snprintf(b->rule, sizeof b->rule, "avtrace/recorded/%s", failure_kind(replay));
-	}
+	b->explored = explored;
+	bug_rule(b, replay, pred);
 	snprintf(b->run_dir, sizeof b->run_dir, "%s", run_dir);
 	snprintf(b->reproduce, sizeof b->reproduce, "avtrace replay -d %s --schedule %u", run_dir, sched);
-	struct stat st;
-	if (report && stat(report, &st) == 0)
-		snprintf(b->report, sizeof b->report, "%s", report);
 	b->schedule = sched;
-	b->explored = explored;
 	b->replay = replay;
 	b->prediction = pred;
+	*is_new = true;
 	return (int)r->nbugs++;
 }
 
@@ -167,71 +189,105 @@ static const json_t *prediction_of(const struct results *r, unsigned id)
 	return NULL;
 }
 
+void results_init(struct results *r, const char *dir)
+{
+	char path[4300];
+	memset(r, 0, sizeof *r);
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	r->meta = json_load_file(path, 0, NULL);
+	snprintf(path, sizeof path, "%s/predictions.json", dir);
+	r->predictions = json_load_file(path, 0, NULL);
+	r->owned = json_array();
+}
+
+struct result_row *results_add_replay(struct results *r, unsigned schedule)
+{
+	struct result_row *nr = realloc(r->rows, (r->nrows + 1) * sizeof *nr);
+	if (!nr)
+		return NULL;
+	r->rows = nr;
+	struct result_row *row = &r->rows[r->nrows++];
+	memset(row, 0, sizeof *row);
+	row->schedule = schedule;
+	row->replay = load_json("%s/replays/%04u.json", r->dir, schedule);
+	row->prediction = schedule ? json_incref((json_t *)prediction_of(r, schedule)) : NULL;
+	row->bug = -1;
+	tally_replay(&r->tally, row->replay);
+	if (row->replay && results_reproduced(row->replay))
+		row->bug = add_bug(r, row->replay, row->prediction, schedule, r->dir, false, &row->first);
+	return row;
+}
+
+int results_add_explored(struct results *r, const char *run_dir, unsigned run, bool *is_new)
+{
+	json_t *rp = load_json("%s/replays/%04u.json", run_dir, 0);
+	*is_new = false;
+	if (!rp || !results_reproduced(rp)) {
+		json_decref(rp);
+		return -1;
+	}
+	json_array_append_new(r->owned, rp);
+	int i = add_bug(r, rp, NULL, 0, run_dir, true, is_new);
+	if (i >= 0 && *is_new)
+		r->bugs[i].run = run;
+	return i;
+}
+
+/* The exploration runs whose report was written (a confirmed, distinct
+ * bug of the run that wrote them). */
 static void load_explored(struct results *r)
 {
-	char path[4300], run_dir[4300], report[4400];
+	char path[4300], run_dir[4300];
 	unsigned *nums;
+	bool is_new;
 	snprintf(path, sizeof path, "%s/reports", r->dir);
 	size_t n = scan_numbered(path, "explore-", "txt", &nums);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(run_dir, sizeof run_dir, "%s/explore/runs/%04u", r->dir, nums[i]);
-		json_t *rp = load_json("%s/replays/%04u.json", run_dir, 0);
-		if (!rp || !is_reproduced(rp)) {
-			json_decref(rp);
-			continue;
-		}
-		json_array_append_new(r->owned, rp);
-		snprintf(report, sizeof report, "%s/reports/explore-%04u.txt", r->dir, nums[i]);
-		add_bug(r, rp, NULL, 0, run_dir, report, true);
+		int b = results_add_explored(r, run_dir, nums[i], &is_new);
+		if (b >= 0 && is_new)
+			snprintf(r->bugs[b].report, sizeof r->bugs[b].report, "%s/reports/explore-%04u.txt",
+				 r->dir, nums[i]);
 	}
 	free(nums);
+}
+
+void results_open_trace(struct results *r)
+{
+	char path[4300];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/trace.avt", r->dir);
+	if (r->trace || !r->nbugs || stat(path, &st) != 0 || !(r->trace = load_trace(r->dir)))
+		return;
+	r->names = calloc(1, sizeof *r->names);
+	if (r->names && names_open(r->names, r->trace) < 0) {
+		free(r->names);
+		r->names = NULL;
+	}
 }
 
 int results_load(struct results *r, const char *dir)
 {
 	char path[4300];
-	json_error_t je;
-	memset(r, 0, sizeof *r);
-	snprintf(r->dir, sizeof r->dir, "%s", dir);
-	snprintf(path, sizeof path, "%s/meta.json", dir);
-	r->meta = json_load_file(path, 0, &je);
-	snprintf(path, sizeof path, "%s/predictions.json", dir);
-	r->predictions = json_load_file(path, 0, &je);
-	r->owned = json_array();
 	unsigned *nums;
+	struct stat st;
+	results_init(r, dir);
 	snprintf(path, sizeof path, "%s/replays", dir);
 	size_t n = scan_numbered(path, "", "json", &nums);
-	r->rows = calloc(n ? n : 1, sizeof *r->rows);
-	if (!r->rows) {
-		free(nums);
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
-		struct result_row *row = &r->rows[r->nrows++];
-		row->schedule = nums[i];
-		row->replay = load_json("%s/replays/%04u.json", dir, nums[i]);
-		row->prediction = nums[i] ? json_incref((json_t *)prediction_of(r, nums[i])) : NULL;
-		row->bug = -1;
+		struct result_row *row = results_add_replay(r, nums[i]);
+		if (!row) {
+			free(nums);
+			return -1;
+		}
+		snprintf(path, sizeof path, "%s/reports/%04u.txt", dir, row->schedule);
+		if (row->first && stat(path, &st) == 0)
+			snprintf(r->bugs[row->bug].report, sizeof r->bugs[0].report, "%s", path);
 	}
 	free(nums);
-	for (size_t i = 0; i < r->nrows; i++) {
-		struct result_row *row = &r->rows[i];
-		if (!row->replay || !is_reproduced(row->replay))
-			continue;
-		char report[4400];
-		snprintf(report, sizeof report, "%s/reports/%04u.txt", dir, row->schedule);
-		row->bug = add_bug(r, row->replay, row->prediction, row->schedule, dir, report, false);
-	}
 	load_explored(r);
-	struct stat st;
-	snprintf(path, sizeof path, "%s/trace.avt", dir);
-	if (r->nbugs && stat(path, &st) == 0 && (r->trace = load_trace(dir))) {
-		r->names = calloc(1, sizeof *r->names);
-		if (r->names && names_open(r->names, r->trace) < 0) {
-			free(r->names);
-			r->names = NULL;
-		}
-	}
+	results_open_trace(r);
 	return 0;
 }
 
@@ -416,7 +472,7 @@ static json_t *explore_json(const struct results *r)
 	return json_pack("{s:I,s:o}", "runs", (json_int_t)n, "outcomes", counts);
 }
 
-static json_t *test_json(struct results *r, const struct test_output *t, int status)
+static json_t *test_json(struct results *r, int status)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "avtrace_version", json_string(AVT_VERSION));
@@ -441,9 +497,9 @@ static json_t *test_json(struct results *r, const struct test_output *t, int sta
 		json_array_append_new(bugs, bug_json(r, &r->bugs[i]));
 	json_object_set_new(o, "bugs", bugs);
 	json_t *sch = json_object();
-	json_object_set_new(sch, "ran", json_integer(t->ran));
-	json_object_set_new(sch, "diverged", json_integer(t->diverged));
-	json_object_set_new(sch, "unfinished", json_integer(t->unfinished));
+	json_object_set_new(sch, "ran", json_integer(r->tally.ran));
+	json_object_set_new(sch, "diverged", json_integer(r->tally.diverged));
+	json_object_set_new(sch, "unfinished", json_integer(r->tally.unfinished));
 	json_object_set_new(o, "schedules", sch);
 	json_object_set_new(o, "inconclusive", json_boolean(status == 3));
 	json_object_set_new(o, "exit_status", json_integer(status));
@@ -465,7 +521,7 @@ void test_output_begin(struct test_output *o)
 		close(null);
 }
 
-int test_output_finish(struct test_output *o, const char *dir, int status)
+int test_output_finish(struct test_output *o, struct results *r, int status)
 {
 	if (o->saved_stdout >= 0) {
 		fflush(stdout);
@@ -475,19 +531,16 @@ int test_output_finish(struct test_output *o, const char *dir, int status)
 	}
 	if (!o->json && !o->sarif)
 		return status;
-	struct results r;
-	if (results_load(&r, dir) < 0)
-		return EXIT_USAGE;
+	results_open_trace(r);
 	int rc = status;
-	if (o->sarif && sarif_write(&r, o->sarif) < 0)
+	if (o->sarif && sarif_write(r, o->sarif) < 0)
 		rc = EXIT_USAGE;
 	if (o->json) {
-		json_t *doc = test_json(&r, o, rc);
+		json_t *doc = test_json(r, rc);
 		if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
 			rc = EXIT_USAGE;
 		putchar('\n');
 		json_decref(doc);
 	}
-	results_release(&r);
 	return rc;
 }
