@@ -14,6 +14,7 @@
 #include "facts.h"
 #include "names.h"
 #include "trace/log.h"
+#include "trace/meta.h"
 #include "trace/version.h"
 
 static int cmp_uint(const void *a, const void *b)
@@ -50,12 +51,13 @@ static size_t scan_numbered(const char *path, const char *prefix, const char *ex
 	return n;
 }
 
+/* A replay's JSON; NULL if unreadable.  It may come from another machine
+ * (summary after a cluster run): a FIFO or a device must not block. */
 static json_t *load_json(const char *fmt, const char *dir, unsigned num)
 {
-	char path[4400];
-	json_error_t je;
+	char path[4400], err[4600];
 	snprintf(path, sizeof path, fmt, dir, num);
-	return json_load_file(path, 0, &je);
+	return avt_json_read(path, err, sizeof err);
 }
 
 static const char *jstr(const json_t *o, const char *key)

@@ -69,8 +69,9 @@ static void first_comment(const char *dir, unsigned num, char *buf, size_t len)
 	schedule_free(s);
 }
 
-/* Prints the table of the replay results in DIR/replays; returns the test-style status:
- * 1 if any BUG or DEADLOCK, 0 otherwise, 2 if there is nothing to show. */
+/* Prints the table of the replay results in DIR/replays (from the results
+ * model); returns the test-style status: 1 if any BUG or DEADLOCK, 0
+ * otherwise, 2 if there is nothing to show. */
 int summary_table(const char *dir)
 {
 	unsigned *nums;
@@ -80,31 +81,32 @@ int summary_table(const char *dir)
 		free(nums);
 		return EXIT_USAGE;
 	}
+	struct results r;
+	results_init(&r, dir);
+	for (size_t i = 0; i < n; i++)
+		results_add_replay(&r, nums[i]);
+	free(nums);
 	unsigned counts[5] = { 0 };
 	static const char *const names[] = { "PASS", "BUG", "INFEASIBLE", "DEADLOCK", "ERROR" };
 	printf("  %-6s %-11s %-44s %s\n", "sched", "outcome", "schedule", "reason");
-	for (size_t i = 0; i < n; i++) {
-		char path[4200], what[256], err[4400];
-		snprintf(path, sizeof path, "%s/replays/%04u.json", dir, nums[i]);
-		/* results may come from other machines (summary after a cluster
-		 * run): a FIFO or a device must not block or flood the table */
-		json_t *o = avt_json_read(path, err, sizeof err);
+	for (size_t i = 0; i < r.nrows; i++) {
+		const json_t *o = r.rows[i].replay;
+		char what[256];
 		const char *oc = o ? json_string_value(json_object_get(o, "outcome")) : NULL;
 		const char *reason = o ? json_string_value(json_object_get(o, "reason")) : NULL;
-		first_comment(dir, nums[i], what, sizeof what);
-		printf("  %-6u %-11s %-44.44s %s\n", nums[i], oc ? oc : "unreadable", what,
+		first_comment(dir, r.rows[i].schedule, what, sizeof what);
+		printf("  %-6u %-11s %-44.44s %s\n", r.rows[i].schedule, oc ? oc : "unreadable", what,
 		       reason ? reason : "");
 		for (int k = 0; oc && k < 5; k++)
 			if (!strcmp(oc, names[k]))
 				counts[k]++;
-		json_decref(o);
 	}
-	printf("%zu replays: %u pass, %u bug, %u deadlock, %u infeasible, %u error\n", n, counts[0],
+	printf("%zu replays: %u pass, %u bug, %u deadlock, %u infeasible, %u error\n", r.nrows, counts[0],
 	       counts[1], counts[3], counts[2], counts[4]);
-	free(nums);
-	return counts[1] || counts[3] ? 1 : 0;
+	int rc = r.nbugs ? 1 : 0;
+	results_release(&r);
+	return rc;
 }
-
 
 /* One replay as its own process (the architecture's unit of work); with
  * text, its text report goes to DIR/replays/NNNN.txt, else nowhere (its
