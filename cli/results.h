@@ -91,6 +91,9 @@ struct result_row *results_add_replay(struct results *r, unsigned schedule);
  * its distinct bug (*is_new: first seen), or -1 when the replay did not
  * fail (not confirmed) or on error. */
 int results_add_explored(struct results *r, const char *run_dir, unsigned run, bool *is_new);
+/* Numbers N of the files PREFIX-NNNN.EXT (prefix may be "") in path,
+ * sorted, into a malloc'ed *out; how many. */
+size_t results_scan_numbered(const char *path, const char *prefix, const char *ext, unsigned **out);
 /* Did this replay (its JSON) reproduce a bug or a deadlock? */
 bool results_reproduced(const json_t *replay);
 /* The recording's "load" (trace and names) for the predicted events'
@@ -110,7 +113,7 @@ json_t *results_minimal(const struct result_bug *b);
  * -1 after an avt_error(). */
 int sarif_write(struct results *r, const char *path);
 
-/* 'avtrace test --json' / '--sarif': set up before the run (quiet: the
+/* 'avtrace test --json' / '--sarif' (cli/output.c): set up before the run (quiet: the
  * table goes nowhere, stdout is kept for the document) and finish with
  * the run's model and exit status, which it returns (EXIT_USAGE if a file
  * cannot be written). */
