@@ -6,8 +6,9 @@
  * so that there are thread orders to explore.
  *
  * Recorded first (counter 0: it passes), the program's next run fails and
- * the replay that checks that run (counter 2 or more) passes: an explored
- * failure that its replay does not confirm.
+ * the replay that checks that run (counter 2 or more) does not: it parts
+ * from the failed run where that one aborted.  An explored failure that
+ * its replay does not confirm.
  *
  * Usage: fail_once COUNTER
  */
