@@ -160,7 +160,7 @@ static void pool_reap(struct replay_pool *p, const struct replay_batch *b, pid_t
 		p->slot[j] = 0;
 		p->ended[p->which[j]] = true;
 		p->done++;
-		if (isatty(2))
+		if (isatty(2) && !b->done) /* with done, the caller shows them */
 			fprintf(stderr, "\ravtrace: %zu/%zu replays done", p->done, b->n);
 	}
 	while (p->told < b->n && p->ended[p->told] && !tracer_interrupted()) {
@@ -220,7 +220,7 @@ int run_replays(const struct replay_batch *b)
 		if (p.ended[i])
 			remove(path);
 	}
-	if (isatty(2) && b->n)
+	if (isatty(2) && b->n && !b->done)
 		fputc('\n', stderr);
 	free(p.slot);
 	free(p.which);
