@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -103,4 +105,15 @@ int arg_scope(const char *cmd, const char *opt, const char *arg)
 		return -1;
 	}
 	return 0;
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "avtrace: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'avtrace %s --help')\n", cmd);
+	return EXIT_USAGE;
 }

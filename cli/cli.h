@@ -17,11 +17,26 @@ int cmd_replay(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int replay_all(const char *dir, unsigned jobs, const char *timeout);
-/* Replays schedules nums[0..n), jobs at a time, each pinned to its own
- * CPU; with report_dir, each replay's text report goes to
- * report_dir/NNNN.txt.  Results are in DIR/replays/NNNN.json. */
-int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, const char *timeout,
-		const char *report_dir);
+/* Schedules nums[0..n) of dir to replay, jobs at a time, each pinned to
+ * its own CPU (replay --timeout timeout).  Results are in
+ * DIR/replays/NNNN.json; with text, each replay's text report is
+ * DIR/replays/NNNN.txt too (the caller keeps or removes it).  done(ctx, i)
+ * is called as replay i has ended, in the order of nums (a replay that
+ * ended early waits for those before it). */
+struct replay_batch {
+	const char *dir;
+	const unsigned *nums;
+	size_t n;
+	unsigned jobs;
+	const char *timeout;
+	bool text;
+	void (*done)(void *ctx, size_t i);
+	void *ctx;
+};
+/* 0 when every replay ended; the signal when SIGINT, SIGTERM or SIGHUP
+ * stopped it (the replays under way are killed, done() is not called for
+ * them); -1 on error. */
+int run_replays(const struct replay_batch *b);
 int cmd_predict(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int default_cpu(void);
@@ -32,24 +47,30 @@ int record_run(const struct record_opts *o, struct tracer_stats *stats);
 int summary_table(const char *dir);
 int cmd_explore(int argc, char **argv);
 int cmd_report(int argc, char **argv);
-/* Explores eo->dir (explore/explore.h), confirms each distinct failure by
- * replaying it (replay --timeout timeout) and prints one entry per
- * confirmed bug; with report_dir, copies each report there as
- * explore-NNNN.txt.  1 if a bug was confirmed, 0 if not, EXIT_USAGE on
- * error. */
 struct explore_opts;
-/* How many schedules (replays, exploration runs) ran to their end, and how
- * many did not (stuck until a time limit, or an error); a schedule that
- * diverged from what the program can do is an answer, counted apart. */
-struct run_tally {
-	unsigned ran, diverged, unfinished;
-};
+struct results;
 struct explore_start;
 /* Starting points of exploration from DIR's predictions (cli/explore.c). */
 size_t prediction_starts(const char *dir, size_t max, bool every, struct explore_start **out);
 void explore_starts_free(struct explore_start *s, size_t n);
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
-		       struct run_tally *tally);
+/* How explore_and_report confirms and reports what exploration found. */
+struct explore_report {
+	const char *timeout;    /* of the check replay (replay --timeout) */
+	const char *report_dir; /* copy each bug's report here as
+	                           explore-NNNN.txt; NULL: leave it in its run */
+	unsigned minimize_cap;  /* candidate replays per bug (cli/minimize.c), 0 none */
+	int baseline_status;    /* the recorded run itself failed so (shell
+	                           style; 0: it did not): runs failing the same
+	                           way are counted apart, not reported */
+	struct results *res;    /* the model each confirmed, distinct bug and
+	                           the runs' tally go to */
+};
+/* Explores eo->dir (explore/explore.h), confirms each distinct failure by
+ * replaying it and prints one entry per confirmed bug, written to how->res
+ * (and its report to reports/) as it is confirmed; a failure that its
+ * replay does not show again is counted in res->unconfirmed (unless a
+ * deadlock: it may be the scheduler's).  0, or EXIT_USAGE on error. */
+int explore_and_report(struct explore_opts *eo, const struct explore_report *how);
 
 /* Minimisation of a reproduced bug's schedule (cli/minimize.c). */
 int cmd_minimize(int argc, char **argv);
@@ -74,18 +95,14 @@ struct min_summary {
 int minimize_bug(const char *dir, const char *x, const char *sched_path, const char *ref_json,
 		 unsigned cap, const char *timeout, bool print, struct min_summary *out);
 
-/* Signals (main.c).  While on, SIGINT/SIGTERM/SIGHUP end this process at
+/* Signals (cli/stop.c): SIGINT, SIGTERM and SIGHUP stop the command
+ * (every command but dump, predict and schedule catches them). */
+void cli_catch_stop_signals(void);
+/* While on, SIGINT/SIGTERM/SIGHUP end this process at
  * once (it only waits for workers); off, they stop the supervisor cleanly. */
 void cli_parent_phase(bool on);
 /* In a worker forked by parent: die with it (PR_SET_PDEATHSIG). */
 void cli_worker_dies_with_parent(pid_t parent);
-/* The recorded run itself failed with this shell-style status (0: it did
- * not): explore_and_report counts runs that fail the same way apart
- * instead of reporting them as bugs found by exploration. */
-void explore_report_baseline(int status);
-/* avtrace test: explore_and_report minimises each confirmed bug's run with
- * at most cap candidate replays (0: not at all; cli/minimize.c). */
-void explore_report_minimize(unsigned cap);
 
 /* avtrace verify (cli/verify.c); verify_describe_reports() writes
  * DIR/reports/X.events.json (each report's events in source terms) while

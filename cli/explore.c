@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "explore/explore.h"
 #include "explore/policy.h"
+#include "results.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
@@ -118,32 +119,6 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 	}
 }
 
-static void first_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	buf[0] = 0;
-	if (f && fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
-/* Did the check replay of a failed run fail too?  why: its outcome and
- * reason when it did not. */
-static bool confirmed(const char *dir, char *why, size_t len)
-{
-	char path[4300];
-	json_error_t je;
-	snprintf(path, sizeof path, "%s/replays/0000.json", dir);
-	json_t *j = json_load_file(path, 0, &je);
-	const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
-	const char *rs = j ? json_string_value(json_object_get(j, "reason")) : NULL;
-	bool ok = oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
-	snprintf(why, len, "%s%s%s", oc ? oc : "no result", rs && *rs ? ": " : "", rs ? rs : "");
-	json_decref(j);
-	return ok;
-}
-
 /* How a failed run failed, in words (its check replay did not say). */
 static void failure_words(const struct explore_bug *b, char *buf, size_t len)
 {
@@ -154,14 +129,6 @@ static void failure_words(const struct explore_bug *b, char *buf, size_t len)
 			 sigabbrev_np(b->signal) : "?", b->thread);
 	else
 		snprintf(buf, len, "BUG: exit status %d", b->exit_status);
-}
-
-static int baseline_status;
-static unsigned minimize_cap; /* avtrace test: candidates per bug, 0 none */
-
-void explore_report_minimize(unsigned cap)
-{
-	minimize_cap = cap;
 }
 
 /* Copies src to dst; -1 if it cannot. */
@@ -178,13 +145,8 @@ static int copy_file(const char *src, const char *dst)
 	return rc;
 }
 
-void explore_report_baseline(int status)
-{
-	baseline_status = status;
-}
-
 /* Does b fail as the recording already did (same exit status or signal)? */
-static bool as_recorded(const struct explore_bug *b)
+static bool as_recorded(const struct explore_bug *b, int baseline_status)
 {
 	if (!baseline_status || !strncmp(b->key, "deadlock", 8))
 		return false;
@@ -267,8 +229,125 @@ size_t prediction_starts(const char *dir, size_t max, bool every, struct explore
 	return k;
 }
 
-int explore_and_report(struct explore_opts *eo, const char *timeout, const char *report_dir,
-		       struct run_tally *tally)
+/* The runs' totals, and the tally they add to. */
+static void say_totals(const struct explore_result *r, struct run_tally *tally)
+{
+	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
+	       r->done, r->seconds, r->seconds > 0 ? r->done / r->seconds : 0.0, r->counts[0], r->counts[1],
+	       r->counts[3], r->counts[2], r->counts[4]);
+	if (r->agent_events)
+		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
+		       r->agent_events, r->events);
+	if (r->agent_handovers)
+		printf("  %" PRIu64 " hand-overs between threads in-process, in %" PRIu64 " scripts\n",
+		       r->agent_handovers, r->agent_scripts);
+	if (r->agent_extras)
+		printf("  %" PRIu64 " accesses the recording does not have, made in-process with no decision due\n",
+		       r->agent_extras);
+	if (r->counts[4])
+		printf("  first error: %s\n", r->error);
+	if (r->stuck_waits)
+		printf("  %" PRIu64 " turns ended as soon as their thread slept where only a stopped thread could wake it\n",
+		       r->stuck_waits);
+	tally->ran += r->counts[0] + r->counts[1] + r->counts[3];
+	tally->unfinished += r->counts[2] + r->counts[4]; /* run time limit, errors */
+}
+
+/* The check replay of a failed run did not fail again: seen, never thrown
+ * away, but no bug (an unconfirmed deadlock may be the scheduler's). */
+static void say_unconfirmed(const struct explore_bug *b, unsigned done, struct results *res)
+{
+	char words[128], path[4300], why[1200];
+	snprintf(path, sizeof path, "%s/replays/0000.json", b->dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	const char *oc = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
+	const char *rs = j ? json_string_value(json_object_get(j, "reason")) : NULL;
+	snprintf(why, sizeof why, "%s%s%s", oc ? oc : "no result", rs && *rs ? ": " : "", rs ? rs : "");
+	json_decref(j);
+	failure_words(b, words, sizeof words);
+	printf("%s seen (unconfirmed)\n", words);
+	printf("  seen in run %u and %u of %u runs (%s)\n", b->run, b->hits, done, b->choices);
+	printf("  its replay did not fail again (%s): avtrace replay -d %s --schedule 0\n", why, b->dir);
+	if (strncmp(b->key, "deadlock", 8))
+		res->unconfirmed++;
+}
+
+/* Minimises the run that failed (cli/minimize.c): its report then leads
+ * with the fewest switches, and the minimal schedule goes beside the copy
+ * as explore-NNNN.min.*. */
+static void minimize_run(const struct explore_bug *b, const struct explore_report *how)
+{
+	char sched[4400], ref[4400], src[4500], dst[4500];
+	struct min_summary sum;
+	snprintf(sched, sizeof sched, "%s/schedules/0000.sched", b->dir);
+	snprintf(ref, sizeof ref, "%s/replays/0000.json", b->dir);
+	fflush(stdout);
+	if (minimize_bug(b->dir, "0000", sched, ref, how->minimize_cap, how->timeout, false, &sum) != 0)
+		return;
+	printf("  fails with %zu switch%s (%zu in the run; %u replays%s, %.1f s): %s/reports/0000.min.sched\n",
+	       sum.switches, sum.switches == 1 ? "" : "es", sum.from, sum.replays + sum.neighbour_replays,
+	       sum.capped ? ", stopped at the cap" : "", sum.seconds, b->dir);
+	static const char *const ext[] = { "sched", "json", "txt" };
+	for (size_t x = 0; x < 3; x++) {
+		snprintf(src, sizeof src, "%s/reports/0000%s%s", b->dir, x < 2 ? ".min." : ".", ext[x]);
+		snprintf(dst, sizeof dst, "%s/explore-%04u%s%s", how->report_dir, b->run, x < 2 ? ".min." : ".",
+			 ext[x]);
+		if (copy_file(src, dst) < 0)
+			avt_warn("cannot copy '%s' to '%s'", src, dst);
+	}
+}
+
+/* A confirmed, distinct bug: its entry, and its report kept now, in the
+ * run's reports/ (and a copy in how->report_dir); the report's path. */
+static void keep_bug(const struct explore_bug *b, const struct explore_opts *eo, unsigned done,
+		     const struct explore_report *how, struct result_bug *rb)
+{
+	char staged[4300], rep[4300];
+	snprintf(staged, sizeof staged, "%s/replays/0000.txt", b->dir);
+	snprintf(rep, sizeof rep, "%s/reports", b->dir);
+	mkdir(rep, 0777);
+	snprintf(rep, sizeof rep, "%s/reports/0000.txt", b->dir);
+	if (rename(staged, rep) != 0)
+		avt_warn("cannot keep the report of '%s' in '%s'", b->dir, rep);
+	printf("%s\n", json_string_value(json_object_get(rb->replay, "headline")) ?: "BUG");
+	unsigned needed = b->run - eo->first_run;
+	printf("  found by run %u: %u run%s to find it, %u of %u runs failed this way (%s)\n", b->run,
+	       needed, needed == 1 ? "" : "s", b->hits, done, b->choices);
+	printf("  confirmed: avtrace replay -d %s --schedule 0\n", b->dir);
+	snprintf(rb->report, sizeof rb->report, "%s", rep);
+	if (how->report_dir) {
+		snprintf(rb->report, sizeof rb->report, "%s/explore-%04u.txt", how->report_dir, b->run);
+		if (copy_file(rep, rb->report) < 0)
+			avt_warn("cannot copy '%s' to '%s'", rep, rb->report);
+		if (how->minimize_cap)
+			minimize_run(b, how);
+	}
+	printf("  report: %s\n", rb->report);
+}
+
+/* Replays failure b of the runs to confirm it; into the model when it
+ * is a bug not known yet. */
+static void confirm_bug(const struct explore_bug *b, const struct explore_opts *eo, unsigned done,
+			const struct explore_report *how)
+{
+	static const unsigned zero = 0;
+	char staged[4300];
+	bool is_new;
+	fflush(stdout);
+	struct replay_batch rb = { .dir = b->dir, .nums = &zero, .n = 1, .jobs = 1,
+				   .timeout = how->timeout, .text = true };
+	if (run_replays(&rb) != 0)
+		return;
+	int i = results_add_explored(how->res, b->dir, b->run, &is_new);
+	if (i < 0)
+		say_unconfirmed(b, done, how->res);
+	else if (is_new)
+		keep_bug(b, eo, done, how, &how->res->bugs[i]);
+	snprintf(staged, sizeof staged, "%s/replays/0000.txt", b->dir);
+	remove(staged); /* a report not kept: not a bug, or one known */
+}
+
+int explore_and_report(struct explore_opts *eo, const struct explore_report *how)
 {
 	struct explore_result r;
 	char cfg[128];
@@ -298,112 +377,16 @@ int explore_and_report(struct explore_opts *eo, const char *timeout, const char 
 	}
 	if (xrc < 0)
 		return EXIT_USAGE;
-	printf("%u runs in %.1f s (%.1f runs/s): %u pass, %u bug, %u deadlock, %u infeasible, %u error\n",
-	       r.done, r.seconds, r.seconds > 0 ? r.done / r.seconds : 0.0, r.counts[0], r.counts[1],
-	       r.counts[3], r.counts[2], r.counts[4]);
-	if (r.agent_events)
-		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
-		       r.agent_events, r.events);
-	if (r.agent_handovers)
-		printf("  %" PRIu64 " hand-overs between threads in-process, in %" PRIu64 " scripts\n",
-		       r.agent_handovers, r.agent_scripts);
-	if (r.agent_extras)
-		printf("  %" PRIu64 " accesses the recording does not have, made in-process with no decision due\n",
-		       r.agent_extras);
-	if (r.counts[4])
-		printf("  first error: %s\n", r.error);
-	if (r.stuck_waits)
-		printf("  %" PRIu64 " turns ended as soon as their thread slept where only a stopped thread could wake it\n",
-		       r.stuck_waits);
-	if (tally) {
-		tally->ran += r.counts[0] + r.counts[1] + r.counts[3];
-		tally->unfinished += r.counts[2] + r.counts[4]; /* run time limit, errors */
-	}
-	char (*heads)[512] = calloc(r.nbugs ? r.nbugs : 1, sizeof *heads);
-	size_t nconf = 0, nunconf = 0;
-	for (size_t i = 0; heads && i < r.nbugs; i++) {
-		struct explore_bug *b = &r.bugs[i];
-		char rdir[4300], rep[4400], head[512];
-		if (as_recorded(b)) {
+	say_totals(&r, &how->res->tally);
+	for (size_t i = 0; i < r.nbugs && !tracer_interrupted(); i++) {
+		if (as_recorded(&r.bugs[i], how->baseline_status))
 			printf("%u of %u runs failed as the recorded run did (%s): not a finding of exploration\n",
-			       b->hits, r.done, b->signal ? "a fatal signal" : "exit status");
-			continue;
-		}
-		static const unsigned zero = 0;
-		snprintf(rdir, sizeof rdir, "%s/reports", b->dir);
-		mkdir(rdir, 0777);
-		fflush(stdout);
-		run_replays(b->dir, &zero, 1, 1, timeout, rdir);
-		snprintf(rep, sizeof rep, "%s/0000.txt", rdir);
-		first_line(rep, head, sizeof head);
-		char why[1200];
-		if (!confirmed(b->dir, why, sizeof why)) {
-			/* seen, never thrown away: a real failure of the program
-			 * counts; an unconfirmed deadlock may be the scheduler's */
-			char words[128];
-			failure_words(b, words, sizeof words);
-			printf("%s seen (unconfirmed)\n", words);
-			printf("  seen in run %u and %u of %u runs (%s)\n", b->run, b->hits, r.done,
-			       b->choices);
-			printf("  its replay did not fail again (%s): avtrace replay -d %s --schedule 0\n",
-			       why, b->dir);
-			if (strncmp(b->key, "deadlock", 8))
-				nunconf++;
-			continue;
-		}
-		bool dup = false;
-		for (size_t k = 0; k < nconf; k++)
-			dup |= !strcmp(heads[k], head);
-		if (dup)
-			continue; /* the same source-level failure through another path */
-		snprintf(heads[nconf++], sizeof heads[0], "%s", head);
-		printf("%s\n", head);
-		unsigned needed = b->run - eo->first_run;
-		printf("  found by run %u: %u run%s to find it, %u of %u runs failed this way (%s)\n",
-		       b->run, needed, needed == 1 ? "" : "s", b->hits, r.done, b->choices);
-		printf("  confirmed: avtrace replay -d %s --schedule 0\n", b->dir);
-		if (report_dir && minimize_cap) {
-			/* the fewest switches of the run that failed: its report
-			 * then leads with them (cli/minimize.c), and the minimal
-			 * schedule goes beside the copy as explore-NNNN.min.* */
-			char sched[4400], ref[4400], src[4500], dst[4500];
-			struct min_summary sum;
-			snprintf(sched, sizeof sched, "%s/schedules/0000.sched", b->dir);
-			snprintf(ref, sizeof ref, "%s/replays/0000.json", b->dir);
-			fflush(stdout);
-			if (minimize_bug(b->dir, "0000", sched, ref, minimize_cap, timeout, false, &sum) == 0) {
-				printf("  fails with %zu switch%s (%zu in the run; %u replays%s, %.1f s): %s/reports/0000.min.sched\n",
-				       sum.switches, sum.switches == 1 ? "" : "es", sum.from,
-				       sum.replays + sum.neighbour_replays, sum.capped ? ", stopped at the cap" : "",
-				       sum.seconds, b->dir);
-				static const char *const ext[] = { "sched", "json" };
-				for (size_t x = 0; x < 2; x++) {
-					snprintf(src, sizeof src, "%s/reports/0000.min.%s", b->dir, ext[x]);
-					snprintf(dst, sizeof dst, "%s/explore-%04u.min.%s", report_dir, b->run, ext[x]);
-					if (copy_file(src, dst) < 0)
-						avt_warn("cannot copy '%s' to '%s'", src, dst);
-				}
-			}
-		}
-		if (report_dir) {
-			char dst[4400];
-			snprintf(dst, sizeof dst, "%s/explore-%04u.txt", report_dir, b->run);
-			FILE *in = fopen(rep, "r"), *out = fopen(dst, "w");
-			int ch;
-			while (in && out && (ch = fgetc(in)) != EOF)
-				fputc(ch, out);
-			if (in)
-				fclose(in);
-			if (out)
-				fclose(out);
-			printf("  report: %s\n", dst);
-		} else {
-			printf("  report: %s\n", rep);
-		}
+			       r.bugs[i].hits, r.done, r.bugs[i].signal ? "a fatal signal" : "exit status");
+		else
+			confirm_bug(&r.bugs[i], eo, r.done, how);
 	}
-	free(heads);
 	explore_result_release(&r);
-	return nconf + nunconf ? 1 : 0;
+	return 0;
 }
 
 static unsigned cpus(void)
@@ -412,7 +395,99 @@ static unsigned cpus(void)
 	return sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
 }
 
-int cmd_explore(int argc, char **argv)
+/* avtrace explore's command line. */
+struct explore_cmd {
+	struct record_opts ro;
+	struct explore_opts eo;
+	const char *watch[5];
+	const char *dir, *algo;
+	bool vars_set, threads_set, depth_set, no_agent;
+};
+
+/* The numeric options -n, --depth, --vars, --threads, --contexts, -j;
+ * -1 on a bad value. */
+static int number_option(struct explore_cmd *x, int c)
+{
+	unsigned v;
+	if (arg_uint("explore", c == 'n' ? "--runs" : c == 'D' ? "--depth" : c == 'V' ? "--vars" :
+		     c == 'T' ? "--threads" : c == 'C' ? "--contexts" : "-j", optarg,
+		     c == 'V' || c == 'C' ? 0 : 1, 1000000, &v) < 0)
+		return -1;
+	if (c == 'n')
+		x->eo.runs = v;
+	else if (c == 'D')
+		x->eo.cfg.depth = v, x->depth_set = true;
+	else if (c == 'V')
+		x->eo.cfg.nvars = v, x->vars_set = true;
+	else if (c == 'T')
+		x->eo.cfg.threads = v, x->threads_set = true;
+	else if (c == 'C')
+		x->eo.cfg.contexts = v;
+	else
+		x->eo.jobs = v;
+	return 0;
+}
+
+/* One option; 1 if unknown, -1 if bad, 2 after --help. */
+static int explore_option(struct explore_cmd *x, int c)
+{
+	switch (c) {
+	case 'o': x->ro.dir = optarg; return 0;
+	case 'd': x->dir = optarg; return 0;
+	case 'f': x->ro.force = true; return 0;
+	case 'a': x->algo = optarg; return 0;
+	case 'n': case 'D': case 'V': case 'T': case 'C': case 'j': return number_option(x, c);
+	case 'S': return arg_u64("explore", "--seed", optarg, &x->eo.seed) < 0 ? -1 : 0;
+	case 's': x->eo.stop_at_bug = true; return 0;
+	case 't': return arg_seconds("explore", "--timeout", optarg, &x->eo.timeout_s) < 0 ? -1 : 0;
+	case 'O': x->eo.oracle = optarg; return 0;
+	case 'w':
+		for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+			if (x->ro.nwatch == 4)
+				return usage_error("explore", "--watch takes at most 4 variables"), -1;
+			x->watch[x->ro.nwatch++] = tok;
+		}
+		return 0;
+	case 'W': x->ro.no_auto_watch = true; return 0;
+	case 0x101:
+		x->ro.access_scope = optarg;
+		return arg_scope("explore", "--access-scope", optarg) < 0 ? -1 : 0;
+	case 'H': x->ro.no_heap = true; return 0;
+	case 0x102: x->no_agent = true; return 0;
+	case 'q': avt_quiet = 1; return 0;
+	case 'h': fputs(explore_help, stdout); return 2;
+	}
+	return 1;
+}
+
+/* The policy from --policy and the bounds given; -1 after a usage error. */
+static int explore_policy(struct explore_cmd *x)
+{
+	struct xp_config *cfg = &x->eo.cfg;
+	if (x->algo && xp_algo_parse(x->algo, &cfg->algo) < 0)
+		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
+				   x->algo), -1;
+	if (!x->algo && x->threads_set)
+		cfg->algo = XP_TB;
+	else if (!x->algo && (x->vars_set || x->depth_set)) /* PCT's bounds: PCT, as before */
+		cfg->algo = x->vars_set && !cfg->nvars ? XP_PCT : XP_PCTVB;
+	if (cfg->algo == XP_PCTVB && !x->vars_set)
+		cfg->nvars = 1;
+	if (cfg->algo == XP_PCTVB && !cfg->nvars)
+		return usage_error("explore", "--algo pctvb needs --vars of at least 1"), -1;
+	if (cfg->algo == XP_TB && !cfg->threads)
+		cfg->threads = 2;
+	if (cfg->algo == XP_SURW && !x->vars_set)
+		cfg->nvars = XP_VARS_RANDOM;
+	if (cfg->algo == XP_PCT || (cfg->algo == XP_TB && !x->vars_set))
+		cfg->nvars = 0; /* TB: change points as PCT's unless --vars */
+	if (!x->eo.jobs)
+		x->eo.jobs = cpus();
+	return 0;
+}
+
+/* Parses the command line; 0, EXIT_USAGE, or -1 after --help. */
+static int explore_options(struct explore_cmd *x, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "dir", required_argument, 0, 'd' },
@@ -428,110 +503,68 @@ int cmd_explore(int argc, char **argv)
 		{ "no-agent", no_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
-	struct explore_opts eo = { .runs = 200, .seed = 1, .timeout_s = 10,
-				   .cfg = EXPLORE_DEFAULT_CFG };
-	static const char *watch[5];
-	const char *dir = NULL, *algo = NULL;
-	bool vars_set = false, threads_set = false, depth_set = false, no_agent = false;
 	int c;
-	unsigned v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:d:fn:j:t:qh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'o': ro.dir = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'f': ro.force = true; break;
-		case 'a': algo = optarg; break;
-		case 'n': case 'D': case 'V': case 'T': case 'C': case 'j':
-			if (arg_uint("explore", c == 'n' ? "--runs" : c == 'D' ? "--depth" :
-				     c == 'V' ? "--vars" : c == 'T' ? "--threads" :
-				     c == 'C' ? "--contexts" : "-j", optarg,
-				     c == 'V' || c == 'C' ? 0 : 1, 1000000, &v) < 0)
-				return EXIT_USAGE;
-			if (c == 'n')
-				eo.runs = (unsigned)v;
-			else if (c == 'D')
-				eo.cfg.depth = (unsigned)v, depth_set = true;
-			else if (c == 'V')
-				eo.cfg.nvars = (unsigned)v, vars_set = true;
-			else if (c == 'T')
-				eo.cfg.threads = (unsigned)v, threads_set = true;
-			else if (c == 'C')
-				eo.cfg.contexts = (unsigned)v;
-			else
-				eo.jobs = (unsigned)v;
-			break;
-		case 'S':
-			if (arg_u64("explore", "--seed", optarg, &eo.seed) < 0)
-				return EXIT_USAGE;
-			break;
-		case 's': eo.stop_at_bug = true; break;
-		case 't':
-			if (arg_seconds("explore", "--timeout", optarg, &eo.timeout_s) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'O': eo.oracle = optarg; break;
-		case 'w':
-			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
-				if (ro.nwatch == 4)
-					return usage_error("explore", "--watch takes at most 4 variables");
-				watch[ro.nwatch++] = tok;
-			}
-			break;
-		case 'W': ro.no_auto_watch = true; break;
-		case 0x101:
-			if (arg_scope("explore", "--access-scope", optarg) < 0)
-				return EXIT_USAGE;
-			ro.access_scope = optarg;
-			break;
-		case 'H': ro.no_heap = true; break;
-		case 0x102: no_agent = true; break;
-		case 'q': avt_quiet = 1; break;
-		case 'h': fputs(explore_help, stdout); return 0;
-		default: return usage_error("explore", "bad option");
-		}
+		int rc = explore_option(x, c);
+		if (rc == 2)
+			return -1;
+		if (rc == 1)
+			return usage_error("explore", "bad option");
+		if (rc < 0)
+			return EXIT_USAGE;
 	}
-	if (algo && xp_algo_parse(algo, &eo.cfg.algo) < 0)
-		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
-				   algo);
-	if (!algo && threads_set)
-		eo.cfg.algo = XP_TB;
-	else if (!algo && (vars_set || depth_set)) /* PCT's bounds: PCT, as before */
-		eo.cfg.algo = vars_set && !eo.cfg.nvars ? XP_PCT : XP_PCTVB;
-	if (eo.cfg.algo == XP_PCTVB && !vars_set)
-		eo.cfg.nvars = 1;
-	if (eo.cfg.algo == XP_PCTVB && !eo.cfg.nvars)
-		return usage_error("explore", "--algo pctvb needs --vars of at least 1");
-	if (eo.cfg.algo == XP_TB && !eo.cfg.threads)
-		eo.cfg.threads = 2;
-	if (eo.cfg.algo == XP_SURW && !vars_set)
-		eo.cfg.nvars = XP_VARS_RANDOM;
-	if (eo.cfg.algo == XP_PCT || (eo.cfg.algo == XP_TB && !vars_set))
-		eo.cfg.nvars = 0; /* TB: change points as PCT's unless --vars */
-	if (!eo.jobs)
-		eo.jobs = cpus();
-	if (dir && optind < argc)
+	if (explore_policy(x) < 0)
+		return EXIT_USAGE;
+	if (x->dir && optind < argc)
 		return usage_error("explore", "give either -d DIR or a program, not both");
-	if (!dir && optind >= argc)
+	if (!x->dir && optind >= argc)
 		return usage_error("explore", "no program to explore (-- PROG ARGS, or -d DIR)");
-	if (!dir) {
+	return 0;
+}
+
+/* avtrace explore's report: the confirmed bugs; exit 1 if a failure was
+ * seen (a deadlock only when confirmed), 0 if not. */
+static int explore_report_only(struct explore_opts *eo)
+{
+	struct results res;
+	results_init(&res, eo->dir);
+	struct explore_report how = { .timeout = "2", .res = &res };
+	int rc = explore_and_report(eo, &how);
+	if (rc == 0)
+		rc = res.nbugs || res.unconfirmed ? 1 : 0;
+	if (rc != EXIT_USAGE && tracer_interrupted())
+		rc = 128 + tracer_interrupted();
+	results_release(&res);
+	return rc;
+}
+
+int cmd_explore(int argc, char **argv)
+{
+	struct explore_cmd x = {
+		.ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 },
+		.eo = { .runs = 200, .seed = 1, .timeout_s = 10, .cfg = EXPLORE_DEFAULT_CFG },
+	};
+	int rc = explore_options(&x, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (!x.dir) {
 		/* the recording as record makes it: through the agent unless
 		 * --no-agent (the runs themselves decide at every event, on
 		 * ptrace) */
-		if (agent_choice(no_agent ? 0 : -1, &ro.agent_lib))
+		if (agent_choice(x.no_agent ? 0 : -1, &x.ro.agent_lib))
 			return EXIT_USAGE;
-		ro.argv = argv + optind;
-		ro.watch = watch;
-		ro.quiet_target = true;
-		int rs = record_run(&ro, NULL);
+		x.ro.argv = argv + optind;
+		x.ro.watch = x.watch;
+		x.ro.quiet_target = true;
+		int rs = record_run(&x.ro, NULL);
 		if (tracer_interrupted())
 			return 128 + tracer_interrupted();
 		if (rs == EXIT_USAGE)
 			return EXIT_USAGE;
-		dir = ro.dir;
+		x.dir = x.ro.dir;
 	}
-	eo.dir = dir;
-	eo.no_agent = no_agent;
-	return explore_and_report(&eo, "2", NULL, NULL);
+	x.eo.dir = x.dir;
+	x.eo.no_agent = x.no_agent;
+	return explore_report_only(&x.eo);
 }

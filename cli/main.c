@@ -1,17 +1,11 @@
 /* avtrace: find concurrency bugs and replay them deterministically. */
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "predict/predict.h"
 #include "trace/log.h"
 #include "trace/version.h"
-#include "tracer/tracer.h"
 
 static const char usage[] =
 	"usage: avtrace <command> [options]\n"
@@ -61,64 +55,6 @@ static const char usage[] =
 	"'avtrace <command> --help' describes each command's options; so does\n"
 	"'man avtrace' (docs/avtrace.1).\n";
 
-int usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "avtrace: %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see 'avtrace %s --help')\n", cmd);
-	return EXIT_USAGE;
-}
-
-/* SIGINT, SIGTERM, SIGHUP.  A supervisor stops at its next step, kills its
- * target and keeps what it recorded (tracer_interrupt_all).  A parent
- * waiting for parallel workers dies at once instead: its workers die with
- * it (PR_SET_PDEATHSIG, cli_worker_dies_with_parent) and their targets
- * with them (PTRACE_O_EXITKILL).  Prediction stops at its next check and
- * keeps the predictions made so far (predict_interrupt). */
-static volatile sig_atomic_t parent_phase;
-
-static void on_stop_signal(int sig)
-{
-	if (parent_phase) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	tracer_interrupt_all(sig);
-	predict_interrupt(sig);
-}
-
-static void catch_stop_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop_signal; /* no SA_RESTART: waits must see it */
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
-void cli_parent_phase(bool on)
-{
-	parent_phase = on;
-	int sig = tracer_interrupted();
-	if (on && sig) { /* it came between two phases: die of it now */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-}
-
-void cli_worker_dies_with_parent(pid_t parent)
-{
-	parent_phase = 0;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent) /* it died before the line above */
-		_exit(128 + SIGKILL);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -149,7 +85,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[1], cmds[i].name))
 			continue;
 		if (cmds[i].fn != cmd_dump && cmds[i].fn != cmd_predict && cmds[i].fn != cmd_schedule)
-			catch_stop_signals();
+			cli_catch_stop_signals();
 		return cmds[i].fn(argc - 1, argv + 1);
 	}
 	avt_error("unknown command '%s' (see 'avtrace --help')", argv[1]);

@@ -462,13 +462,10 @@ struct neighbour {
 };
 
 /* The report that leads with the minimal schedule; fp gets it. */
-static void write_report(FILE *fp, const char *dir, const char *x, const json_t *mj,
-			 const struct schedule *ms, size_t from_sw, unsigned replays, double secs,
-			 bool capped, const struct neighbour *nb, const char *replay_avt)
+/* The report's head: the headline, the failure, a deadlock's waits. */
+static void report_failure(FILE *fp, const json_t *mj)
 {
-	const json_t *sw = json_object_get(mj, "switches");
-	size_t k = json_array_size(sw), i;
-	char a[1600], b[1600];
+	size_t i;
 	json_t *s;
 	fprintf(fp, "%s\n", js(mj, "headline"));
 	const json_t *f = json_object_get(mj, "failure");
@@ -498,8 +495,15 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 			fprintf(fp, " (held by T%lld)", json_integer_value(h));
 		fputc('\n', fp);
 	}
-	fprintf(fp, "fails with these %zu switch%s (from %zu in the reproduced schedule; %u replays, %.1f s%s):\n",
-		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
+}
+
+/* The switches the minimal schedule keeps, and the neighbours that pass. */
+static void report_switches(FILE *fp, const char *dir, const char *x, const json_t *sw,
+			    const struct neighbour *nb)
+{
+	size_t k = json_array_size(sw), i;
+	char a[1600], b[1600];
+	json_t *s;
 	json_array_foreach(sw, i, s) {
 		if (i == MAX_SWITCH_LINES) {
 			fprintf(fp, "  ... and %zu more (%s/reports/%s.min.json)\n", k - i, dir, x);
@@ -519,12 +523,14 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 	for (i = 0; i < k; i++)
 		if (nb[i].passes)
 			fprintf(fp, "moving %s after %s makes it pass (switch %zu)\n", nb[i].moved, nb[i].past, i + 1);
-	fprintf(fp, "replay it: avtrace replay -d %s --file %s/reports/%s.min.sched\n", dir, dir, x);
-	fprintf(fp, "every event: avtrace dump -d %s; the reproduced schedule's full report is below\n",
-		replay_avt);
-	/* the events that matter: pattern, windows, the failure */
-	const json_t *il = json_object_get(mj, "interleaving");
-	size_t nev = json_array_size(il);
+}
+
+/* The events of interleaving il worth showing: the pattern's, those near
+ * a switch, the last ones (the failure); NULL when out of memory. */
+static bool *events_shown(const json_t *mj, const json_t *il, const json_t *sw, const struct schedule *ms)
+{
+	size_t nev = json_array_size(il), i;
+	json_t *s;
 	bool *show = calloc(nev ? nev : 1, sizeof *show);
 	long long first = nev ? json_integer_value(json_object_get(json_array_get(il, 0), "index")) : 0;
 	for (i = 0; show && i < nev; i++)
@@ -536,10 +542,19 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 			if (e >= 0 && e < (long long)nev)
 				show[e] = true;
 	}
+	return show;
+}
+
+/* The events that matter: pattern, windows, the failure. */
+static void report_events(FILE *fp, const json_t *mj, const json_t *sw, const struct schedule *ms)
+{
+	const json_t *il = json_object_get(mj, "interleaving");
+	size_t nev = json_array_size(il), k = json_array_size(sw), next_sw = 0;
+	bool *show = events_shown(mj, il, sw, ms);
+	char a[1600];
 	fprintf(fp, "events that matter (* the predicted pattern; | a switch):\n");
 	long long last = -1;
-	size_t next_sw = 0;
-	for (i = 0; show && i < nev; i++) {
+	for (size_t i = 0; show && i < nev; i++) {
 		if (!show[i])
 			continue;
 		const json_t *e = json_array_get(il, i);
@@ -557,7 +572,23 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 		last = idx;
 	}
 	free(show);
-	for (i = 0; i < k; i++)
+}
+
+static void write_report(FILE *fp, const char *dir, const char *x, const json_t *mj,
+			 const struct schedule *ms, size_t from_sw, unsigned replays, double secs,
+			 bool capped, const struct neighbour *nb, const char *replay_avt)
+{
+	const json_t *sw = json_object_get(mj, "switches");
+	size_t k = json_array_size(sw);
+	report_failure(fp, mj);
+	fprintf(fp, "fails with these %zu switch%s (from %zu in the reproduced schedule; %u replays, %.1f s%s):\n",
+		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
+	report_switches(fp, dir, x, sw, nb);
+	fprintf(fp, "replay it: avtrace replay -d %s --file %s/reports/%s.min.sched\n", dir, dir, x);
+	fprintf(fp, "every event: avtrace dump -d %s; the reproduced schedule's full report is below\n",
+		replay_avt);
+	report_events(fp, mj, sw, ms);
+	for (size_t i = 0; i < k; i++)
 		if (nb[i].tried && !nb[i].passes)
 			fprintf(fp, "switch %zu moved %u event%s later (%s after %s): %s\n", i + 1, nb[i].shift,
 				nb[i].shift == 1 ? "" : "s", nb[i].moved, nb[i].past, nb[i].outcome);
@@ -672,54 +703,135 @@ static int rewrite_report(const char *path, const char *lead)
 	return rc;
 }
 
+/* The reproduced failure to keep: ref_json's when it shows one (ref_avt:
+ * its trace beside it), else the schedule's replay, made now (ref_avt:
+ * its trace kept as mavt.ref).  NULL after an avt_error(). */
+static json_t *reference_of(struct mctx *m, const char *sched_path, const char *ref_json,
+			    const char *mavt, char *ref_avt, size_t len, struct min_summary *out)
+{
+	json_t *ref = ref_json ? json_load_file(ref_json, 0, NULL) : NULL;
+	ref_avt[0] = 0;
+	if (ref) {
+		failure_of(ref, &m->want);
+		if (!is_failure(&m->want)) {
+			json_decref(ref);
+			ref = NULL;
+		} else {
+			size_t n = strlen(ref_json);
+			if (n > 5 && !strcmp(ref_json + n - 5, ".json"))
+				snprintf(ref_avt, len, "%.*s.avt", (int)(n - 5), ref_json);
+		}
+	}
+	if (ref)
+		return ref;
+	/* no reproduced failure on file: replay the schedule */
+	ref = replay_file(m->dir, sched_path, m->timeout);
+	if (!ref) {
+		avt_error("cannot replay '%s'", sched_path);
+		return NULL;
+	}
+	out->replays++;
+	char keep[4400];
+	snprintf(keep, sizeof keep, "%s.ref", mavt);
+	snprintf(ref_avt, len, "%s/replays/custom.avt", m->dir);
+	if (rename(ref_avt, keep) == 0)
+		snprintf(ref_avt, len, "%s", keep);
+	else
+		ref_avt[0] = 0;
+	return ref;
+}
+
+/* Nothing was removed: the reproduced schedule ms is minimal, and its
+ * replay (ref, its trace ref_avt) the minimal one; 0, or -1 when it
+ * does not fail the same way again. */
+static int keep_reference(struct mctx *m, const json_t *ref, const char *ref_avt, const char *mavt,
+			  struct schedule *ms, const char *sched_path, struct min_summary *out)
+{
+	m->kept = json_deep_copy(ref);
+	if (ref_avt[0] && link(ref_avt, mavt) == 0)
+		return 0;
+	/* no trace of it at hand: replay it once more */
+	json_decref(m->kept);
+	m->kept = NULL;
+	if (candidate(m, ms) == 1) {
+		out->replays++;
+		return 0;
+	}
+	avt_error("the schedule '%s' did not fail the same way again", sched_path);
+	return -1;
+}
+
+/* Writes rdir/x.min.sched and x.min.json, and the report that leads with
+ * them (on stdout too with print); -1 if a file cannot be written. */
+static int write_minimal(const char *dir, const char *x, json_t *mj, const struct schedule *ms,
+			 const struct min_stats *st, const struct min_summary *out,
+			 const struct neighbour *nb, const char *mavt, bool print)
+{
+	char msched[4300], mjson[4300], path[4300];
+	int rc = 0;
+	snprintf(msched, sizeof msched, "%s/reports/%s.min.sched", dir, x);
+	snprintf(mjson, sizeof mjson, "%s/reports/%s.min.json", dir, x);
+	json_object_set_new(mj, "minimal_schedule", json_string(msched));
+	json_object_set_new(mj, "minimize", json_pack("{s:I, s:I, s:I, s:I, s:b, s:f}", "from_switches",
+						      (json_int_t)st->from_switches, "candidates",
+						      (json_int_t)st->tests, "replays",
+						      (json_int_t)out->replays, "neighbour_replays",
+						      (json_int_t)out->neighbour_replays, "capped",
+						      st->capped, "seconds", out->seconds));
+	if (schedule_write(ms, msched) < 0 || json_dump_file(mj, mjson, JSON_INDENT(2)) < 0)
+		rc = -1;
+	char *lead = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&lead, &len);
+	if (!mem)
+		return rc;
+	write_report(mem, dir, x, mj, ms, st->from_switches, out->replays, out->seconds, st->capped, nb,
+		     mavt);
+	fclose(mem);
+	snprintf(path, sizeof path, "%s/reports/%s.txt", dir, x);
+	if (rewrite_report(path, lead) < 0)
+		avt_warn("cannot rewrite the report '%s'", path);
+	if (print)
+		fputs(lead, stdout);
+	free(lead);
+	return rc;
+}
+
+/* The switches of ms into mj, and the passing neighbour of each (nb[k]). */
+static void find_neighbours(struct mctx *m, const struct schedule *ms, json_t *mj, struct neighbour *nb,
+			    size_t k, struct min_summary *out)
+{
+	uint64_t *counts;
+	size_t nthr = recorded_counts(m->dir, &counts);
+	json_object_set_new(mj, "switches", switches_json(ms, mj));
+	for (size_t i = 0; i < k; i++)
+		try_neighbour(m, ms, i, counts, nthr, &nb[i], out);
+	free(counts);
+}
+
 int minimize_bug(const char *dir, const char *x, const char *sched_path, const char *ref_json,
 		 unsigned cap, const char *timeout, bool print, struct min_summary *out)
 {
-	char err[600], path[4300], cand[4300], rdir[4200];
+	char err[600], path[4300], cand[4300], mavt[4300], ref_avt[4400];
 	memset(out, 0, sizeof *out);
 	struct schedule *s = schedule_read(sched_path, err, sizeof err);
 	if (!s) {
 		avt_error("%s", err);
 		return -1;
 	}
-	snprintf(rdir, sizeof rdir, "%s/reports", dir);
-	mkdir(rdir, 0777);
+	snprintf(path, sizeof path, "%s/reports", dir);
+	mkdir(path, 0777);
 	snprintf(path, sizeof path, "%s/replays", dir);
 	mkdir(path, 0777);
-	snprintf(cand, sizeof cand, "%s/%s.cand.sched", rdir, x);
-	char mavt[4300];
-	snprintf(mavt, sizeof mavt, "%s/%s.min.avt", rdir, x);
+	snprintf(cand, sizeof cand, "%s/reports/%s.cand.sched", dir, x);
+	snprintf(mavt, sizeof mavt, "%s/reports/%s.min.avt", dir, x);
 	struct mctx m = { .dir = dir, .timeout = timeout, .cand_path = cand, .avt_keep = mavt };
 	double t0 = now_s();
-	json_t *ref = ref_json ? json_load_file(ref_json, 0, NULL) : NULL;
-	char ref_avt[4400] = "";
 	remove(mavt);
-	if (ref) {
-		failure_of(ref, &m.want);
-		if (!is_failure(&m.want)) {
-			json_decref(ref);
-			ref = NULL;
-		} else {
-			size_t n = strlen(ref_json);
-			if (n > 5 && !strcmp(ref_json + n - 5, ".json"))
-				snprintf(ref_avt, sizeof ref_avt, "%.*s.avt", (int)(n - 5), ref_json);
-		}
-	}
-	if (!ref) { /* no reproduced failure on file: replay the schedule */
-		ref = replay_file(dir, sched_path, timeout);
-		if (!ref) {
-			avt_error("cannot replay '%s'", sched_path);
-			schedule_free(s);
-			return -1;
-		}
-		out->replays++;
-		char keep[4400];
-		snprintf(keep, sizeof keep, "%s.ref", mavt);
-		snprintf(ref_avt, sizeof ref_avt, "%s/replays/custom.avt", dir);
-		if (rename(ref_avt, keep) == 0)
-			snprintf(ref_avt, sizeof ref_avt, "%s", keep);
-		else
-			ref_avt[0] = 0;
+	json_t *ref = reference_of(&m, sched_path, ref_json, mavt, ref_avt, sizeof ref_avt, out);
+	if (!ref) {
+		schedule_free(s);
+		return -1;
 	}
 	failure_of(ref, &m.want);
 	if (!is_failure(&m.want)) {
@@ -739,34 +851,12 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 	struct schedule *ms = minimize_schedule(s, &mo, &st);
 	out->replays += st.tests;
 	int rc = ms && !st.error ? 0 : -1;
-	if (rc == 0 && !m.kept) {
-		/* nothing removed: the reproduced schedule is minimal, and its
-		 * replay the minimal one */
-		m.kept = json_deep_copy(ref);
-		if (!ref_avt[0] || link(ref_avt, mavt) < 0) {
-			/* no trace of it at hand: replay it once more */
-			json_decref(m.kept);
-			m.kept = NULL;
-			if (candidate(&m, ms) == 1)
-				out->replays++;
-			else {
-				rc = -1;
-				avt_error("the schedule '%s' did not fail the same way again", sched_path);
-			}
-		}
-	}
-	json_t *mj = m.kept;
-	/* the neighbours */
-	uint64_t *counts;
-	size_t nthr = recorded_counts(dir, &counts);
+	if (rc == 0 && !m.kept)
+		rc = keep_reference(&m, ref, ref_avt, mavt, ms, sched_path, out);
 	size_t k = ms ? min_count_switches(ms) : 0;
 	struct neighbour *nb = calloc(k ? k : 1, sizeof *nb);
-	if (rc == 0 && mj && nb) {
-		json_object_set_new(mj, "switches", switches_json(ms, mj));
-		for (size_t i = 0; i < k; i++)
-			try_neighbour(&m, ms, i, counts, nthr, &nb[i], out);
-	}
-	free(counts);
+	if (rc == 0 && m.kept && nb)
+		find_neighbours(&m, ms, m.kept, nb, k, out);
 	remove(cand);
 	if (ref_avt[0] && strstr(ref_avt, ".min.avt.ref"))
 		remove(ref_avt);
@@ -775,34 +865,8 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 	out->switches = k;
 	out->capped = st.capped;
 	out->seconds = now_s() - t0;
-	if (rc == 0 && mj) {
-		char msched[4300], mjson[4300];
-		snprintf(msched, sizeof msched, "%s/%s.min.sched", rdir, x);
-		snprintf(mjson, sizeof mjson, "%s/%s.min.json", rdir, x);
-		json_object_set_new(mj, "minimal_schedule", json_string(msched));
-		json_object_set_new(mj, "minimize", json_pack("{s:I, s:I, s:I, s:I, s:b, s:f}", "from_switches",
-							   (json_int_t)st.from_switches, "candidates",
-							   (json_int_t)st.tests, "replays",
-							   (json_int_t)out->replays, "neighbour_replays",
-							   (json_int_t)out->neighbour_replays, "capped",
-							   st.capped, "seconds", out->seconds));
-		if (schedule_write(ms, msched) < 0 || json_dump_file(mj, mjson, JSON_INDENT(2)) < 0)
-			rc = -1;
-		char *lead = NULL;
-		size_t len = 0;
-		FILE *mem = open_memstream(&lead, &len);
-		if (mem) {
-			write_report(mem, dir, x, mj, ms, st.from_switches, out->replays, out->seconds,
-				     st.capped, nb, mavt);
-			fclose(mem);
-			snprintf(path, sizeof path, "%s/%s.txt", rdir, x);
-			if (rewrite_report(path, lead) < 0)
-				avt_warn("cannot rewrite the report '%s'", path);
-			if (print)
-				fputs(lead, stdout);
-			free(lead);
-		}
-	}
+	if (rc == 0 && m.kept && write_minimal(dir, x, m.kept, ms, &st, out, nb, mavt, print) < 0)
+		rc = -1;
 	free(nb);
 	if (m.quiet)
 		quiet_map_release(&qm);

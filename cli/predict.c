@@ -7,6 +7,7 @@
 #include "args.h"
 #include "cli.h"
 #include "names.h"
+#include "prediction.h"
 #include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
@@ -50,8 +51,6 @@ static const char predict_help[] =
 
 /* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
-			     char *buf, size_t len);
-const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len)
 {
 	size_t off = 0;
@@ -72,7 +71,6 @@ const char *prediction_where(struct names *n, const struct trace *t, const struc
 /* The schedules' first comment, which replay prints as "predicted:",
  * re-worded with names: "1: sidetrack after-window — T1 acquire shared.m
  * at checkthenact.c:55, T2 acquire shared.m at checkthenact.c:71, ...". */
-void name_predictions(struct prediction_set *set, const struct trace *t);
 void name_predictions(struct prediction_set *set, const struct trace *t)
 {
 	struct names n;
@@ -114,12 +112,6 @@ void name_predictions(struct prediction_set *set, const struct trace *t)
 }
 
 /* --atomic FUNC[,FUNC]: the callback predict asks about a function. */
-struct atomic_funcs {
-	struct names n;
-	char *names[16];
-	size_t count;
-	bool open;
-};
 
 static bool is_atomic_func(void *ctx, uint16_t mod, uint64_t off)
 {
@@ -133,7 +125,6 @@ static bool is_atomic_func(void *ctx, uint16_t mod, uint64_t off)
 	return false;
 }
 
-int atomic_funcs_parse(struct atomic_funcs *a, char *arg);
 int atomic_funcs_parse(struct atomic_funcs *a, char *arg)
 {
 	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
@@ -145,7 +136,6 @@ int atomic_funcs_parse(struct atomic_funcs *a, char *arg)
 }
 
 /* Arms o->atomic when functions were named; names come from t. */
-void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o);
 void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o)
 {
 	if (!a->count || names_open(&a->n, t) < 0)
@@ -155,7 +145,6 @@ void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct pred
 	o->atomic_ctx = a;
 }
 
-void atomic_funcs_release(struct atomic_funcs *a);
 void atomic_funcs_release(struct atomic_funcs *a)
 {
 	if (a->open)
@@ -163,7 +152,6 @@ void atomic_funcs_release(struct atomic_funcs *a)
 	a->open = false;
 }
 
-int print_predictions(const struct prediction_set *set, const struct trace *t);
 int print_predictions(const struct prediction_set *set, const struct trace *t)
 {
 	struct names n;

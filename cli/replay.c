@@ -228,77 +228,79 @@ static int outcome_status(enum replay_outcome o)
 	}
 }
 
-int cmd_replay(int argc, char **argv)
+/* avtrace replay's command line. */
+struct replay_cmd {
+	struct replay_opts o;
+	bool all, json, have;
+	unsigned jobs;
+	const char *timeout_arg;
+};
+
+/* One option; 1 if unknown, -1 if bad, 2 after --help. */
+static int replay_option(struct replay_cmd *r, int c)
 {
-	static const struct option lo[] = {
-		{ "dir", required_argument, 0, 'd' }, { "schedule", required_argument, 0, 's' },
-		{ "file", required_argument, 0, 'F' }, { "timeout", required_argument, 0, 't' },
-		{ "oracle", required_argument, 0, 'O' }, { "stdout", no_argument, 0, 'S' },
-		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'J' },
-		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
-		{ "all", no_argument, 0, 'A' }, { "jobs", required_argument, 0, 'j' },
-		{ "max-time", required_argument, 0, 'M' }, { "no-agent", no_argument, 0, 'n' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
-	};
-	bool all = false;
-	unsigned jobs = 1;
-	const char *timeout_arg = "2";
-	struct replay_opts o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu(),
-				 .capture_stderr = true };
-	bool json = false, have = false;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:s:t:j:vh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': o.dir = optarg; break;
-		case 's':
-			if (arg_uint("replay", "--schedule", optarg, 0, UINT32_MAX, &o.schedule) < 0)
-				return EXIT_USAGE;
-			have = true;
-			break;
-		case 'F': o.sched_path = optarg; have = true; break;
-		case 'A': all = true; break;
-		case 'j':
-			if (arg_uint("replay", "-j", optarg, 1, 256, &jobs) < 0)
-				return EXIT_USAGE;
-			break;
-		case 't':
-			timeout_arg = optarg;
-			if (arg_seconds("replay", "--timeout", optarg, &o.timeout_s) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'M':
-			if (arg_seconds("replay", "--max-time", optarg, &o.run_timeout_s) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'O': o.oracle = optarg; break;
-		case 'S': o.keep_stdout = true; break;
-		case 'g': o.gdb = true; break;
-		case 'n': o.no_agent = true; break;
-		case 'J': json = true; break;
-		case 'c':
-			if (arg_cpu("replay", "--cpu", optarg, &o.cpu) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'v': avt_verbose++; break;
-		case 'h': fputs(replay_help, stdout); return 0;
-		default: return usage_error("replay", "bad option");
-		}
+	struct replay_opts *o = &r->o;
+	switch (c) {
+	case 'd': o->dir = optarg; return 0;
+	case 's':
+		r->have = true;
+		return arg_uint("replay", "--schedule", optarg, 0, UINT32_MAX, &o->schedule) < 0 ? -1 : 0;
+	case 'F': o->sched_path = optarg; r->have = true; return 0;
+	case 'A': r->all = true; return 0;
+	case 'j': return arg_uint("replay", "-j", optarg, 1, 256, &r->jobs) < 0 ? -1 : 0;
+	case 't':
+		r->timeout_arg = optarg;
+		return arg_seconds("replay", "--timeout", optarg, &o->timeout_s) < 0 ? -1 : 0;
+	case 'M': return arg_seconds("replay", "--max-time", optarg, &o->run_timeout_s) < 0 ? -1 : 0;
+	case 'O': o->oracle = optarg; return 0;
+	case 'S': o->keep_stdout = true; return 0;
+	case 'g': o->gdb = true; return 0;
+	case 'n': o->no_agent = true; return 0;
+	case 'J': r->json = true; return 0;
+	case 'c': return arg_cpu("replay", "--cpu", optarg, &o->cpu) < 0 ? -1 : 0;
+	case 'v': avt_verbose++; return 0;
+	case 'h': fputs(replay_help, stdout); return 2;
 	}
-	if (all) {
-		if (have || optind < argc)
-			return usage_error("replay", "--all replays every schedule: no --schedule with it");
-		return replay_all(o.dir, jobs, timeout_arg);
+	return 1;
+}
+
+/* What the replay found, as --json (the results file) or a text report. */
+static bool show_result(const struct replay_opts *o, bool json, const char *jpath, struct names *n,
+			const struct replay *rp, const struct replay_result *res)
+{
+	bool shown = false;
+	if (json) {
+		FILE *f = fopen(jpath, "r");
+		int ch;
+		while (f && (ch = fgetc(f)) != EOF)
+			putchar(ch);
+		if (f)
+			fclose(f);
+		putchar('\n');
+		return false;
 	}
-	if (!have)
-		return usage_error("replay", "which schedule? give --schedule N or --all");
-	if (optind < argc)
-		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
+	char label[4200];
+	if (o->sched_path)
+		snprintf(label, sizeof label, "schedule file '%s'", o->sched_path);
+	else
+		snprintf(label, sizeof label, "schedule %u", o->schedule);
+	print_report(n, rp, res, label);
+	if (res->outcome == RO_BUG || res->outcome == RO_DEADLOCK) {
+		shown = print_stderr(res);
+		print_replay_cmd(o);
+	}
+	return shown;
+}
+
+/* Replays one schedule, keeps its results in DIR/replays and shows them;
+ * the exit status. */
+static int replay_one(const struct replay_opts *o, bool json)
+{
 	unsigned long nerr = avt_nerrors;
-	struct replay *rp = replay_open(&o);
+	struct replay *rp = replay_open(o);
 	if (!rp) {
 		if (avt_nerrors == nerr)
-			avt_error("cannot replay schedule %u of '%s'", o.schedule, o.dir);
+			avt_error("cannot replay schedule %u of '%s'", o->schedule, o->dir);
 		return EXIT_USAGE;
 	}
 	if (replay_launch(rp) < 0) {
@@ -312,11 +314,11 @@ int cmd_replay(int argc, char **argv)
 	struct replay_result res;
 	replay_finish(rp, &res);
 	char dir[4200], tpath[4300], jpath[4300];
-	snprintf(dir, sizeof dir, "%s/replays", o.dir);
+	snprintf(dir, sizeof dir, "%s/replays", o->dir);
 	mkdir(dir, 0777);
-	snprintf(tpath, sizeof tpath, "%s/%04u.avt", dir, o.schedule);
-	snprintf(jpath, sizeof jpath, "%s/%04u.json", dir, o.schedule);
-	if (o.sched_path) {
+	snprintf(tpath, sizeof tpath, "%s/%04u.avt", dir, o->schedule);
+	snprintf(jpath, sizeof jpath, "%s/%04u.json", dir, o->schedule);
+	if (o->sched_path) {
 		snprintf(tpath, sizeof tpath, "%s/custom.avt", dir);
 		snprintf(jpath, sizeof jpath, "%s/custom.json", dir);
 	}
@@ -327,30 +329,10 @@ int cmd_replay(int argc, char **argv)
 	if (!saved)
 		avt_error("the replay's results are not saved in '%s'", dir);
 	struct names n;
-	bool shown = false;
 	names_open(&n, replay_trace(rp));
 	if (saved && facts_add(jpath, &n, rp, &res) < 0)
 		avt_warn("cannot add the report's facts to '%s'", jpath);
-	if (json) {
-		FILE *f = fopen(jpath, "r");
-		int ch;
-		while (f && (ch = fgetc(f)) != EOF)
-			putchar(ch);
-		if (f)
-			fclose(f);
-		putchar('\n');
-	} else {
-		char label[4200];
-		if (o.sched_path)
-			snprintf(label, sizeof label, "schedule file '%s'", o.sched_path);
-		else
-			snprintf(label, sizeof label, "schedule %u", o.schedule);
-		print_report(&n, rp, &res, label);
-		if (res.outcome == RO_BUG || res.outcome == RO_DEADLOCK) {
-			shown = print_stderr(&res);
-			print_replay_cmd(&o);
-		}
-	}
+	bool shown = show_result(o, json, jpath, &n, rp, &res);
 	/* the program's stderr was held back: pass on what no report showed */
 	if (res.stderr_tail && !shown)
 		replay_stderr_copy(rp, stderr);
@@ -362,6 +344,44 @@ int cmd_replay(int argc, char **argv)
 	replay_result_release(&res);
 	replay_free(rp);
 	return status;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dir", required_argument, 0, 'd' }, { "schedule", required_argument, 0, 's' },
+		{ "file", required_argument, 0, 'F' }, { "timeout", required_argument, 0, 't' },
+		{ "oracle", required_argument, 0, 'O' }, { "stdout", no_argument, 0, 'S' },
+		{ "gdb", no_argument, 0, 'g' }, { "json", no_argument, 0, 'J' },
+		{ "cpu", required_argument, 0, 'c' }, { "verbose", no_argument, 0, 'v' },
+		{ "all", no_argument, 0, 'A' }, { "jobs", required_argument, 0, 'j' },
+		{ "max-time", required_argument, 0, 'M' }, { "no-agent", no_argument, 0, 'n' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	struct replay_cmd r = { .o = { .dir = "avtrace-out", .timeout_s = 2.0, .cpu = default_cpu(),
+				       .capture_stderr = true },
+				.jobs = 1, .timeout_arg = "2" };
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:s:t:j:vh", lo, NULL)) != -1) {
+		int rc = replay_option(&r, c);
+		if (rc == 2)
+			return 0;
+		if (rc == 1)
+			return usage_error("replay", "bad option");
+		if (rc < 0)
+			return EXIT_USAGE;
+	}
+	if (r.all) {
+		if (r.have || optind < argc)
+			return usage_error("replay", "--all replays every schedule: no --schedule with it");
+		return replay_all(r.o.dir, r.jobs, r.timeout_arg);
+	}
+	if (!r.have)
+		return usage_error("replay", "which schedule? give --schedule N or --all");
+	if (optind < argc)
+		return usage_error("replay", "unexpected argument '%s'", argv[optind]);
+	return replay_one(&r.o, r.json);
 }
 
 int cmd_schedule(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include "facts.h"
 #include "names.h"
 #include "trace/log.h"
+#include "trace/meta.h"
 #include "trace/version.h"
 
 static int cmp_uint(const void *a, const void *b)
@@ -23,7 +24,7 @@ static int cmp_uint(const void *a, const void *b)
 }
 
 /* Numbers N of the files PREFIX-NNNN.EXT (prefix may be "") in path, sorted. */
-static size_t scan_numbered(const char *path, const char *prefix, const char *ext, unsigned **out)
+size_t results_scan_numbered(const char *path, const char *prefix, const char *ext, unsigned **out)
 {
 	DIR *d = opendir(path);
 	size_t n = 0, cap = 0, plen = strlen(prefix), elen = strlen(ext);
@@ -50,12 +51,13 @@ static size_t scan_numbered(const char *path, const char *prefix, const char *ex
 	return n;
 }
 
+/* A replay's JSON; NULL if unreadable.  It may come from another machine
+ * (summary after a cluster run): a FIFO or a device must not block. */
 static json_t *load_json(const char *fmt, const char *dir, unsigned num)
 {
-	char path[4400];
-	json_error_t je;
+	char path[4400], err[4600];
 	snprintf(path, sizeof path, fmt, dir, num);
-	return json_load_file(path, 0, &je);
+	return avt_json_read(path, err, sizeof err);
 }
 
 static const char *jstr(const json_t *o, const char *key)
@@ -63,10 +65,25 @@ static const char *jstr(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-static bool is_reproduced(const json_t *replay)
+bool results_reproduced(const json_t *replay)
 {
 	const char *oc = jstr(replay, "outcome");
 	return oc && (!strcmp(oc, "BUG") || !strcmp(oc, "DEADLOCK"));
+}
+
+/* A replay ran to its end, diverged (an answer: the program cannot follow
+ * that order), or never finished (stuck until the time limit, an error). */
+static void tally_replay(struct run_tally *t, const json_t *replay)
+{
+	const char *oc = replay ? jstr(replay, "outcome") ?: "ERROR" : "ERROR";
+	const char *why = replay ? jstr(replay, "reason") ?: "" : "no result";
+	bool infeasible = !strcmp(oc, "INFEASIBLE");
+	if (infeasible && !strstr(why, " within ") && !strstr(why, "timed out"))
+		t->diverged++;
+	else if (infeasible || !strcmp(oc, "ERROR"))
+		t->unfinished++;
+	else
+		t->ran++;
 }
 
 /* "fatal-signal", "deadlock", "exit-status" or "failure" (an oracle). */
@@ -96,8 +113,8 @@ static void rule_part(char *dst, size_t len, const char *s)
 		snprintf(dst, len, "unknown");
 }
 
-/* Same headline and the same wait-for cycle: the same bug (as 'avtrace
- * test' tells its reports apart). */
+/* The one "same bug" rule (cli/results.h): the same headline and the same
+ * wait-for cycle. */
 static void bug_key(const json_t *replay, char *key, size_t len)
 {
 	const char *head = jstr(replay, "headline");
@@ -119,12 +136,30 @@ static void bug_key(const json_t *replay, char *key, size_t len)
 	}
 }
 
-/* Adds the bug of replay unless an equal one is known; its index. */
+/* The rule id of a bug: avtrace/DETECTOR/PATTERN, avtrace/explore/KIND,
+ * avtrace/recorded/KIND. */
+static void bug_rule(struct result_bug *b, const json_t *replay, const json_t *pred)
+{
+	char det[64], pat[64];
+	if (b->explored) {
+		snprintf(b->rule, sizeof b->rule, "avtrace/explore/%s", failure_kind(replay));
+	} else if (pred) {
+		rule_part(det, sizeof det, jstr(pred, "detector"));
+		rule_part(pat, sizeof pat, jstr(pred, "pattern"));
+		snprintf(b->rule, sizeof b->rule, "avtrace/%s/%s", det, pat);
+	} else {
+		snprintf(b->rule, sizeof b->rule, "avtrace/recorded/%s", failure_kind(replay));
+	}
+}
+
+/* Adds the bug of replay unless the same one is known; its index (*is_new:
+ * it was not), -1 when out of memory. */
 static int add_bug(struct results *r, const json_t *replay, const json_t *pred, unsigned sched,
-		   const char *run_dir, const char *report, bool explored)
+		   const char *run_dir, bool explored, bool *is_new)
 {
 	char key[2048];
 	bug_key(replay, key, sizeof key);
+	*is_new = false;
 	for (size_t i = 0; i < r->nbugs; i++)
 		if (!strcmp(r->bugs[i].key, key))
 			return (int)i;
@@ -135,25 +170,14 @@ static int add_bug(struct results *r, const json_t *replay, const json_t *pred, 
 	struct result_bug *b = &r->bugs[r->nbugs];
 	memset(b, 0, sizeof *b);
 	snprintf(b->key, sizeof b->key, "%s", key);
-	char det[64], pat[64];
-	if (explored) {
-		snprintf(b->rule, sizeof b->rule, "avtrace/explore/%s", failure_kind(replay));
-	} else if (pred) {
-		rule_part(det, sizeof det, jstr(pred, "detector"));
-		rule_part(pat, sizeof pat, jstr(pred, "pattern"));
-		snprintf(b->rule, sizeof b->rule, "avtrace/%s/%s", det, pat);
-	} else {
-		snprintf(b->rule, sizeof b->rule, "avtrace/recorded/%s", failure_kind(replay));
-	}
+	b->explored = explored;
+	bug_rule(b, replay, pred);
 	snprintf(b->run_dir, sizeof b->run_dir, "%s", run_dir);
 	snprintf(b->reproduce, sizeof b->reproduce, "avtrace replay -d %s --schedule %u", run_dir, sched);
-	struct stat st;
-	if (report && stat(report, &st) == 0)
-		snprintf(b->report, sizeof b->report, "%s", report);
 	b->schedule = sched;
-	b->explored = explored;
 	b->replay = replay;
 	b->prediction = pred;
+	*is_new = true;
 	return (int)r->nbugs++;
 }
 
@@ -167,71 +191,105 @@ static const json_t *prediction_of(const struct results *r, unsigned id)
 	return NULL;
 }
 
+void results_init(struct results *r, const char *dir)
+{
+	char path[4300];
+	memset(r, 0, sizeof *r);
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	r->meta = json_load_file(path, 0, NULL);
+	snprintf(path, sizeof path, "%s/predictions.json", dir);
+	r->predictions = json_load_file(path, 0, NULL);
+	r->owned = json_array();
+}
+
+struct result_row *results_add_replay(struct results *r, unsigned schedule)
+{
+	struct result_row *nr = realloc(r->rows, (r->nrows + 1) * sizeof *nr);
+	if (!nr)
+		return NULL;
+	r->rows = nr;
+	struct result_row *row = &r->rows[r->nrows++];
+	memset(row, 0, sizeof *row);
+	row->schedule = schedule;
+	row->replay = load_json("%s/replays/%04u.json", r->dir, schedule);
+	row->prediction = schedule ? json_incref((json_t *)prediction_of(r, schedule)) : NULL;
+	row->bug = -1;
+	tally_replay(&r->tally, row->replay);
+	if (row->replay && results_reproduced(row->replay))
+		row->bug = add_bug(r, row->replay, row->prediction, schedule, r->dir, false, &row->first);
+	return row;
+}
+
+int results_add_explored(struct results *r, const char *run_dir, unsigned run, bool *is_new)
+{
+	json_t *rp = load_json("%s/replays/%04u.json", run_dir, 0);
+	*is_new = false;
+	if (!rp || !results_reproduced(rp)) {
+		json_decref(rp);
+		return -1;
+	}
+	json_array_append_new(r->owned, rp);
+	int i = add_bug(r, rp, NULL, 0, run_dir, true, is_new);
+	if (i >= 0 && *is_new)
+		r->bugs[i].run = run;
+	return i;
+}
+
+/* The exploration runs whose report was written (a confirmed, distinct
+ * bug of the run that wrote them). */
 static void load_explored(struct results *r)
 {
-	char path[4300], run_dir[4300], report[4400];
+	char path[4300], run_dir[4300];
 	unsigned *nums;
+	bool is_new;
 	snprintf(path, sizeof path, "%s/reports", r->dir);
-	size_t n = scan_numbered(path, "explore-", "txt", &nums);
+	size_t n = results_scan_numbered(path, "explore-", "txt", &nums);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(run_dir, sizeof run_dir, "%s/explore/runs/%04u", r->dir, nums[i]);
-		json_t *rp = load_json("%s/replays/%04u.json", run_dir, 0);
-		if (!rp || !is_reproduced(rp)) {
-			json_decref(rp);
-			continue;
-		}
-		json_array_append_new(r->owned, rp);
-		snprintf(report, sizeof report, "%s/reports/explore-%04u.txt", r->dir, nums[i]);
-		add_bug(r, rp, NULL, 0, run_dir, report, true);
+		int b = results_add_explored(r, run_dir, nums[i], &is_new);
+		if (b >= 0 && is_new)
+			snprintf(r->bugs[b].report, sizeof r->bugs[b].report, "%s/reports/explore-%04u.txt",
+				 r->dir, nums[i]);
 	}
 	free(nums);
+}
+
+void results_open_trace(struct results *r)
+{
+	char path[4300];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/trace.avt", r->dir);
+	if (r->trace || !r->nbugs || stat(path, &st) != 0 || !(r->trace = load_trace(r->dir)))
+		return;
+	r->names = calloc(1, sizeof *r->names);
+	if (r->names && names_open(r->names, r->trace) < 0) {
+		free(r->names);
+		r->names = NULL;
+	}
 }
 
 int results_load(struct results *r, const char *dir)
 {
 	char path[4300];
-	json_error_t je;
-	memset(r, 0, sizeof *r);
-	snprintf(r->dir, sizeof r->dir, "%s", dir);
-	snprintf(path, sizeof path, "%s/meta.json", dir);
-	r->meta = json_load_file(path, 0, &je);
-	snprintf(path, sizeof path, "%s/predictions.json", dir);
-	r->predictions = json_load_file(path, 0, &je);
-	r->owned = json_array();
 	unsigned *nums;
+	struct stat st;
+	results_init(r, dir);
 	snprintf(path, sizeof path, "%s/replays", dir);
-	size_t n = scan_numbered(path, "", "json", &nums);
-	r->rows = calloc(n ? n : 1, sizeof *r->rows);
-	if (!r->rows) {
-		free(nums);
-		return -1;
-	}
+	size_t n = results_scan_numbered(path, "", "json", &nums);
 	for (size_t i = 0; i < n; i++) {
-		struct result_row *row = &r->rows[r->nrows++];
-		row->schedule = nums[i];
-		row->replay = load_json("%s/replays/%04u.json", dir, nums[i]);
-		row->prediction = nums[i] ? json_incref((json_t *)prediction_of(r, nums[i])) : NULL;
-		row->bug = -1;
+		struct result_row *row = results_add_replay(r, nums[i]);
+		if (!row) {
+			free(nums);
+			return -1;
+		}
+		snprintf(path, sizeof path, "%s/reports/%04u.txt", dir, row->schedule);
+		if (row->first && stat(path, &st) == 0)
+			snprintf(r->bugs[row->bug].report, sizeof r->bugs[0].report, "%s", path);
 	}
 	free(nums);
-	for (size_t i = 0; i < r->nrows; i++) {
-		struct result_row *row = &r->rows[i];
-		if (!row->replay || !is_reproduced(row->replay))
-			continue;
-		char report[4400];
-		snprintf(report, sizeof report, "%s/reports/%04u.txt", dir, row->schedule);
-		row->bug = add_bug(r, row->replay, row->prediction, row->schedule, dir, report, false);
-	}
 	load_explored(r);
-	struct stat st;
-	snprintf(path, sizeof path, "%s/trace.avt", dir);
-	if (r->nbugs && stat(path, &st) == 0 && (r->trace = load_trace(dir))) {
-		r->names = calloc(1, sizeof *r->names);
-		if (r->names && names_open(r->names, r->trace) < 0) {
-			free(r->names);
-			r->names = NULL;
-		}
-	}
+	results_open_trace(r);
 	return 0;
 }
 
@@ -275,30 +333,6 @@ json_t *results_event(struct results *r, unsigned long long seq)
 	return o;
 }
 
-/* ---- avtrace test --json */
-
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
-}
-
-/* "bank.c:34 / bank.c:42 / bank.c:42", as the table's "where". */
-static void where_of(struct results *r, const json_t *pred, char *buf, size_t len)
-{
-	size_t i, off = 0;
-	json_t *e;
-	buf[0] = 0;
-	json_array_foreach(json_object_get(pred, "events"), i, e) {
-		json_t *s = results_event(r, (unsigned long long)json_integer_value(json_object_get(e, "seq")));
-		const char *file = jstr(s, "file");
-		if (file && off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s:%lld", off ? " / " : "",
-						base_name(file), json_integer_value(json_object_get(s, "line")));
-		json_decref(s);
-	}
-}
-
 json_t *results_minimal(const struct result_bug *b)
 {
 	char path[4500];
@@ -318,176 +352,4 @@ json_t *results_minimal(const struct result_bug *b)
 	json_t *o = json_pack("{s:s, s:O, s:s}", "schedule", sched, "switches", sw, "reproduce", cmd);
 	json_decref(j);
 	return o;
-}
-
-static json_t *bug_json(struct results *r, const struct result_bug *b)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "rule", json_string(b->rule));
-	json_object_set_new(o, "outcome", json_string(jstr(b->replay, "outcome") ?: "BUG"));
-	json_object_set_new(o, "headline", json_string(jstr(b->replay, "headline") ?: ""));
-	json_object_set_new(o, "found_by", json_string(b->explored ? "explore" : "prediction"));
-	json_object_set_new(o, "schedule", json_integer(b->schedule));
-	json_object_set_new(o, "dir", json_string(b->run_dir));
-	json_object_set_new(o, "reproduce", json_string(b->reproduce));
-	json_object_set_new(o, "report", *b->report ? json_string(b->report) : json_null());
-	json_t *f = json_object_get(b->replay, "failure");
-	json_object_set(o, "failure", f ? f : json_null());
-	json_t *pred = json_object_get(b->replay, "predicted");
-	json_object_set_new(o, "predicted", pred ? json_incref(pred) : json_array());
-	json_t *ev = json_array();
-	size_t i;
-	json_t *e;
-	json_array_foreach(json_object_get(b->prediction, "events"), i, e) {
-		json_t *s = results_event(r, (unsigned long long)json_integer_value(json_object_get(e, "seq")));
-		if (s)
-			json_array_append_new(ev, s);
-	}
-	json_object_set_new(o, "predicted_events", ev);
-	json_t *dl = json_object_get(b->replay, "deadlock");
-	if (dl)
-		json_object_set(o, "deadlock", dl);
-	json_t *err = json_object_get(b->replay, "stderr");
-	json_object_set(o, "stderr", err ? err : json_null());
-	json_t *min = results_minimal(b);
-	if (min) {
-		json_object_set(o, "switches", json_object_get(min, "switches"));
-		json_object_set(o, "minimal_schedule", json_object_get(min, "schedule"));
-		json_object_set(o, "minimal_reproduce", json_object_get(min, "reproduce"));
-		json_decref(min);
-	}
-	return o;
-}
-
-static json_t *row_json(struct results *r, const struct result_row *row)
-{
-	json_t *o = json_object();
-	const json_t *p = row->prediction, *rp = row->replay;
-	char where[1024];
-	json_object_set_new(o, "schedule", json_integer(row->schedule));
-	if (p) {
-		json_object_set_new(o, "rank", json_integer(json_integer_value(json_object_get(p, "rank"))));
-		json_t *d = json_object_get(p, "detectors");
-		json_object_set_new(o, "detectors", d ? json_incref(d) : json_array());
-		json_object_set_new(o, "pattern", json_string(jstr(p, "pattern") ?: ""));
-		where_of(r, p, where, sizeof where);
-		json_object_set_new(o, "where", json_string(where));
-	}
-	json_object_set_new(o, "outcome", json_string(rp ? jstr(rp, "outcome") ?: "ERROR" : "ERROR"));
-	json_object_set_new(o, "reason", json_string(rp ? jstr(rp, "reason") ?: "" : "no result"));
-	json_t *sig = rp ? json_object_get(json_object_get(rp, "failure"), "signal") : NULL;
-	json_object_set_new(o, "signal", sig ? json_incref(sig) : json_null());
-	json_object_set_new(o, "bug", row->bug >= 0 ? json_integer(row->bug) : json_null());
-	return o;
-}
-
-/* The exploration's runs and their outcomes, from the comment explore
- * writes on each run's schedule ("# explore run N (...): OUTCOME[: why]");
- * null when there was no exploration. */
-static json_t *explore_json(const struct results *r)
-{
-	char path[4400], line[1024];
-	unsigned *nums;
-	snprintf(path, sizeof path, "%s/explore/runs", r->dir);
-	size_t n = scan_numbered(path, "", "sched", &nums);
-	if (!n) {
-		free(nums);
-		return json_null();
-	}
-	json_t *counts = json_object();
-	for (size_t i = 0; i < n; i++) {
-		char oc[32] = "unknown";
-		snprintf(path, sizeof path, "%s/explore/runs/%04u.sched", r->dir, nums[i]);
-		FILE *f = fopen(path, "r");
-		while (f && fgets(line, sizeof line, f)) {
-			const char *p = strstr(line, "): ");
-			if (line[0] != '#' || !p)
-				continue;
-			for (const char *q; (q = strstr(p + 1, "): "));)
-				p = q;
-			snprintf(oc, sizeof oc, "%.*s", (int)strcspn(p + 3, ": \n"), p + 3);
-			break;
-		}
-		if (f)
-			fclose(f);
-		json_object_set_new(counts, oc, json_integer(json_integer_value(json_object_get(counts, oc)) + 1));
-	}
-	free(nums);
-	return json_pack("{s:I,s:o}", "runs", (json_int_t)n, "outcomes", counts);
-}
-
-static json_t *test_json(struct results *r, const struct test_output *t, int status)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "avtrace_version", json_string(AVT_VERSION));
-	json_object_set_new(o, "dir", json_string(r->dir));
-	json_t *rec = json_object();
-	static const char *const keys[] = { "threads", "events", "exit_status", "signal" };
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		json_t *v = json_object_get(r->meta, keys[i]);
-		json_object_set_new(rec, keys[i], v ? json_incref(v) : json_null());
-	}
-	json_t *argv = json_object_get(r->meta, "argv");
-	json_object_set_new(rec, "argv", argv ? json_incref(argv) : json_array());
-	json_object_set_new(o, "recorded", rec);
-	json_t *rows = json_array();
-	for (size_t i = 0; i < r->nrows; i++)
-		if (r->rows[i].schedule) /* schedule 0 is the recording, not a prediction */
-			json_array_append_new(rows, row_json(r, &r->rows[i]));
-	json_object_set_new(o, "predictions", rows);
-	json_object_set_new(o, "explore", explore_json(r));
-	json_t *bugs = json_array();
-	for (size_t i = 0; i < r->nbugs; i++)
-		json_array_append_new(bugs, bug_json(r, &r->bugs[i]));
-	json_object_set_new(o, "bugs", bugs);
-	json_t *sch = json_object();
-	json_object_set_new(sch, "ran", json_integer(t->ran));
-	json_object_set_new(sch, "diverged", json_integer(t->diverged));
-	json_object_set_new(sch, "unfinished", json_integer(t->unfinished));
-	json_object_set_new(o, "schedules", sch);
-	json_object_set_new(o, "inconclusive", json_boolean(status == 3));
-	json_object_set_new(o, "exit_status", json_integer(status));
-	return o;
-}
-
-void test_output_begin(struct test_output *o)
-{
-	o->saved_stdout = -1;
-	if (!o->json)
-		return;
-	/* the document is the only thing on stdout: the table goes nowhere */
-	fflush(stdout);
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	o->saved_stdout = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	if (null >= 0 && o->saved_stdout >= 0)
-		dup2(null, 1);
-	if (null >= 0)
-		close(null);
-}
-
-int test_output_finish(struct test_output *o, const char *dir, int status)
-{
-	if (o->saved_stdout >= 0) {
-		fflush(stdout);
-		dup2(o->saved_stdout, 1);
-		close(o->saved_stdout);
-		o->saved_stdout = -1;
-	}
-	if (!o->json && !o->sarif)
-		return status;
-	struct results r;
-	if (results_load(&r, dir) < 0)
-		return EXIT_USAGE;
-	int rc = status;
-	if (o->sarif && sarif_write(&r, o->sarif) < 0)
-		rc = EXIT_USAGE;
-	if (o->json) {
-		json_t *doc = test_json(&r, o, rc);
-		if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
-			rc = EXIT_USAGE;
-		putchar('\n');
-		json_decref(doc);
-	}
-	results_release(&r);
-	return rc;
 }

@@ -1,11 +1,15 @@
 /* avtrace replay --all, avtrace summary: many replays, one table. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -65,8 +69,9 @@ static void first_comment(const char *dir, unsigned num, char *buf, size_t len)
 	schedule_free(s);
 }
 
-/* Prints the table of the replay results in DIR/replays; returns the test-style status:
- * 1 if any BUG or DEADLOCK, 0 otherwise, 2 if there is nothing to show. */
+/* Prints the table of the replay results in DIR/replays (from the results
+ * model); returns the test-style status: 1 if any BUG or DEADLOCK, 0
+ * otherwise, 2 if there is nothing to show. */
 int summary_table(const char *dir)
 {
 	unsigned *nums;
@@ -76,89 +81,151 @@ int summary_table(const char *dir)
 		free(nums);
 		return EXIT_USAGE;
 	}
+	struct results r;
+	results_init(&r, dir);
+	for (size_t i = 0; i < n; i++)
+		results_add_replay(&r, nums[i]);
+	free(nums);
 	unsigned counts[5] = { 0 };
 	static const char *const names[] = { "PASS", "BUG", "INFEASIBLE", "DEADLOCK", "ERROR" };
 	printf("  %-6s %-11s %-44s %s\n", "sched", "outcome", "schedule", "reason");
-	for (size_t i = 0; i < n; i++) {
-		char path[4200], what[256], err[4400];
-		snprintf(path, sizeof path, "%s/replays/%04u.json", dir, nums[i]);
-		/* results may come from other machines (summary after a cluster
-		 * run): a FIFO or a device must not block or flood the table */
-		json_t *o = avt_json_read(path, err, sizeof err);
+	for (size_t i = 0; i < r.nrows; i++) {
+		const json_t *o = r.rows[i].replay;
+		char what[256];
 		const char *oc = o ? json_string_value(json_object_get(o, "outcome")) : NULL;
 		const char *reason = o ? json_string_value(json_object_get(o, "reason")) : NULL;
-		first_comment(dir, nums[i], what, sizeof what);
-		printf("  %-6u %-11s %-44.44s %s\n", nums[i], oc ? oc : "unreadable", what,
+		first_comment(dir, r.rows[i].schedule, what, sizeof what);
+		printf("  %-6u %-11s %-44.44s %s\n", r.rows[i].schedule, oc ? oc : "unreadable", what,
 		       reason ? reason : "");
 		for (int k = 0; oc && k < 5; k++)
 			if (!strcmp(oc, names[k]))
 				counts[k]++;
-		json_decref(o);
 	}
-	printf("%zu replays: %u pass, %u bug, %u deadlock, %u infeasible, %u error\n", n, counts[0],
+	printf("%zu replays: %u pass, %u bug, %u deadlock, %u infeasible, %u error\n", r.nrows, counts[0],
 	       counts[1], counts[3], counts[2], counts[4]);
-	free(nums);
-	return counts[1] || counts[3] ? 1 : 0;
+	int rc = r.nbugs ? 1 : 0;
+	results_release(&r);
+	return rc;
 }
 
-
-/* One replay as its own process (the architecture's unit of work); its
- * text report goes to report (or nowhere). */
-static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout,
-			  const char *report)
+/* One replay as its own process (the architecture's unit of work); with
+ * text, its text report goes to DIR/replays/NNNN.txt, else nowhere (its
+ * results are DIR/replays/NNNN.json either way). */
+static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout, bool text)
 {
-	char snum[16], scpu[16];
+	char snum[16], scpu[16], report[4200];
 	snprintf(snum, sizeof snum, "%u", num);
 	snprintf(scpu, sizeof scpu, "%d", cpu);
+	snprintf(report, sizeof report, "%s/replays/%04u.txt", dir, num);
 	pid_t parent = getpid();
+	fflush(NULL); /* else the child's freopen writes the parent's buffer again */
 	pid_t p = fork();
 	if (p == 0) {
 		cli_worker_dies_with_parent(parent);
-		if (!freopen(report ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+		if (!freopen(text ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
 			_exit(2);
-		if (report)
-			execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu",
-			      scpu, "--timeout", timeout, (char *)NULL);
-		else
-			execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu",
-			      scpu, "--timeout", timeout, "--json", (char *)NULL);
+		execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu", scpu,
+		      "--timeout", timeout, text ? (char *)NULL : "--json", (char *)NULL);
 		_exit(2);
 	}
 	return p;
 }
 
-int run_replays(const char *dir, const unsigned *nums, size_t n, unsigned jobs, const char *timeout,
-		const char *report_dir)
+/* The replays under way, jobs at a time, and which have ended. */
+struct replay_pool {
+	pid_t *slot;   /* [jobs]: the worker in each CPU's slot, 0 if none */
+	size_t *which; /* [jobs]: its index in nums */
+	bool *ended;   /* [n] */
+	size_t next, done, told;
+};
+
+/* Starts replays in the free slots. */
+static void pool_fill(struct replay_pool *p, const struct replay_batch *b)
 {
-	pid_t *slot = calloc(jobs, sizeof *slot);
-	size_t next = 0, done = 0;
-	cli_parent_phase(true);
-	while (slot && done < n) {
-		for (unsigned j = 0; j < jobs && next < n; j++)
-			if (!slot[j]) {
-				char rep[4200];
-				snprintf(rep, sizeof rep, "%s/%04u.txt", report_dir ? report_dir : "", nums[next]);
-				slot[j] = spawn_replay(dir, nums[next++], tracer_nth_cpu(j), timeout,
-						       report_dir ? rep : NULL);
-			}
-		int st;
-		pid_t p = wait(&st);
-		if (p < 0 && errno != EINTR)
-			break;
-		for (unsigned j = 0; j < jobs; j++)
-			if (slot[j] == p) {
-				slot[j] = 0;
-				done++;
-				if (isatty(2))
-					fprintf(stderr, "\ravtrace: %zu/%zu replays done", done, n);
-			}
+	for (unsigned j = 0; j < b->jobs && p->next < b->n; j++)
+		if (!p->slot[j]) {
+			p->which[j] = p->next;
+			p->slot[j] = spawn_replay(b->dir, b->nums[p->next++], tracer_nth_cpu(j), b->timeout,
+						  b->text);
+		}
+}
+
+/* Worker pid ended: its slot is free; tells b->done of the replays that
+ * have ended with every one before them. */
+static void pool_reap(struct replay_pool *p, const struct replay_batch *b, pid_t pid)
+{
+	for (unsigned j = 0; j < b->jobs; j++) {
+		if (p->slot[j] != pid || !pid)
+			continue;
+		p->slot[j] = 0;
+		p->ended[p->which[j]] = true;
+		p->done++;
+		if (isatty(2) && !b->done) /* with done, the caller shows them */
+			fprintf(stderr, "\ravtrace: %zu/%zu replays done", p->done, b->n);
 	}
-	cli_parent_phase(false);
-	if (isatty(2) && n)
+	while (p->told < b->n && p->ended[p->told] && !tracer_interrupted()) {
+		fflush(stdout);
+		if (b->done)
+			b->done(b->ctx, p->told);
+		p->told++;
+	}
+}
+
+/* A stop signal: the replays under way end now (their programs die with
+ * them, PTRACE_O_EXITKILL); what they did not finish is not told, and
+ * their text reports go. */
+static void pool_stop(struct replay_pool *p, const struct replay_batch *b)
+{
+	char path[4200];
+	for (unsigned j = 0; j < b->jobs; j++)
+		if (p->slot[j]) {
+			kill(p->slot[j], SIGKILL);
+			waitpid(p->slot[j], NULL, 0);
+			p->slot[j] = 0;
+			snprintf(path, sizeof path, "%s/replays/%04u.txt", b->dir, b->nums[p->which[j]]);
+			if (b->text)
+				remove(path);
+		}
+}
+
+int run_replays(const struct replay_batch *b)
+{
+	struct replay_pool p = { .slot = calloc(b->jobs, sizeof *p.slot),
+				 .which = calloc(b->jobs, sizeof *p.which),
+				 .ended = calloc(b->n ? b->n : 1, sizeof *p.ended) };
+	int rc = p.slot && p.which && p.ended ? 0 : -1;
+	char rdir[4200];
+	snprintf(rdir, sizeof rdir, "%s/replays", b->dir);
+	mkdir(rdir, 0777); /* where the text reports go (replay makes it too) */
+	/* a stop signal is only noted (no parent phase): the replays that
+	 * ended are kept, and the caller tells what they found.  Polled, so
+	 * that a signal just before a wait cannot leave it waiting for a
+	 * replay that never ends. */
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	while (rc == 0 && p.done < b->n && !tracer_interrupted()) {
+		pool_fill(&p, b);
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+		if (pid < 0 && errno != EINTR)
+			rc = -1;
+		if (pid == 0)
+			nanosleep(&tick, NULL);
+		pool_reap(&p, b, pid > 0 ? pid : 0);
+	}
+	if (p.slot)
+		pool_stop(&p, b);
+	for (size_t i = p.told; b->text && b->done && p.ended && i < b->n; i++) {
+		char path[4200]; /* ended after a stop, never told: no report */
+		snprintf(path, sizeof path, "%s/replays/%04u.txt", b->dir, b->nums[i]);
+		if (p.ended[i])
+			remove(path);
+	}
+	if (isatty(2) && b->n && !b->done)
 		fputc('\n', stderr);
-	int rc = slot ? 0 : -1;
-	free(slot);
-	return rc;
+	free(p.slot);
+	free(p.which);
+	free(p.ended);
+	return rc == 0 && tracer_interrupted() ? tracer_interrupted() : rc;
 }
 
 /* Runs every schedule of DIR, jobs at a time, each on its own CPU. */
@@ -171,9 +238,11 @@ int replay_all(const char *dir, unsigned jobs, const char *timeout)
 		free(nums);
 		return EXIT_USAGE;
 	}
-	run_replays(dir, nums, n, jobs, timeout, NULL);
+	struct replay_batch b = { .dir = dir, .nums = nums, .n = n, .jobs = jobs, .timeout = timeout };
+	int sig = run_replays(&b);
 	free(nums);
-	return summary_table(dir);
+	int rc = summary_table(dir);
+	return sig > 0 ? 128 + sig : rc;
 }
 
 int cmd_summary(int argc, char **argv)

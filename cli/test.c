@@ -19,6 +19,7 @@
 #include "explore/explore.h"
 #include "html.h"
 #include "names.h"
+#include "prediction.h"
 #include "results.h"
 #include "symbolizer/sym.h"
 #include "predict/pattern.h"
@@ -46,8 +47,10 @@ static const char test_help[] =
 	"bugs it reproduced: one report per distinct failure in DIR/reports/.\n"
 	"Exit status: 0 no bug reproduced, 1 at least one, 2 error, 3 inconclusive:\n"
 	"no bug reproduced, but most schedules did not run to their end (stuck\n"
-	"until the time limit), or the recording died of a signal that no schedule\n"
-	"reproduced (a native run of PROG is compared then).\n"
+	"until the time limit), a failure seen in exploration did not fail again\n"
+	"when replayed, or the recording died of a signal that no schedule\n"
+	"reproduced (a native run of PROG is compared then).  SIGINT, SIGTERM or\n"
+	"SIGHUP while the predictions are replayed: the summary so far, exit 128+N.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
@@ -78,67 +81,6 @@ static const char test_help[] =
 	"  -q, --quiet        no summary lines from the recording\n"
 	"      --json         print one JSON document (the table, the bugs, the exit\n"
 	"                     status; docs/json-output.md) instead of the table\n";
-
-struct outcome {
-	char oc[16];
-	char reason[256];
-	char headline[512];
-};
-
-static void read_outcome(const char *dir, unsigned id, struct outcome *o)
-{
-	char path[4200];
-	json_error_t je;
-	memset(o, 0, sizeof *o);
-	snprintf(path, sizeof path, "%s/replays/%04u.json", dir, id);
-	json_t *j = json_load_file(path, 0, &je);
-	const char *s = j ? json_string_value(json_object_get(j, "outcome")) : NULL;
-	snprintf(o->oc, sizeof o->oc, "%s", s ? s : "ERROR");
-	s = j ? json_string_value(json_object_get(j, "reason")) : NULL;
-	snprintf(o->reason, sizeof o->reason, "%s", s ? s : "no result");
-	json_decref(j);
-	snprintf(path, sizeof path, "%s/reports/%04u.txt", dir, id);
-	FILE *f = fopen(path, "r");
-	if (f && fgets(o->headline, sizeof o->headline, f))
-		o->headline[strcspn(o->headline, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
-static bool reproduced(const struct outcome *o)
-{
-	return !strcmp(o->oc, "BUG") || !strcmp(o->oc, "DEADLOCK");
-}
-
-/* A distinct bug: its report's first line names the failure and where (or
- * for a deadlock, the first line of its cycle). */
-static void bug_key(const char *dir, unsigned id, const struct outcome *o, char *key, size_t len)
-{
-	char path[4200], line[512];
-	snprintf(key, len, "%s", o->headline);
-	if (strcmp(o->oc, "DEADLOCK"))
-		return;
-	snprintf(path, sizeof path, "%s/reports/%04u.txt", dir, id);
-	FILE *f = fopen(path, "r");
-	size_t off = strlen(key);
-	while (f && fgets(line, sizeof line, f) && off < len)
-		if (strstr(line, " waits for lock ")) /* the cycle, in thread order */
-			off += (size_t)snprintf(key + off, len - off, "|%s", strstr(line, "waits"));
-	if (f)
-		fclose(f);
-}
-
-/* A replay ran to its end, diverged (an answer: the program cannot follow
- * that order), or never finished (stuck until the time limit, an error). */
-static void tally_outcome(struct run_tally *tally, const struct outcome *o)
-{
-	if (!strcmp(o->oc, "INFEASIBLE") && !strstr(o->reason, " within ") && !strstr(o->reason, "timed out"))
-		tally->diverged++;
-	else if (!strcmp(o->oc, "INFEASIBLE") || !strcmp(o->oc, "ERROR"))
-		tally->unfinished++;
-	else
-		tally->ran++;
-}
 
 /* Runs argv natively: no ptrace, ASLR off as in the recording, standard
  * streams on /dev/null, at most NATIVE_LIMIT_S.  Its shell-style status,
@@ -188,143 +130,228 @@ static int recorded_signal(const char *dir)
 	return sig;
 }
 
-static const char *short_outcome(const struct outcome *o, char *buf, size_t len)
+/* One avtrace test: its options, then what each phase found.  The
+ * results model (res) is what the table, the summary lines, --json and
+ * SARIF print. */
+struct test_run {
+	struct record_opts ro;
+	struct explore_opts eo;
+	struct predict_opts po;
+	struct pr_patterns pats;
+	struct atomic_funcs af;
+	const char *watch[5];
+	const char *timeout;
+	struct test_output out;
+	unsigned jobs, min_cap;
+	int agent;
+	struct tracer_stats st;
+	int rs, rec_sig, native; /* the recording's status, its signal, a native run's */
+	struct trace *t;
+	struct prediction_set set;
+	struct names names;      /* for the table's "where" */
+	char rdir[4200];         /* DIR/reports */
+	struct results res;
+};
+
+/* "BUG (SIGSEGV)" for a fatal signal, else the outcome. */
+static const char *short_outcome(const json_t *replay, char *buf, size_t len)
 {
-	const char *sig = strstr(o->headline, "SIG");
-	if (!strcmp(o->oc, "BUG") && sig)
+	const char *oc = replay ? json_string_value(json_object_get(replay, "outcome")) : NULL;
+	const char *head = replay ? json_string_value(json_object_get(replay, "headline")) : NULL;
+	const char *sig = head ? strstr(head, "SIG") : NULL;
+	if (oc && !strcmp(oc, "BUG") && sig)
 		snprintf(buf, len, "BUG (%.*s)", (int)strcspn(sig, " "), sig);
 	else
-		snprintf(buf, len, "%s", o->oc);
+		snprintf(buf, len, "%s", oc ? oc : "ERROR");
 	return buf;
 }
 
-int print_predictions(const struct prediction_set *set, const struct trace *t);
-void name_predictions(struct prediction_set *set, const struct trace *t);
-struct atomic_funcs {
-	struct names n;
-	char *names[16];
-	size_t count;
-	bool open;
-};
-int atomic_funcs_parse(struct atomic_funcs *a, char *arg);
-void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o);
-void atomic_funcs_release(struct atomic_funcs *a);
-const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
-			     char *buf, size_t len);
-
-/* Minimises reproduced bug id's schedule (cli/minimize.c): its report
- * then leads with the fewest switches that fail. */
-static void test_minimize(const char *dir, unsigned id, const char *timeout, unsigned cap)
+/* Minimises reproduced bug b's schedule (cli/minimize.c): its report then
+ * leads with the fewest switches that fail. */
+static void test_minimize(struct test_run *tr, const struct result_bug *b)
 {
-	char x[16], sched[4200], ref[4200];
+	char x[16], sched[4300], ref[4300];
+	const char *dir = tr->ro.dir;
 	struct min_summary sum;
-	snprintf(x, sizeof x, "%04u", id);
-	snprintf(sched, sizeof sched, "%s/schedules/%04u.sched", dir, id);
-	snprintf(ref, sizeof ref, "%s/replays/%04u.json", dir, id);
+	snprintf(x, sizeof x, "%04u", b->schedule);
+	snprintf(sched, sizeof sched, "%s/schedules/%04u.sched", dir, b->schedule);
+	snprintf(ref, sizeof ref, "%s/replays/%04u.json", dir, b->schedule);
 	fflush(stdout);
-	if (minimize_bug(dir, x, sched, ref, cap, timeout, false, &sum) != 0) {
-		printf("  #%u: not minimised (see above)\n", id);
+	if (minimize_bug(dir, x, sched, ref, tr->min_cap, tr->timeout, false, &sum) != 0) {
+		printf("  #%u: not minimised (see above)\n", b->schedule);
 		return;
 	}
 	printf("  #%u fails with %zu switch%s (%zu in its schedule; %u replays%s, %.1f s): %s/reports/%s.min.sched\n",
-	       id, sum.switches, sum.switches == 1 ? "" : "es", sum.from, sum.replays + sum.neighbour_replays,
-	       sum.capped ? ", stopped at the cap" : "", sum.seconds, dir, x);
+	       b->schedule, sum.switches, sum.switches == 1 ? "" : "es", sum.from,
+	       sum.replays + sum.neighbour_replays, sum.capped ? ", stopped at the cap" : "", sum.seconds,
+	       dir, x);
 }
 
-/* Replays every prediction and prints the table; the number of distinct
- * bugs reproduced, or -1 on error. */
-static int test_replay(const char *dir, const struct prediction_set *set, const struct trace *t,
-		       unsigned jobs, const char *timeout, struct run_tally *tally, unsigned min_cap)
+/* Replay i of the predictions has ended (in rank order): its row goes to
+ * the model and the table; the first replay of a distinct bug keeps its
+ * text report, now, in reports/; the others' go. */
+static void test_replay_done(void *ctx, size_t i)
 {
-	char rdir[4200];
-	snprintf(rdir, sizeof rdir, "%s/reports", dir);
-	mkdir(rdir, 0777);
-	unsigned *ids = calloc(set->n ? set->n : 1, sizeof *ids);
-	for (size_t i = 0; ids && i < set->n; i++)
-		ids[i] = set->p[i].id;
-	if (!ids || run_replays(dir, ids, set->n, jobs, timeout, rdir) < 0) {
-		free(ids);
+	struct test_run *tr = ctx;
+	const struct prediction *p = &tr->set.p[i];
+	char staged[4300], report[4300], det[64], oc[64];
+	snprintf(staged, sizeof staged, "%s/replays/%04u.txt", tr->ro.dir, p->id);
+	struct result_row *row = results_add_replay(&tr->res, p->id);
+	if (!row) {
+		remove(staged);
+		return;
+	}
+	prediction_where(&tr->names, tr->t, p, row->where, sizeof row->where);
+	printf("  %-4u %-14s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det), p->pattern,
+	       row->where, short_outcome(row->replay, oc, sizeof oc));
+	snprintf(report, sizeof report, "%s/%04u.txt", tr->rdir, p->id);
+	if (row->first && rename(staged, report) == 0)
+		snprintf(tr->res.bugs[row->bug].report, sizeof tr->res.bugs[0].report, "%s", report);
+	else
+		remove(staged);
+}
+
+/* Replays every prediction, the table as they end; -1 on error, else the
+ * signal that stopped it (0: none). */
+static int test_replay(struct test_run *tr)
+{
+	unsigned *ids = calloc(tr->set.n ? tr->set.n : 1, sizeof *ids);
+	if (!ids)
 		return -1;
-	}
-	struct names n;
-	names_open(&n, t);
-	char where[512], oc[64], (*keys)[1024] = calloc(set->n ? set->n : 1, sizeof *keys);
-	unsigned *kept = calloc(set->n ? set->n : 1, sizeof *kept);
-	size_t nkeys = 0;
+	for (size_t i = 0; i < tr->set.n; i++)
+		ids[i] = tr->set.p[i].id;
+	names_open(&tr->names, tr->t);
 	printf("  %-4s %-14s %-15s %-40s %s\n", "#", "detector", "pattern", "where", "outcome");
-	for (size_t i = 0; i < set->n; i++) {
-		const struct prediction *p = &set->p[i];
-		struct outcome o;
-		read_outcome(dir, p->id, &o);
-		tally_outcome(tally, &o);
-		char det[64];
-		printf("  %-4u %-14s %-15s %-40s %s\n", p->id, predict_detectors(p, det, sizeof det),
-		       p->pattern, prediction_where(&n, t, p, where, sizeof where),
-		       short_outcome(&o, oc, sizeof oc));
-		char path[4300];
-		snprintf(path, sizeof path, "%s/%04u.txt", rdir, p->id);
-		bool keep = false;
-		if (reproduced(&o) && keys) {
-			char key[1024];
-			bug_key(dir, p->id, &o, key, sizeof key);
-			keep = true;
-			for (size_t k = 0; k < nkeys; k++)
-				if (!strcmp(keys[k], key))
-					keep = false; /* the same bug through another schedule */
-			if (keep && kept)
-				kept[nkeys] = p->id;
-			if (keep)
-				snprintf(keys[nkeys++], sizeof keys[0], "%s", key);
-		}
-		if (!keep)
-			remove(path); /* only reproduced, distinct bugs get a report */
-	}
-	names_close(&n);
-	for (size_t k = 0; kept && min_cap && k < nkeys; k++)
-		test_minimize(dir, kept[k], timeout, min_cap);
-	free(kept);
-	free(keys);
+	struct replay_batch b = { .dir = tr->ro.dir, .nums = ids, .n = tr->set.n, .jobs = tr->jobs,
+				  .timeout = tr->timeout, .text = true, .done = test_replay_done, .ctx = tr };
+	int rc = run_replays(&b);
+	names_close(&tr->names);
 	free(ids);
-	return (int)nkeys;
+	for (size_t k = 0; rc == 0 && tr->min_cap && k < tr->res.nbugs; k++)
+		test_minimize(tr, &tr->res.bugs[k]);
+	return rc;
+}
+
+/* The tally line; then the count of bugs, as in the model, reports/
+ * holding one report each. */
+static void say_tally(const struct results *r)
+{
+	const struct run_tally *t = &r->tally;
+	unsigned total = t->ran + t->diverged + t->unfinished;
+	if (total)
+		printf("%u of %u schedule%s ran to their end (%u diverged from what the program can do, %u stuck until the time limit or failed)\n",
+		       t->ran, total, total == 1 ? "" : "s", t->diverged, t->unfinished);
 }
 
 /* The last lines and the exit status.  "No bug" is said only of schedules
- * that ran: when most never reached their end, or the recording died of a
- * signal that no schedule nor a native run shows, the answer is
+ * that ran: when most never reached their end, when exploration saw a
+ * failure that its replay did not confirm, or when the recording died of
+ * a signal that no schedule nor a native run shows, the answer is
  * inconclusive.  A recording that failed on its own (and natively) is a
  * failure, exit 1, but no bug of an interleaving. */
-/* rs: the recorded run's shell-style status; native: a native run's (only
- * run when rs != 0), -1 if it did not end */
-static int verdict(int nbugs, const struct run_tally *tally, const char *rdir, int rs, int rec_sig,
-		   int native)
+static int verdict(const struct test_run *tr)
 {
-	unsigned total = tally->ran + tally->diverged + tally->unfinished;
-	if (total)
-		printf("%u of %u schedule%s ran to their end (%u diverged from what the program can do, %u stuck until the time limit or failed)\n",
-		       tally->ran, total, total == 1 ? "" : "s", tally->diverged, tally->unfinished);
-	if (nbugs) {
-		printf("%d bug%s reproduced; reports in %s/\n", nbugs, nbugs == 1 ? "" : "s", rdir);
+	const struct results *r = &tr->res;
+	unsigned total = r->tally.ran + r->tally.diverged + r->tally.unfinished;
+	say_tally(r);
+	if (r->nbugs) {
+		printf("%zu bug%s reproduced; reports in %s/\n", r->nbugs, r->nbugs == 1 ? "" : "s", tr->rdir);
 		return 1;
 	}
-	if (rs != 0 && native != rs) {
+	if (tr->rs != 0 && tr->native != tr->rs) {
 		printf("inconclusive: the recorded run failed (%s %d), no schedule reproduced it and a native run did not fail so: avtrace may have disturbed the program (please report it), or the failure needs timing that a schedule does not control\n",
-		       rec_sig ? "signal" : "exit status", rec_sig ? rec_sig : rs);
+		       tr->rec_sig ? "signal" : "exit status", tr->rec_sig ? tr->rec_sig : tr->rs);
 		return EXIT_INCONCLUSIVE;
 	}
-	if (rs != 0 && native == rs) {
+	if (tr->rs != 0 && tr->native == tr->rs) {
 		printf("no bug reproduced beyond the recorded run's own failure\n");
 		return 1;
 	}
-	if (total && 2 * tally->unfinished > total) {
+	if (r->unconfirmed) {
+		printf("inconclusive: no bug reproduced, but %u failure%s seen in exploration did not fail again when replayed (see above)\n",
+		       r->unconfirmed, r->unconfirmed == 1 ? "" : "s");
+		return EXIT_INCONCLUSIVE;
+	}
+	if (total && 2 * r->tally.unfinished > total) {
 		printf("inconclusive: no bug reproduced, but %u of %u schedules never reached their end (stuck until the time limit, or failed): raise --timeout\n",
-		       tally->unfinished, total);
+		       r->tally.unfinished, total);
 		return EXIT_INCONCLUSIVE;
 	}
 	printf("no bug reproduced\n");
 	return 0;
 }
 
-int cmd_test(int argc, char **argv)
+/* Stopped by signal sig in the replays: the summary of what ended, then
+ * 128 + sig. */
+static int test_stopped(struct test_run *tr, int sig)
+{
+	const struct results *r = &tr->res;
+	printf("interrupted by SIG%s: %zu of %zu schedules replayed\n", sigabbrev_np(sig) ?: "?", r->nrows,
+	       tr->set.n);
+	say_tally(r);
+	printf("%zu bug%s reproduced so far; reports in %s/\n", r->nbugs, r->nbugs == 1 ? "" : "s", tr->rdir);
+	return 128 + sig;
+}
+
+/* Record-phase options; 1 if c was not one of them, -1 on a bad value. */
+static int record_option(struct test_run *tr, int c)
+{
+	struct record_opts *ro = &tr->ro;
+	switch (c) {
+	case 'o': ro->dir = optarg; return 0;
+	case 'f': ro->force = true; return 0;
+	case 'w':
+		for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
+			if (ro->nwatch == 4)
+				return usage_error("test", "--watch takes at most 4 variables"), -1;
+			tr->watch[ro->nwatch++] = tok;
+		}
+		return 0;
+	case 'W': ro->no_auto_watch = true; return 0;
+	case 0x101:
+		ro->access_scope = optarg;
+		return arg_scope("test", "--access-scope", optarg) < 0 ? -1 : 0;
+	case 'K': return 0;
+	case 'N': ro->stack_depth = 0; return 0;
+	case 'k': return arg_uint("test", "--stack-depth", optarg, 1, 16, &ro->stack_depth) < 0 ? -1 : 0;
+	case 'H': ro->no_heap = true; return 0;
+	case 'n': tr->agent = 0; return 0;
+	case 'a': tr->agent = 1; return 0;
+	case 'q': avt_quiet = 1; return 0;
+	}
+	return 1;
+}
+
+/* Predict, replay and explore options; 1 if c was none, -1 if bad. */
+static int search_option(struct test_run *tr, int c)
+{
+	double secs;
+	switch (c) {
+	case 'j': return arg_uint("test", "-j", optarg, 1, 256, &tr->jobs) < 0 ? -1 : 0;
+	case 'm': return arg_uint("test", "--max", optarg, 1, 1000000, &tr->po.max_predictions) < 0 ? -1 : 0;
+	case 't':
+		tr->timeout = optarg;
+		return arg_seconds("test", "--timeout", optarg, &secs) < 0 ? -1 : 0;
+	case 'A':
+		return atomic_funcs_parse(&tr->af, optarg) < 0
+			       ? usage_error("test", "--atomic takes at most 16 functions"), -1 : 0;
+	case 'E': return arg_uint("test", "--explore", optarg, 0, 1000000, &tr->eo.runs) < 0 ? -1 : 0;
+	case 'X': tr->eo.runs = 0; return 0;
+	case 'S': return arg_u64("test", "--seed", optarg, &tr->eo.seed) < 0 ? -1 : 0;
+	case 'p': return pr_patterns_load(&tr->pats, optarg) < 0 ? -1 : 0;
+	case 'C': tr->po.pecan = false; return 0;
+	case 'O': tr->po.order = false; return 0;
+	case 'P': tr->po.penelope = false; return 0;
+	case 'R': tr->out.sarif = optarg; return 0;
+	case 'J': tr->out.json = true; return 0;
+	case 0x102: return arg_uint("test", "--minimize", optarg, 0, 1000000, &tr->min_cap) < 0 ? -1 : 0;
+	case 0x103: tr->min_cap = 0; return 0;
+	}
+	return 1;
+}
+
+/* Parses the options; 0, EXIT_USAGE, or -1 after --help. */
+static int test_options(struct test_run *tr, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "force", no_argument, 0, 'f' },
@@ -336,7 +363,7 @@ int cmd_test(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
 		{ "atomic", required_argument, 0, 'A' }, { "explore", required_argument, 0, 'E' },
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
-		{ "atomic", required_argument, 0, 'A' }, { "pattern", required_argument, 0, 'p' },
+		{ "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "no-order", no_argument, 0, 'O' }, { "no-agent", no_argument, 0, 'n' },
 		{ "agent", no_argument, 0, 'a' },
@@ -344,210 +371,176 @@ int cmd_test(int argc, char **argv)
 		{ "minimize", required_argument, 0, 0x102 }, { "no-minimize", no_argument, 0, 0x103 },
 		{ 0, 0, 0, 0 },
 	};
-	struct pr_patterns pats = { NULL, 0, 0 };
-	struct atomic_funcs af = { .count = 0 };
-	/* call stacks on: function calls are the transactions SideTrack checks */
-	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
-				  .stack_depth = 8 };
-	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
-				   .cfg = EXPLORE_DEFAULT_CFG };
-	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
-				   .pecan = true, .order = true, .patterns = &pats };
-	static const char *watch[5];
-	const char *timeout = "2";
-	struct test_output out = { .sarif = NULL };
-	unsigned jobs = 0, min_cap = MINIMIZE_DEFAULT_REPLAYS;
-	int c, agent = -1;
-	double secs;
+	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fj:t:qh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'o': ro.dir = optarg; break;
-		case 'f': ro.force = true; break;
-		case 'j':
-			if (arg_uint("test", "-j", optarg, 1, 256, &jobs) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'm':
-			if (arg_uint("test", "--max", optarg, 1, 1000000, &po.max_predictions) < 0)
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (arg_seconds("test", "--timeout", optarg, &secs) < 0)
-				return EXIT_USAGE;
-			timeout = optarg;
-			break;
-		case 'w':
-			for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
-				if (ro.nwatch == 4)
-					return usage_error("test", "--watch takes at most 4 variables");
-				watch[ro.nwatch++] = tok;
-			}
-			break;
-		case 'W': ro.no_auto_watch = true; break;
-		case 0x101:
-			if (arg_scope("test", "--access-scope", optarg) < 0)
-				return EXIT_USAGE;
-			ro.access_scope = optarg;
-			break;
-		case 'K': break;
-		case 'N': ro.stack_depth = 0; break;
-		case 'k':
-			if (arg_uint("test", "--stack-depth", optarg, 1, 16, &ro.stack_depth) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'H': ro.no_heap = true; break;
-		case 'A':
-			if (atomic_funcs_parse(&af, optarg) < 0)
-				return usage_error("test", "--atomic takes at most 16 functions");
-			break;
-		case 'E':
-			if (arg_uint("test", "--explore", optarg, 0, 1000000, &eo.runs) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'X': eo.runs = 0; break;
-		case 'S':
-			if (arg_u64("test", "--seed", optarg, &eo.seed) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'p':
-			if (pr_patterns_load(&pats, optarg) < 0) {
-				pr_patterns_release(&pats);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'C': po.pecan = false; break;
-		case 'O': po.order = false; break;
-		case 'n': agent = 0; break;
-		case 'a': agent = 1; break;
-		case 'P': po.penelope = false; break;
-		case 'q': avt_quiet = 1; break;
-		case 'R': out.sarif = optarg; break;
-		case 'J': out.json = true; break;
-		case 0x102:
-			if (arg_uint("test", "--minimize", optarg, 0, 1000000, &min_cap) < 0)
-				return EXIT_USAGE;
-			break;
-		case 0x103: min_cap = 0; break;
-		case 'h': fputs(test_help, stdout); return 0;
-		default: return usage_error("test", "bad option");
+		if (c == 'h') {
+			fputs(test_help, stdout);
+			return -1;
 		}
+		int rc = record_option(tr, c);
+		if (rc == 1)
+			rc = search_option(tr, c);
+		if (rc == 1)
+			return usage_error("test", "bad option");
+		if (rc < 0)
+			return EXIT_USAGE;
 	}
 	if (optind >= argc)
 		return usage_error("test", "no program to test");
-	if (agent_choice(agent, &ro.agent_lib))
+	if (agent_choice(tr->agent, &tr->ro.agent_lib))
 		return EXIT_USAGE;
-	ro.argv = argv + optind;
-	ro.watch = watch;
-	test_output_begin(&out);
-	ro.quiet_target = true;
-	if (!jobs) {
+	tr->ro.argv = argv + optind;
+	tr->ro.watch = tr->watch;
+	tr->ro.quiet_target = true;
+	if (!tr->jobs) {
 		cpu_set_t set;
-		jobs = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+		tr->jobs = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
 	}
-	struct tracer_stats st;
-	int rs = record_run(&ro, &st);
-	if (tracer_interrupted()) {
-		pr_patterns_release(&pats);
+	return 0;
+}
+
+/* A recording that failed: does PROG fail that way on its own too?  A
+ * debugger must not change what the program computes; and a failure of
+ * every run is no interleaving's doing. */
+static void compare_natively(struct test_run *tr)
+{
+	char what[64], nat[96];
+	tr->native = run_natively(tr->ro.argv);
+	if (tr->rec_sig)
+		snprintf(what, sizeof what, "died of SIG%s", sigabbrev_np(tr->rec_sig) ?: "?");
+	else
+		snprintf(what, sizeof what, "exited with status %d", tr->rs);
+	if (tr->native < 0)
+		snprintf(nat, sizeof nat, "did not end within %.0f s", NATIVE_LIMIT_S);
+	else if (tr->native > 128)
+		snprintf(nat, sizeof nat, "died of SIG%s", sigabbrev_np(tr->native - 128) ?: "?");
+	else
+		snprintf(nat, sizeof nat, "exited with status %d", tr->native);
+	if (tr->native == tr->rs)
+		printf("the recorded run %s, and so does a native run\n", what);
+	else
+		printf("the recorded run %s; a native run %s\n", what, nat);
+}
+
+/* Records PROG, loads the trace; 0, or the exit status to end with. */
+static int test_record(struct test_run *tr)
+{
+	tr->rs = record_run(&tr->ro, &tr->st);
+	if (tracer_interrupted())
 		return 128 + tracer_interrupted();
-	}
-	struct trace *t = rs == EXIT_USAGE ? NULL : load_trace(ro.dir);
-	if (!t) {
-		pr_patterns_release(&pats);
+	tr->t = tr->rs == EXIT_USAGE ? NULL : load_trace(tr->ro.dir);
+	if (!tr->t)
 		return EXIT_USAGE;
-	}
-	/* A recording that failed: does PROG fail that way on its own too?  A
-	 * debugger must not change what the program computes; and a failure of
-	 * every run is no interleaving's doing. */
-	int rec_sig = recorded_signal(ro.dir), native = 0;
-	if (rs != 0 && rs != EXIT_USAGE) {
-		native = run_natively(ro.argv);
-		char what[64], nat[96];
-		if (rec_sig)
-			snprintf(what, sizeof what, "died of SIG%s", sigabbrev_np(rec_sig) ?: "?");
-		else
-			snprintf(what, sizeof what, "exited with status %d", rs);
-		if (native < 0)
-			snprintf(nat, sizeof nat, "did not end within %.0f s", NATIVE_LIMIT_S);
-		else if (native > 128)
-			snprintf(nat, sizeof nat, "died of SIG%s", sigabbrev_np(native - 128) ?: "?");
-		else
-			snprintf(nat, sizeof nat, "exited with status %d", native);
-		if (native == rs)
-			printf("the recorded run %s, and so does a native run\n", what);
-		else
-			printf("the recorded run %s; a native run %s\n", what, nat);
-	}
-	struct prediction_set set;
-	atomic_funcs_arm(&af, t, &po);
+	tr->rec_sig = recorded_signal(tr->ro.dir);
+	if (tr->rs != 0)
+		compare_natively(tr);
+	return 0;
+}
+
+/* Predicts and writes the schedules; 0, or the exit status to end with. */
+static int test_predict(struct test_run *tr)
+{
 	struct names vn;
-	bool vn_open = names_open(&vn, t) == 0;
+	atomic_funcs_arm(&tr->af, tr->t, &tr->po);
+	bool vn_open = names_open(&vn, tr->t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
-		po.read_steers = sym_read_steers;
-		po.read_ctx = vn.sym;
+		tr->po.read_steers = sym_read_steers;
+		tr->po.read_ctx = vn.sym;
 	}
-	int prc = tracer_interrupted() ? -1 : predict_run(t, &po, &set);
+	int prc = tracer_interrupted() ? -1 : predict_run(tr->t, &tr->po, &tr->set);
 	if (vn_open)
 		names_close(&vn);
-	atomic_funcs_release(&af);
-	if (prc < 0) {
-		trace_free(t);
-		pr_patterns_release(&pats);
+	atomic_funcs_release(&tr->af);
+	if (prc < 0)
 		return tracer_interrupted() ? 128 + tracer_interrupted() : EXIT_USAGE;
-	}
-	name_predictions(&set, t);
-	if (predict_write(&set, t, ro.dir) < 0) {
-		prediction_set_release(&set);
-		trace_free(t);
-		pr_patterns_release(&pats);
+	name_predictions(&tr->set, tr->t);
+	if (predict_write(&tr->set, tr->t, tr->ro.dir) < 0)
 		return EXIT_USAGE;
-	}
 	if (prc == PREDICT_STOPPED) { /* a signal: what it made is written */
 		avt_error("interrupted by SIG%s while predicting: %s/predictions.json keeps the %zu prediction%s made so far",
-			  sigabbrev_np(predict_interrupted()) ?: "?", ro.dir, set.n, set.n == 1 ? "" : "s");
-		prediction_set_release(&set);
-		trace_free(t);
-		pr_patterns_release(&pats);
+			  sigabbrev_np(predict_interrupted()) ?: "?", tr->ro.dir, tr->set.n,
+			  tr->set.n == 1 ? "" : "s");
 		return 128 + predict_interrupted();
 	}
 	char ev[32];
 	printf("recorded %u threads, %s events; %zu prediction%s; replaying %zu schedule%s (-j %u)\n",
-	       st.threads, fmt_thousands(st.events, ev, sizeof ev), set.n, set.n == 1 ? "" : "s", set.n,
-	       set.n == 1 ? "" : "s", jobs);
-	fflush(stdout);
-	if (rs != 0 && rs != EXIT_USAGE && native == rs) {
+	       tr->st.threads, fmt_thousands(tr->st.events, ev, sizeof ev), tr->set.n,
+	       tr->set.n == 1 ? "" : "s", tr->set.n, tr->set.n == 1 ? "" : "s", tr->jobs);
+	if (tr->rs != 0 && tr->native == tr->rs)
 		/* say it once: every schedule fails this way, which is no
 		 * interleaving's doing; what differs is reported apart */
 		printf("the recorded run itself failed (%s %d): failures that depend on the interleaving are reported apart\n",
-		       rs > 128 ? "signal" : "exit status", rs > 128 ? rs - 128 : rs);
-		explore_report_baseline(rs);
-	}
-	struct run_tally tally = { 0, 0, 0 };
-	int nbugs = test_replay(ro.dir, &set, t, jobs, timeout, &tally, min_cap);
-	prediction_set_release(&set);
-	trace_free(t);
-	pr_patterns_release(&pats); /* the predictions' pattern names */
-	if (nbugs < 0)
+		       tr->rs > 128 ? "signal" : "exit status", tr->rs > 128 ? tr->rs - 128 : tr->rs);
+	fflush(stdout);
+	return 0;
+}
+
+/* Prediction only reorders what the recording did: when it reproduced
+ * nothing, look further.  0, or EXIT_USAGE. */
+static int test_explore(struct test_run *tr)
+{
+	if (tr->res.nbugs || !tr->eo.runs)
+		return 0;
+	printf("no bug reproduced by the predictions; exploring (--explore %u)\n", tr->eo.runs);
+	tr->eo.dir = tr->ro.dir;
+	tr->eo.jobs = tr->jobs;
+	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
+				      .minimize_cap = tr->min_cap, .res = &tr->res,
+				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? tr->rs : 0 };
+	return explore_and_report(&tr->eo, &how) == EXIT_USAGE ? EXIT_USAGE : 0;
+}
+
+/* The phases in turn; the exit status. */
+static int test_phases(struct test_run *tr)
+{
+	int rc = test_record(tr);
+	if (rc)
+		return rc;
+	if ((rc = test_predict(tr)))
+		return rc;
+	snprintf(tr->rdir, sizeof tr->rdir, "%s/reports", tr->ro.dir);
+	mkdir(tr->rdir, 0777);
+	results_init(&tr->res, tr->ro.dir);
+	int sig = test_replay(tr);
+	if (sig < 0)
 		return EXIT_USAGE;
-	char rdir[4200];
-	snprintf(rdir, sizeof rdir, "%s/reports", ro.dir);
-	if (!nbugs && eo.runs) {
-		/* prediction only reorders what the recording did: look further */
-		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
-		eo.dir = ro.dir;
-		eo.jobs = jobs;
-		explore_report_minimize(min_cap);
-		int erc = explore_and_report(&eo, timeout, rdir, &tally);
-		if (erc == EXIT_USAGE)
-			return EXIT_USAGE;
-		nbugs = erc;
+	if (sig > 0)
+		return test_output_finish(&tr->out, &tr->res, test_stopped(tr, sig));
+	if (test_explore(tr))
+		return EXIT_USAGE;
+	if (tr->res.nbugs) /* the picture beside each report (cli/html.c) */
+		html_write_beside_reports(tr->ro.dir);
+	if (tr->res.nbugs && verify_describe_reports(tr->ro.dir) < 0) /* for avtrace verify after a rebuild */
+		avt_warn("cannot describe the reported bugs' events in '%s' (avtrace verify needs them)", tr->rdir);
+	return test_output_finish(&tr->out, &tr->res, verdict(tr));
+}
+
+int cmd_test(int argc, char **argv)
+{
+	/* call stacks on: function calls are the transactions SideTrack checks */
+	struct test_run *tr = calloc(1, sizeof *tr);
+	if (!tr)
+		return EXIT_USAGE;
+	tr->ro = (struct record_opts){ .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0),
+				       .slice_ms = 10, .stack_depth = 8 };
+	tr->eo = (struct explore_opts){ .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
+					.cfg = EXPLORE_DEFAULT_CFG };
+	tr->po = (struct predict_opts){ .deadlocks = true, .sidetrack = true, .penelope = true,
+					.pecan = true, .order = true, .patterns = &tr->pats };
+	tr->timeout = "2";
+	tr->min_cap = MINIMIZE_DEFAULT_REPLAYS;
+	tr->agent = -1;
+	int rc = test_options(tr, argc, argv);
+	if (rc == 0) {
+		test_output_begin(&tr->out);
+		rc = test_phases(tr);
 	}
-	if (nbugs > 0) /* the picture beside each report (cli/html.c) */
-		html_write_beside_reports(ro.dir);
-	if (nbugs > 0 && verify_describe_reports(ro.dir) < 0) /* for avtrace verify after a rebuild */
-		avt_warn("cannot describe the reported bugs' events in '%s' (avtrace verify needs them)", rdir);
-	out.ran = tally.ran;
-	out.diverged = tally.diverged;
-	out.unfinished = tally.unfinished;
-	return test_output_finish(&out, ro.dir, verdict(nbugs, &tally, rdir, rs, rec_sig, native));
+	results_release(&tr->res);
+	prediction_set_release(&tr->set);
+	if (tr->t)
+		trace_free(tr->t);
+	pr_patterns_release(&tr->pats); /* the predictions' pattern names */
+	free(tr);
+	return rc < 0 ? 0 : rc;
 }

@@ -533,161 +533,200 @@ static bool report_schedule(const char *dir, const char *x, char *sched, size_t 
 	return access(sched, R_OK) == 0;
 }
 
-static int verify_one(struct verify_ctx *c, const char *x)
+/* What verify_one works from: the report's schedule, its failure, the
+ * old program's events. */
+struct verify_input {
+	char sched_path[4400], fjson[4400];
+	struct old_failure was;
+	struct schedule *s;
+	struct vf_desc old;
+	struct vf_ref pat[MAX_PATTERN];
+	size_t npat;
+};
+
+/* Loads report x's input; 0, or EXIT_USAGE (in->s and in->old are
+ * released by the caller either way). */
+static int verify_load(struct verify_ctx *c, const char *x, struct verify_input *in)
 {
-	char sched_path[4400], fjson[4400], epath[4400], err[4600];
-	if (!report_schedule(c->dir, x, sched_path, sizeof sched_path, fjson, sizeof fjson)) {
+	char epath[4400], err[4600];
+	if (!report_schedule(c->dir, x, in->sched_path, sizeof in->sched_path, in->fjson, sizeof in->fjson)) {
 		printf("%s: cannot verify: no schedule of it in '%s'\n", x, c->dir);
 		return EXIT_USAGE;
 	}
-	struct old_failure was, now;
-	read_failure(fjson, &was);
-	struct schedule *s = schedule_read(sched_path, err, sizeof err);
-	if (!s) {
+	read_failure(in->fjson, &in->was);
+	in->s = schedule_read(in->sched_path, err, sizeof err);
+	if (!in->s) {
 		avt_error("%s", err);
 		return EXIT_USAGE;
 	}
-	struct vf_desc old = { 0 };
-	struct vf_ref pat[MAX_PATTERN];
-	size_t npat = 0;
 	snprintf(epath, sizeof epath, "%s/reports/%s.events.json", c->dir, x);
 	if (access(epath, F_OK) < 0 && verify_describe_reports(c->dir) < 0) {
 		printf("%s: cannot verify: '%s' is missing and the recorded program changed since (run 'avtrace test' again on the old program, or keep the .events.json files 'avtrace test' writes)\n",
 		       x, epath);
-		schedule_free(s);
 		return EXIT_USAGE;
 	}
-	if (read_events_json(epath, &old, pat, MAX_PATTERN, &npat) < 0) {
+	if (read_events_json(epath, &in->old, in->pat, MAX_PATTERN, &in->npat) < 0) {
 		avt_error("cannot read '%s'", epath);
-		schedule_free(s);
-		vf_desc_release(&old);
 		return EXIT_USAGE;
 	}
-	struct vf_plan plan;
-	int status = EXIT_USAGE;
-	if (vf_plan_make(&old, s, pat, npat, &c->nw, &plan) < 0) {
-		avt_error("%s: cannot plan: %s", x, plan.why[0] ? plan.why : "out of memory");
-		goto out;
-	}
+	return 0;
+}
+
+/* The plan found the old schedule impossible on the new program. */
+static int say_parted(const char *x, const struct vf_plan *plan)
+{
 	char a[6000], b[6000];
-	if (!plan.possible) {
-		event_text(&plan.parted, a, sizeof a);
-		printf("%s: no longer possible: the new program parted from the old schedule at %s: %s\n", x, a,
-		       plan.why);
-		if (plan.has_instead) {
-			event_text(&plan.instead, b, sizeof b);
-			printf("  T%u does instead: %s\n", plan.parted.thread, b);
-		} else {
-			printf("  T%u does nothing more there\n", plan.parted.thread);
-		}
-		status = VERIFY_IMPOSSIBLE;
-		vf_plan_release(&plan);
-		goto out;
+	event_text(&plan->parted, a, sizeof a);
+	printf("%s: no longer possible: the new program parted from the old schedule at %s: %s\n", x, a,
+	       plan->why);
+	if (plan->has_instead) {
+		event_text(&plan->instead, b, sizeof b);
+		printf("  T%u does instead: %s\n", plan->parted.thread, b);
+	} else {
+		printf("  T%u does nothing more there\n", plan->parted.thread);
 	}
-	struct vf_enact en;
+	return VERIFY_IMPOSSIBLE;
+}
+
+/* Runs the new program along the plan (en picks); its results in
+ * DIR/verify/x.{avt,json,sched}. */
+static void verify_enact(struct verify_ctx *c, const char *x, const char *sched_path, struct vf_enact *en,
+			 struct replay_result *res)
+{
 	struct replay_picker pk;
-	if (vf_enact_init(&en, &plan, c->rec) < 0) {
-		avt_error("cannot verify: out of memory");
-		vf_enact_release(&en);
-		vf_plan_release(&plan);
-		goto out;
-	}
-	vf_enact_picker(&en, &pk);
+	char tpath[4400], jpath[4400], spath[4400], a[6000];
+	vf_enact_picker(en, &pk);
 	struct replay_opts ro = { .dir = c->recdir, .timeout_s = c->timeout_s, .cpu = c->cpu, .picker = &pk,
 				  .no_agent = c->no_agent, .run_timeout_s = REPLAY_MAX_TIME_BASE_S };
 	struct replay *rp = replay_open(&ro);
-	struct replay_result res = { .outcome = RO_ERROR };
 	if (rp && replay_launch(rp) == 0) {
 		while (replay_step(rp))
 			;
 	}
 	if (rp)
-		replay_finish(rp, &res);
-	char tpath[4400], jpath[4400], spath[4400];
+		replay_finish(rp, res);
 	snprintf(tpath, sizeof tpath, "%s/verify/%s.avt", c->dir, x);
 	snprintf(jpath, sizeof jpath, "%s/verify/%s.json", c->dir, x);
 	snprintf(spath, sizeof spath, "%s/verify/%s.sched", c->dir, x);
-	if (rp && replay_write(rp, &res, tpath, jpath, NULL) == 0) {
+	if (rp && replay_write(rp, res, tpath, jpath, NULL) == 0) {
 		struct names n;
 		if (names_open(&n, c->rec) == 0) {
-			facts_add(jpath, &n, rp, &res);
+			facts_add(jpath, &n, rp, res);
 			names_close(&n);
 		}
 	}
 	/* the order the plan made, then free: after it the program may take
 	 * another path than its recording (it fails) */
-	size_t upto = vf_enact_done(&en) ? en.done_at : res.nev;
-	struct schedule *ran = schedule_from_events(res.ev, upto < res.nev ? upto : res.nev);
+	size_t upto = vf_enact_done(en) ? en->done_at : res->nev;
+	struct schedule *ran = schedule_from_events(res->ev, upto < res->nev ? upto : res->nev);
 	if (ran) {
 		snprintf(a, sizeof a, "avtrace verify of report %s (%s) on the new program", x, sched_path);
 		schedule_add_comment(ran, a);
 		schedule_write(ran, spath);
 		schedule_free(ran);
 	}
+	replay_free(rp);
+}
+
+/* The run did not follow the old interleaving to its end. */
+static int say_impossible(struct verify_ctx *c, const char *x, const struct replay_result *res,
+			  const struct vf_enact *en, const struct vf_plan *plan)
+{
+	if (en->deviated) {
+		struct names n;
+		char se[512], sa[512];
+		const char *f1 = NULL, *f2 = NULL;
+		names_open(&n, c->rec);
+		names_site(&n, &en->dev_actual, sa, sizeof sa, &f1);
+		if (en->dev_has_expected)
+			names_site(&n, &en->dev_expected, se, sizeof se, &f2);
+		printf("%s: no longer possible: re-enacted, the new program took another path: T%u %s at %s where its recording has %s at %s\n",
+		       x, en->dev_actual.thread, avt_kind_name(en->dev_actual.kind) ?: "?", sa,
+		       en->dev_has_expected ? avt_kind_name(en->dev_expected.kind) ?: "?" : "nothing",
+		       en->dev_has_expected ? se : "-");
+		names_close(&n);
+	} else if (res->outcome == RO_PASS) {
+		printf("%s: no longer possible: the program passed before the interleaving's step %zu of %zu\n",
+		       x, en->step + 1, plan->nsteps);
+	} else {
+		printf("%s: no longer possible: %s: %s\n", x, replay_outcome_name(res->outcome), res->reason);
+	}
+	return VERIFY_IMPOSSIBLE;
+}
+
+/* The answer for report x from the run on the new program. */
+static int verify_verdict(struct verify_ctx *c, const char *x, const struct verify_input *in,
+			  const struct replay_result *res, const struct vf_enact *en,
+			  const struct vf_plan *plan)
+{
+	char a[6000], b[6000], jpath[4400];
+	struct old_failure now;
+	snprintf(jpath, sizeof jpath, "%s/verify/%s.json", c->dir, x);
 	read_failure(jpath, &now);
-	bool followed = vf_enact_done(&en) && !en.deviated;
-	switch (res.outcome) {
+	bool followed = vf_enact_done(en) && !en->deviated;
+	switch (res->outcome) {
 	case RO_BUG:
 	case RO_DEADLOCK:
 		failure_text(&now, a, sizeof a);
-		failure_text(&was, b, sizeof b);
-		if (same_failure(&now, &was) && now.line != was.line && was.line)
-			printf("%s: still fails: %s, as before (then at line %u)\n", x, a, was.line);
-		else if (same_failure(&now, &was))
+		failure_text(&in->was, b, sizeof b);
+		if (same_failure(&now, &in->was) && now.line != in->was.line && in->was.line)
+			printf("%s: still fails: %s, as before (then at line %u)\n", x, a, in->was.line);
+		else if (same_failure(&now, &in->was))
 			printf("%s: still fails: %s, as before\n", x, a);
 		else
 			printf("%s: still fails, another way: %s (before: %s)\n", x, a, b);
-		status = VERIFY_FAILS;
-		break;
+		return VERIFY_FAILS;
 	case RO_PASS:
-		if (followed) {
-			printf("%s: fixed: the interleaving ran to the end and the program passed", x);
-			if (en.held)
-				printf(" (%u time%s the thread the old schedule ran next had to wait: the new program's synchronization forbids the old order there)",
-				       en.held, en.held == 1 ? "" : "s");
-			putchar('\n');
-			status = VERIFY_FIXED;
-			break;
-		}
-		/* it passed, but not by that interleaving */
-		__attribute__((fallthrough));
+		if (!followed) /* it passed, but not by that interleaving */
+			return say_impossible(c, x, res, en, plan);
+		printf("%s: fixed: the interleaving ran to the end and the program passed", x);
+		if (en->held)
+			printf(" (%u time%s the thread the old schedule ran next had to wait: the new program's synchronization forbids the old order there)",
+			       en->held, en->held == 1 ? "" : "s");
+		putchar('\n');
+		return VERIFY_FIXED;
 	case RO_INFEASIBLE:
-		if (en.deviated) {
-			struct names n;
-			char se[512], sa[512];
-			const char *f1 = NULL, *f2 = NULL;
-			names_open(&n, c->rec);
-			names_site(&n, &en.dev_actual, sa, sizeof sa, &f1);
-			if (en.dev_has_expected)
-				names_site(&n, &en.dev_expected, se, sizeof se, &f2);
-			printf("%s: no longer possible: re-enacted, the new program took another path: T%u %s at %s where its recording has %s at %s\n",
-			       x, en.dev_actual.thread, avt_kind_name(en.dev_actual.kind) ?: "?", sa,
-			       en.dev_has_expected ? avt_kind_name(en.dev_expected.kind) ?: "?" : "nothing",
-			       en.dev_has_expected ? se : "-");
-			names_close(&n);
-		} else if (res.outcome == RO_PASS) {
-			printf("%s: no longer possible: the program passed before the interleaving's step %zu of %zu\n",
-			       x, en.step + 1, plan.nsteps);
-		} else {
-			printf("%s: no longer possible: %s: %s\n", x, replay_outcome_name(res.outcome), res.reason);
-		}
-		status = VERIFY_IMPOSSIBLE;
-		break;
+		return say_impossible(c, x, res, en, plan);
 	case RO_ERROR:
-		printf("%s: cannot verify: the run on the new program failed (%s)\n", x,
-		       res.reason[0] ? res.reason : "it did not start");
-		status = EXIT_USAGE;
 		break;
 	}
-	printf("  %zu of the old schedule's events matched, %zu vanished; the run: avtrace replay -d %s --file %s\n",
-	       plan.matched, plan.vanished, c->recdir, spath);
-	replay_result_release(&res);
-	replay_free(rp);
-	vf_enact_release(&en);
-	vf_plan_release(&plan);
-out:
-	vf_desc_release(&old);
-	schedule_free(s);
+	printf("%s: cannot verify: the run on the new program failed (%s)\n", x,
+	       res->reason[0] ? res->reason : "it did not start");
+	return EXIT_USAGE;
+}
+
+static int verify_one(struct verify_ctx *c, const char *x)
+{
+	struct verify_input *in = calloc(1, sizeof *in);
+	int status = in ? verify_load(c, x, in) : EXIT_USAGE;
+	struct vf_plan plan;
+	if (status == 0 && vf_plan_make(&in->old, in->s, in->pat, in->npat, &c->nw, &plan) < 0) {
+		avt_error("%s: cannot plan: %s", x, plan.why[0] ? plan.why : "out of memory");
+		status = EXIT_USAGE;
+	} else if (status == 0 && !plan.possible) {
+		status = say_parted(x, &plan);
+		vf_plan_release(&plan);
+	} else if (status == 0) {
+		struct vf_enact en;
+		struct replay_result res = { .outcome = RO_ERROR };
+		if (vf_enact_init(&en, &plan, c->rec) < 0) {
+			avt_error("cannot verify: out of memory");
+			status = EXIT_USAGE;
+		} else {
+			verify_enact(c, x, in->sched_path, &en, &res);
+			status = verify_verdict(c, x, in, &res, &en, &plan);
+			printf("  %zu of the old schedule's events matched, %zu vanished; the run: avtrace replay -d %s --file %s/verify/%s.sched\n",
+			       plan.matched, plan.vanished, c->recdir, c->dir, x);
+			replay_result_release(&res);
+		}
+		vf_enact_release(&en);
+		vf_plan_release(&plan);
+	}
+	if (in) {
+		vf_desc_release(&in->old);
+		schedule_free(in->s);
+	}
+	free(in);
 	return status;
 }
 
