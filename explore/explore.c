@@ -348,6 +348,8 @@ static void pk_yield(void *ctx, uint32_t lid)
 static void pk_drop(void *ctx, uint32_t lid)
 {
 	struct picker *pk = ctx;
+	if (xp_policy_exiting(pk->xr, lid))
+		return;
 	for (unsigned i = 0; i < pk->yield_limit; i++)
 		xp_policy_yield(pk->xr, lid);
 }
