@@ -26,8 +26,10 @@
 #include "trace/log.h"
 #include "tracer/record.h"
 
-/* Exploration runs after the predictions when they reproduced nothing. */
-#define TEST_EXPLORE_RUNS 100
+/* Exploration after the predictions when they reproduced nothing: until
+ * a bug or this many seconds (a CI job's share; docs/explore.md, "In
+ * avtrace test"), unless --explore N bounds it in runs. */
+#define TEST_EXPLORE_TIME_S 30.0
 /* Exit status when no bug was reproduced but that is no clean result: most
  * schedules never ran to their end, or the recording died of a signal that
  * no schedule reproduced. */
@@ -64,7 +66,11 @@ static const char test_help[] =
 	"                     run through the in-process agent unless --no-agent\n"
 	"                     (the recording too with --no-stacks)\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
-	"      --explore N    exploration budget in runs (default 100; 0: none)\n"
+	"      --time S       exploration budget in seconds: no run starts after S\n"
+	"                     seconds, and the first failing run ends it (default\n"
+	"                     30; with --explore N, the default is none)\n"
+	"      --explore N    exploration budget in runs (default: none, --time\n"
+	"                     ends it; 0: no exploration)\n"
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
@@ -342,6 +348,7 @@ int cmd_test(int argc, char **argv)
 		{ "agent", no_argument, 0, 'a' },
 		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ "minimize", required_argument, 0, 0x102 }, { "no-minimize", no_argument, 0, 0x103 },
+		{ "time", required_argument, 0, 0x104 },
 		{ 0, 0, 0, 0 },
 	};
 	struct pr_patterns pats = { NULL, 0, 0 };
@@ -349,7 +356,7 @@ int cmd_test(int argc, char **argv)
 	/* call stacks on: function calls are the transactions SideTrack checks */
 	struct record_opts ro = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
 				  .stack_depth = 8 };
-	struct explore_opts eo = { .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
+	struct explore_opts eo = { .runs = EXPLORE_MAX_RUNS, .seed = 1, .timeout_s = 10,
 				   .cfg = EXPLORE_DEFAULT_CFG };
 	struct predict_opts po = { .deadlocks = true, .sidetrack = true, .penelope = true,
 				   .pecan = true, .order = true, .patterns = &pats };
@@ -358,7 +365,8 @@ int cmd_test(int argc, char **argv)
 	struct test_output out = { .sarif = NULL };
 	unsigned jobs = 0, min_cap = MINIMIZE_DEFAULT_REPLAYS;
 	int c, agent = -1;
-	double secs;
+	double secs, time_s = -1;
+	bool runs_set = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fj:t:qh", lo, NULL)) != -1) {
 		switch (c) {
@@ -404,8 +412,13 @@ int cmd_test(int argc, char **argv)
 		case 'E':
 			if (arg_uint("test", "--explore", optarg, 0, 1000000, &eo.runs) < 0)
 				return EXIT_USAGE;
+			runs_set = true;
 			break;
-		case 'X': eo.runs = 0; break;
+		case 'X': eo.runs = 0, runs_set = true; break;
+		case 0x104:
+			if (arg_seconds("test", "--time", optarg, &time_s) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'S':
 			if (arg_u64("test", "--seed", optarg, &eo.seed) < 0)
 				return EXIT_USAGE;
@@ -435,6 +448,10 @@ int cmd_test(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("test", "no program to test");
+	/* runs given: those runs, all of them (and --time if given too);
+	 * otherwise the time budget, ended early by the first bug */
+	eo.time_s = time_s >= 0 ? time_s : runs_set ? 0 : TEST_EXPLORE_TIME_S;
+	eo.stop_at_bug = !runs_set;
 	if (agent_choice(agent, &ro.agent_lib))
 		return EXIT_USAGE;
 	ro.argv = argv + optind;
@@ -533,7 +550,10 @@ int cmd_test(int argc, char **argv)
 	snprintf(rdir, sizeof rdir, "%s/reports", ro.dir);
 	if (!nbugs && eo.runs) {
 		/* prediction only reorders what the recording did: look further */
-		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
+		if (runs_set)
+			printf("no bug reproduced by the predictions; exploring (--explore %u)\n", eo.runs);
+		else
+			printf("no bug reproduced by the predictions; exploring (--time %g)\n", eo.time_s);
 		eo.dir = ro.dir;
 		eo.jobs = jobs;
 		explore_report_minimize(min_cap);
