@@ -236,6 +236,8 @@ static size_t choose(struct xp_surw *s, const uint32_t *lids, size_t n)
 	uint64_t total = 0;
 
 	k = exit_waits(s, lids, s->idx, k);
+	if (k == 1 && lids[s->idx[0]] == s->exiting)
+		return s->idx[0]; /* the exit alone: no decision, no walk */
 
 	/* the current thread goes on up to its next interesting event, and
 	 * through it if it was picked to make it: a decision holds until the
