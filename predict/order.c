@@ -55,7 +55,8 @@ static int cmp_acc(const void *a, const void *b)
 /* The last write recorded after read r, by a thread other than r's and
  * than those in thr[0..n), in a section on a lock r's section holds that
  * r does not happen before (but for that lock); PR_NONE if none.  One
- * pass over the trace after r: called for at most ORDER_MAX reads. */
+ * pass over the trace after r, for reads that added a candidate only
+ * (at most ORDER_MAX of them): O(ORDER_MAX n) in all. */
 static uint32_t last_section_write(const struct pr_model *m, uint32_t r, const uint32_t *thr, uint32_t n)
 {
 	const struct avt_event *re = pr_ev(m, r);
@@ -101,6 +102,7 @@ static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct
 		     size_t end, size_t *added)
 {
 	uint32_t r = a[i].x, seen[WRITERS], nseen = 0, writers[WRITERS], nwriters = 0;
+	int fresh = 0; /* candidates this read added: bounds after_all's passes */
 	struct pr_cand first;
 	const struct avt_event *re = pr_ev(m, r);
 	uint32_t rls = pr_ls_before(m, r);
@@ -141,11 +143,13 @@ static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct
 		int rc = pr_cands_add(cs, &c);
 		if (rc < 0)
 			return -1;
+		fresh += rc;
 		*added += (size_t)rc;
 		if (*added >= ORDER_MAX)
 			return 0;
 	}
-	return nwriters ? after_all(m, cs, &first, writers, nwriters, added) : 0;
+	/* only a read with a new candidate: at most ORDER_MAX passes in all */
+	return fresh ? after_all(m, cs, &first, writers, nwriters, added) : 0;
 }
 
 int pr_order(const struct pr_model *m, struct pr_cands *cs)
