@@ -64,6 +64,7 @@ static const char explore_help[] =
 	"      --contexts C   thread bounding: preemptions per run (default 1)\n"
 	"      --seed S       seed of the random choices (default 1)\n"
 	"      --stop         stop at the first failing run\n"
+	"      --time S       also start no run after S seconds (default: none)\n"
 	"  -j, --jobs N       runs at a time, each on its own CPU (default: CPUs)\n"
 	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
@@ -77,15 +78,61 @@ static const char explore_help[] =
 	"                     either way)\n"
 	"  -q, --quiet        no progress\n";
 
+/* On a terminal, one line kept up to date; otherwise (a CI log), under a
+ * time budget, a line every PROGRESS_EVERY_S seconds: a long exploration
+ * shows it is alive and how far it has got. */
+#define PROGRESS_EVERY_S 10.0
+
 static void show_progress(void *ctx, const struct explore_progress *p)
 {
-	(void)ctx;
-	if (avt_quiet || !isatty(2))
+	double *next_line = ctx;
+	double rate = p->seconds > 0 ? p->done / p->seconds : 0.0;
+	if (avt_quiet)
 		return;
-	fprintf(stderr, "\ravtrace: explore: %u/%u runs, %u failing, %u distinct, %.1f runs/s ",
-		p->done, p->runs, p->failing, p->bugs, p->seconds > 0 ? p->done / p->seconds : 0.0);
+	if (!isatty(2)) {
+		if (p->time_s <= 0 || !next_line || p->seconds < *next_line)
+			return;
+		*next_line = p->seconds + PROGRESS_EVERY_S;
+		fprintf(stderr, "avtrace: explore: %u runs, %u failing, %u distinct, %.1f runs/s, %.0f s of %g s\n",
+			p->done, p->failing, p->bugs, rate, p->seconds, p->time_s);
+		return;
+	}
+	if (p->time_s > 0 && p->runs >= EXPLORE_MAX_RUNS)
+		fprintf(stderr, "\ravtrace: explore: %u runs, %u failing, %u distinct, %.1f runs/s, %.0f s of %g s ",
+			p->done, p->failing, p->bugs, rate, p->seconds, p->time_s);
+	else
+		fprintf(stderr, "\ravtrace: explore: %u/%u runs, %u failing, %u distinct, %.1f runs/s ",
+			p->done, p->runs, p->failing, p->bugs, rate);
 	if (p->done == p->runs)
 		fputc('\n', stderr);
+}
+
+/* What bounds the exploration, for its first line. */
+static void describe_budget(const struct explore_opts *eo, char *buf, size_t len)
+{
+	char least[64] = "";
+	if (eo->min_runs)
+		snprintf(least, sizeof least, " (at least %u runs)", eo->min_runs);
+	if (eo->time_s > 0 && eo->runs >= EXPLORE_MAX_RUNS)
+		snprintf(buf, len, "for up to %g s%s%s", eo->time_s, least,
+			 eo->stop_at_bug ? " or until a bug" : "");
+	else if (eo->time_s > 0)
+		snprintf(buf, len, "%u runs or for %g s%s, whichever ends first", eo->runs, eo->time_s, least);
+	else
+		snprintf(buf, len, "%u runs", eo->runs);
+}
+
+/* Why the exploration ended, when that is not simply the runs budget. */
+static void say_stop(const struct explore_opts *eo, const struct explore_result *r)
+{
+	if (r->stop == EXPLORE_STOP_TIME)
+		printf("stopped: the time budget (--time %g) was spent\n", eo->time_s);
+	else if (r->stop == EXPLORE_STOP_BUG)
+		printf("stopped: a run failed\n");
+	else if (r->stop == EXPLORE_STOP_ERROR)
+		printf("stopped: a run could not be started\n");
+	else if (eo->time_s > 0)
+		printf("stopped: the runs budget (%u) was spent\n", eo->runs);
 }
 
 static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
@@ -358,11 +405,16 @@ int explore_and_report(struct explore_opts *eo, const struct explore_report *how
 		eo->starts = starts;
 		eo->nstarts = nstarts;
 	}
-	if (!eo->progress)
+	double next_line = PROGRESS_EVERY_S;
+	char budget[160];
+	bool own_progress = !eo->progress;
+	if (own_progress) {
 		eo->progress = show_progress;
+		eo->progress_ctx = &next_line;
+	}
 	describe_cfg(&eo->cfg, cfg, sizeof cfg);
-	printf("exploring %u runs (%s, seed %llu, -j %u)\n", eo->runs, cfg,
-	       (unsigned long long)eo->seed, eo->jobs);
+	describe_budget(eo, budget, sizeof budget);
+	printf("exploring %s (%s, seed %llu, -j %u)\n", budget, cfg, (unsigned long long)eo->seed, eo->jobs);
 	if (nstarts)
 		printf("the first %zu run%s start%s where a prediction that did not fail left off\n", nstarts,
 		       nstarts == 1 ? "" : "s", nstarts == 1 ? "s" : "");
@@ -370,6 +422,12 @@ int explore_and_report(struct explore_opts *eo, const struct explore_report *how
 	cli_parent_phase(true); /* its runs are workers that die with it */
 	int xrc = explore_run(eo, &r);
 	cli_parent_phase(false);
+	if (own_progress) { /* next_line is ours: no caller keeps it */
+		eo->progress = NULL;
+		eo->progress_ctx = NULL;
+		if (!avt_quiet && isatty(2) && r.done != eo->runs)
+			fputc('\n', stderr); /* the progress line ends */
+	}
 	explore_starts_free(starts, nstarts);
 	if (starts) {
 		eo->starts = NULL;
@@ -378,6 +436,7 @@ int explore_and_report(struct explore_opts *eo, const struct explore_report *how
 	if (xrc < 0)
 		return EXIT_USAGE;
 	say_totals(&r, &how->res->tally);
+	say_stop(eo, &r);
 	for (size_t i = 0; i < r.nbugs && !tracer_interrupted(); i++) {
 		if (as_recorded(&r.bugs[i], how->baseline_status))
 			printf("%u of %u runs failed as the recorded run did (%s): not a finding of exploration\n",
@@ -440,6 +499,7 @@ static int explore_option(struct explore_cmd *x, int c)
 	case 'S': return arg_u64("explore", "--seed", optarg, &x->eo.seed) < 0 ? -1 : 0;
 	case 's': x->eo.stop_at_bug = true; return 0;
 	case 't': return arg_seconds("explore", "--timeout", optarg, &x->eo.timeout_s) < 0 ? -1 : 0;
+	case 0x103: return arg_seconds("explore", "--time", optarg, &x->eo.time_s) < 0 ? -1 : 0;
 	case 'O': x->eo.oracle = optarg; return 0;
 	case 'w':
 		for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ",")) {
@@ -495,7 +555,7 @@ static int explore_options(struct explore_cmd *x, int argc, char **argv)
 		{ "algo", required_argument, 0, 'a' }, { "policy", required_argument, 0, 'a' }, { "depth", required_argument, 0, 'D' },
 		{ "vars", required_argument, 0, 'V' }, { "threads", required_argument, 0, 'T' },
 		{ "contexts", required_argument, 0, 'C' }, { "seed", required_argument, 0, 'S' },
-		{ "stop", no_argument, 0, 's' }, { "jobs", required_argument, 0, 'j' },
+		{ "stop", no_argument, 0, 's' }, { "time", required_argument, 0, 0x103 }, { "jobs", required_argument, 0, 'j' },
 		{ "timeout", required_argument, 0, 't' }, { "oracle", required_argument, 0, 'O' },
 		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
 		{ "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },

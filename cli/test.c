@@ -27,8 +27,13 @@
 #include "trace/log.h"
 #include "tracer/record.h"
 
-/* Exploration runs after the predictions when they reproduced nothing. */
-#define TEST_EXPLORE_RUNS 100
+/* Exploration after the predictions when they reproduced nothing: until
+ * a bug or this many seconds (a CI job's share; docs/explore.md, "In
+ * avtrace test"), but never fewer than TEST_EXPLORE_MIN_RUNS runs, so that
+ * what those runs find does not depend on the machine's speed; --explore N
+ * bounds it in runs instead. */
+#define TEST_EXPLORE_TIME_S 30.0
+#define TEST_EXPLORE_MIN_RUNS 100
 /* Exit status when no bug was reproduced but that is no clean result: most
  * schedules never ran to their end, or the recording died of a signal that
  * no schedule reproduced. */
@@ -67,7 +72,11 @@ static const char test_help[] =
 	"                     run through the in-process agent unless --no-agent\n"
 	"                     (the recording too with --no-stacks)\n"
 	"      --atomic F[,F]  only calls of these functions are meant to be atomic\n"
-	"      --explore N    exploration budget in runs (default 100; 0: none)\n"
+	"      --time S       exploration budget in seconds: no run starts after S\n"
+	"                     seconds, and the first failing run ends it (default\n"
+	"                     30, but at least 100 runs; with --explore N, none)\n"
+	"      --explore N    exploration budget in runs, all of them (default: the\n"
+	"                     time budget ends it; 0: no exploration)\n"
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
@@ -144,6 +153,8 @@ struct test_run {
 	struct test_output out;
 	unsigned jobs, min_cap;
 	int agent;
+	double time_s;           /* --time, or -1 */
+	bool runs_set;           /* --explore or --no-explore given */
 	struct tracer_stats st;
 	int rs, rec_sig, native; /* the recording's status, its signal, a native run's */
 	struct trace *t;
@@ -335,8 +346,11 @@ static int search_option(struct test_run *tr, int c)
 	case 'A':
 		return atomic_funcs_parse(&tr->af, optarg) < 0
 			       ? usage_error("test", "--atomic takes at most 16 functions"), -1 : 0;
-	case 'E': return arg_uint("test", "--explore", optarg, 0, 1000000, &tr->eo.runs) < 0 ? -1 : 0;
-	case 'X': tr->eo.runs = 0; return 0;
+	case 'E':
+		tr->runs_set = true;
+		return arg_uint("test", "--explore", optarg, 0, 1000000, &tr->eo.runs) < 0 ? -1 : 0;
+	case 'X': tr->eo.runs = 0, tr->runs_set = true; return 0;
+	case 0x104: return arg_seconds("test", "--time", optarg, &tr->time_s) < 0 ? -1 : 0;
 	case 'S': return arg_u64("test", "--seed", optarg, &tr->eo.seed) < 0 ? -1 : 0;
 	case 'p': return pr_patterns_load(&tr->pats, optarg) < 0 ? -1 : 0;
 	case 'C': tr->po.pecan = false; return 0;
@@ -348,6 +362,20 @@ static int search_option(struct test_run *tr, int c)
 	case 0x103: tr->min_cap = 0; return 0;
 	}
 	return 1;
+}
+
+/* Runs given: those runs, all of them (and --time if given too);
+ * otherwise the time budget, ended early by the first bug. */
+static void explore_budget(struct test_run *tr)
+{
+	if (tr->runs_set) {
+		tr->eo.time_s = tr->time_s >= 0 ? tr->time_s : 0;
+		return;
+	}
+	tr->eo.runs = EXPLORE_MAX_RUNS;
+	tr->eo.stop_at_bug = true;
+	tr->eo.time_s = tr->time_s >= 0 ? tr->time_s : TEST_EXPLORE_TIME_S;
+	tr->eo.min_runs = tr->time_s >= 0 ? 0 : TEST_EXPLORE_MIN_RUNS;
 }
 
 /* Parses the options; 0, EXIT_USAGE, or -1 after --help. */
@@ -369,6 +397,7 @@ static int test_options(struct test_run *tr, int argc, char **argv)
 		{ "agent", no_argument, 0, 'a' },
 		{ "sarif", required_argument, 0, 'R' }, { "json", no_argument, 0, 'J' },
 		{ "minimize", required_argument, 0, 0x102 }, { "no-minimize", no_argument, 0, 0x103 },
+		{ "time", required_argument, 0, 0x104 },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -388,6 +417,7 @@ static int test_options(struct test_run *tr, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("test", "no program to test");
+	explore_budget(tr);
 	if (agent_choice(tr->agent, &tr->ro.agent_lib))
 		return EXIT_USAGE;
 	tr->ro.argv = argv + optind;
@@ -482,7 +512,10 @@ static int test_explore(struct test_run *tr)
 {
 	if (tr->res.nbugs || !tr->eo.runs)
 		return 0;
-	printf("no bug reproduced by the predictions; exploring (--explore %u)\n", tr->eo.runs);
+	if (tr->runs_set)
+		printf("no bug reproduced by the predictions; exploring (--explore %u)\n", tr->eo.runs);
+	else
+		printf("no bug reproduced by the predictions; exploring (--time %g)\n", tr->eo.time_s);
 	tr->eo.dir = tr->ro.dir;
 	tr->eo.jobs = tr->jobs;
 	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
@@ -524,8 +557,9 @@ int cmd_test(int argc, char **argv)
 		return EXIT_USAGE;
 	tr->ro = (struct record_opts){ .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0),
 				       .slice_ms = 10, .stack_depth = 8 };
-	tr->eo = (struct explore_opts){ .runs = TEST_EXPLORE_RUNS, .seed = 1, .timeout_s = 10,
+	tr->eo = (struct explore_opts){ .runs = EXPLORE_MAX_RUNS, .seed = 1, .timeout_s = 10,
 					.cfg = EXPLORE_DEFAULT_CFG };
+	tr->time_s = -1;
 	tr->po = (struct predict_opts){ .deadlocks = true, .sidetrack = true, .penelope = true,
 					.pecan = true, .order = true, .patterns = &tr->pats };
 	tr->timeout = "2";

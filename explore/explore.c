@@ -348,6 +348,8 @@ static void pk_yield(void *ctx, uint32_t lid)
 static void pk_drop(void *ctx, uint32_t lid)
 {
 	struct picker *pk = ctx;
+	if (xp_policy_exiting(pk->xr, lid))
+		return;
 	for (unsigned i = 0; i < pk->yield_limit; i++)
 		xp_policy_yield(pk->xr, lid);
 }
@@ -766,6 +768,24 @@ static int fork_run(const struct explore_opts *oo, unsigned num, unsigned j, str
 	return 0;
 }
 
+/* Whether to start no more runs after `next` of them, `elapsed` seconds
+ * in; res->stop says why.  A run that could not start stops it too
+ * (EXPLORE_STOP_ERROR, set by the caller). */
+static bool stopping(const struct explore_opts *o, struct explore_result *res, unsigned next, double elapsed)
+{
+	if (res->stop == EXPLORE_STOP_ERROR)
+		return true;
+	if (o->stop_at_bug && res->nbugs)
+		res->stop = EXPLORE_STOP_BUG;
+	else if (next >= o->runs)
+		res->stop = EXPLORE_STOP_RUNS;
+	else if (o->time_s > 0 && elapsed >= o->time_s && next >= o->min_runs)
+		res->stop = EXPLORE_STOP_TIME;
+	else
+		return false;
+	return true;
+}
+
 int explore_run(const struct explore_opts *o, struct explore_result *res)
 {
 	memset(res, 0, sizeof *res);
@@ -790,7 +810,7 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 	(void)tracer_share_decoding();
 	fflush(NULL); /* children must not flush our buffers */
 	for (;;) {
-		bool more = next < o->runs && !(o->stop_at_bug && res->nbugs);
+		bool more = !stopping(o, res, next, mono() - t0);
 		for (unsigned j = 0; j < jobs && more; j++) {
 			if (slot[j].pid)
 				continue;
@@ -800,11 +820,13 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 					break;
 				fb_fold(o, &fb);
 			}
-			if (fork_run(&oo, o->first_run + next + 1, j, &slot[j]) < 0)
+			if (fork_run(&oo, o->first_run + next + 1, j, &slot[j]) < 0) {
+				res->stop = EXPLORE_STOP_ERROR;
 				break;
+			}
 			next++;
 			busy++;
-			more = next < o->runs;
+			more = !stopping(o, res, next, mono() - t0);
 		}
 		if (!busy)
 			break;
@@ -824,7 +846,7 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 		if (o->progress) {
 			struct explore_progress pr = { res->done, o->runs,
 						       res->counts[1] + res->counts[3],
-						       (unsigned)res->nbugs, mono() - t0 };
+						       (unsigned)res->nbugs, mono() - t0, o->time_s };
 			o->progress(o->progress_ctx, &pr);
 		}
 	}

@@ -46,10 +46,22 @@
 	  .yield_limit = EXPLORE_SPIN_SLICES }
 
 struct explore_progress {
-	unsigned done, runs;    /* runs finished, runs in all */
+	unsigned done, runs;    /* runs finished, runs in all (at most) */
 	unsigned failing;       /* runs that failed */
 	unsigned bugs;          /* distinct failures */
 	double seconds;         /* since the first run started */
+	double time_s;          /* the time budget, or 0 */
+};
+
+/* The runs bound of an exploration that its time budget ends. */
+#define EXPLORE_MAX_RUNS 1000000u
+
+/* Why an exploration stopped starting runs (explore_result.stop). */
+enum explore_stop {
+	EXPLORE_STOP_RUNS,      /* the runs budget was spent */
+	EXPLORE_STOP_TIME,      /* the time budget was spent */
+	EXPLORE_STOP_BUG,       /* a run failed (stop_at_bug) */
+	EXPLORE_STOP_ERROR,     /* a run could not be started */
 };
 
 struct explore_opts {
@@ -63,6 +75,15 @@ struct explore_opts {
 	                           first_run + 1 ..): a caller that explores in
 	                           several rounds keeps run numbers unique */
 	unsigned jobs;          /* runs at a time, each on its own CPU */
+	double time_s;          /* 0, or no run starts once this many seconds
+	                           have passed since the first (the runs in
+	                           flight finish); with runs, whichever ends
+	                           first.  Which runs ran then depends on the
+	                           clock; each run still depends only on
+	                           (seed, its number) */
+	unsigned min_runs;      /* the time budget ends no exploration before
+	                           this many runs (the same runs, decision for
+	                           decision, whatever the machine's speed) */
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
@@ -100,6 +121,7 @@ struct explore_bug {
 
 struct explore_result {
 	unsigned done;          /* runs finished */
+	enum explore_stop stop; /* why no more runs were started */
 	unsigned counts[5];     /* by enum replay_outcome */
 	struct explore_bug *bugs;
 	size_t nbugs;

@@ -128,6 +128,14 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid)
 	p->algo->ops->yield(p->run, lid);
 }
 
+int xp_policy_exiting(struct xp_policy *p, uint32_t lid)
+{
+	if (!p->algo->ops->exiting)
+		return 0;
+	p->algo->ops->exiting(p->run, lid);
+	return 1;
+}
+
 size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
 			uint32_t *who, bool *extras, size_t max)
 {

@@ -64,6 +64,10 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev);
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n);
 /* lid ran through a time slice without an event (it may spin). */
 void xp_policy_yield(struct xp_policy *p, uint32_t lid);
+/* Thread lid stands at a process exit: 1 when the policy weighs the exit
+ * as one more contender (SURW), 0 when it has no rule of its own (the
+ * caller then makes the thread give way, as a spinner). */
+int xp_policy_exiting(struct xp_policy *p, uint32_t lid);
 /* lid was just picked: the next events every pick would give it again,
  * whatever the others do, if they are these recorded ones (up to max into
  * ev; their number), so that they may run with no decision (the agent's

@@ -34,6 +34,9 @@ struct xp_surw {
 	bool all;              /* no objects drawn: every event is interesting */
 	uint32_t **suf;        /* per recorded thread: interesting events from index i on */
 	uint32_t nrec;
+	uint32_t exiting;      /* the thread at a process exit, UINT32_MAX none */
+	int exit_waits;        /* drawn when an exit first comes: 1 it waits for
+	                          every other thread, 0 it contends; -1 not yet */
 	uint32_t cur;          /* last thread picked, UINT32_MAX before any */
 	uint32_t cur_made;     /* its events made when it was picked */
 	uint32_t committed_spins; /* slices it has run since, without its event */
@@ -51,6 +54,10 @@ void xp_surw_free(struct xp_surw *s);
 int xp_surw_event(struct xp_surw *s, const struct avt_event *ev);
 size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n);
 void xp_surw_yield(struct xp_surw *s, uint32_t lid);
+/* lid stands at a process exit.  The run's first exit draws, once, whether
+ * exits wait for every other thread or are an interesting event of weight
+ * 1, a contender of the walk like any other thread's next event. */
+void xp_surw_exiting(struct xp_surw *s, uint32_t lid);
 void xp_surw_describe(const struct xp_surw *s, char *buf, size_t len);
 /* Whether events on obj are interesting in this run (for tests). */
 bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj);

@@ -97,6 +97,10 @@ struct xp_policy_ops {
 	int (*event)(void *run, const struct avt_event *ev);
 	size_t (*pick)(void *run, const uint32_t *lids, size_t n);
 	void (*yield)(void *run, uint32_t lid);
+	/* optional: thread lid stands at a process exit (exit(), return from
+	 * main: every thread ends with it).  NULL: it gives way to every
+	 * other thread, as one spinning through yield_limit slices does */
+	void (*exiting)(void *run, uint32_t lid);
 	void (*describe)(const void *run, char *buf, size_t len);
 	uint64_t (*target)(const void *run);
 	void (*free)(void *run);

@@ -8,8 +8,16 @@
  * read's (the read happens before it by another path than the lock: a
  * create, a join, a condition variable) is no candidate.
  *
+ * One more candidate per read that has some: the reader's section after
+ * every later section, by other threads, that writes under a lock it
+ * holds (variant WRITERS, a third event: the last such write).  A checker
+ * that looks at several flags in one section ("both updaters done") reads
+ * only the first of them when it ran first: the recording cannot show
+ * which other writes it needs, and each writer alone leaves it passing.
+ *
  * The schedule: the recorded order, with the reader held at the start of
- * its locked stretch until the writer has left the write's; everything
+ * its locked stretch until the writer has left the write's (and the last
+ * section's writer has left its own); everything
  * that depends on what the reader would have done meanwhile waits too (a
  * sync edge from it, a lock it takes, a read of a value written by a
  * thread that waits), so every step replays as recorded.  Then the reader
@@ -44,11 +52,58 @@ static int cmp_acc(const void *a, const void *b)
 	return p->x < q->x ? -1 : p->x > q->x;
 }
 
+/* The last write recorded after read r, by a thread other than r's and
+ * than those in thr[0..n), in a section on a lock r's section holds that
+ * r does not happen before (but for that lock); PR_NONE if none.  One
+ * pass over the trace after r, for reads that added a candidate only
+ * (at most ORDER_MAX of them): O(ORDER_MAX n) in all. */
+static uint32_t last_section_write(const struct pr_model *m, uint32_t r, const uint32_t *thr, uint32_t n)
+{
+	const struct avt_event *re = pr_ev(m, r);
+	uint32_t rls = pr_ls_before(m, r), last = PR_NONE;
+	for (uint32_t x = r + 1; x < m->nev; x++) {
+		const struct avt_event *e = pr_ev(m, x);
+		bool other = e->thread != re->thread;
+		for (uint32_t k = 0; k < n; k++)
+			other &= e->thread != thr[k];
+		if (!other || !avt_kind_is_access(e->kind) || !avt_kind_writes(e->kind) ||
+		    !pr_ls_conflict(m, rls, pr_ls_before(m, x)))
+			continue;
+		uint32_t s = pr_stretch_start(m, e->thread, e->tindex);
+		if (pr_stretch_end(m, x) != PR_NONE && !pr_hb_pre(m, r, m->tev[e->thread][s]))
+			last = x;
+	}
+	return last;
+}
+
+/* The reader after every later section (the file's comment): c is the
+ * read's first candidate, its writers thr[0..n). */
+static int after_all(const struct pr_model *m, struct pr_cands *cs, const struct pr_cand *first,
+		     const uint32_t *thr, uint32_t n, size_t *added)
+{
+	uint32_t x = last_section_write(m, first->ev[1], thr, n);
+	if (x == PR_NONE || *added >= ORDER_MAX)
+		return 0;
+	struct pr_cand c = *first;
+	c.nthr = 3;
+	c.thr[2] = pr_ev(m, x)->thread;
+	c.nev = 3;
+	c.ev[2] = x;
+	c.variant = WRITERS;
+	int rc = pr_cands_add(cs, &c);
+	if (rc < 0)
+		return -1;
+	*added += (size_t)rc;
+	return 0;
+}
+
 /* One read r and the writes after it: the candidates. */
 static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct acc *a, size_t i,
 		     size_t end, size_t *added)
 {
-	uint32_t r = a[i].x, seen[WRITERS], nseen = 0;
+	uint32_t r = a[i].x, seen[WRITERS], nseen = 0, writers[WRITERS], nwriters = 0;
+	int fresh = 0; /* candidates this read added: bounds after_all's passes */
+	struct pr_cand first;
 	const struct avt_event *re = pr_ev(m, r);
 	uint32_t rls = pr_ls_before(m, r);
 	for (size_t j = i + 1; j < end && j <= i + WALK && nseen < WRITERS; j++) {
@@ -82,14 +137,19 @@ static int from_read(const struct pr_model *m, struct pr_cands *cs, const struct
 		c.order = r;
 		c.nblame = 1;
 		c.blame[0] = (struct predict_site){ re->site_mod, re->site_off };
+		if (!nwriters)
+			first = c;
+		writers[nwriters++] = we->thread;
 		int rc = pr_cands_add(cs, &c);
 		if (rc < 0)
 			return -1;
+		fresh += rc;
 		*added += (size_t)rc;
 		if (*added >= ORDER_MAX)
 			return 0;
 	}
-	return 0;
+	/* only a read with a new candidate: at most ORDER_MAX passes in all */
+	return fresh ? after_all(m, cs, &first, writers, nwriters, added) : 0;
 }
 
 int pr_order(const struct pr_model *m, struct pr_cands *cs)
@@ -251,16 +311,25 @@ static int run(struct osim *o, uint32_t x)
 	return schedule_append_run(o->s, e->thread, 1) < 0 ? -1 : 1;
 }
 
-/* 1 with the schedule, 0 if it cannot be built, -1 after avt_error(). */
-static int build(struct osim *o, uint32_t w, uint32_t r)
+/* The event that ends x's locked stretch. */
+static uint32_t section_end(const struct pr_model *m, uint32_t x)
+{
+	return m->tev[pr_ev(m, x)->thread][pr_stretch_end(m, x)];
+}
+
+/* 1 with the schedule, 0 if it cannot be built, -1 after avt_error().
+ * x: PR_NONE, or a write whose section must end before the reader too. */
+static int build(struct osim *o, uint32_t w, uint32_t r, uint32_t x3)
 {
 	const struct pr_model *m = o->m;
 	const struct avt_event *we = pr_ev(m, w), *re = pr_ev(m, r);
-	uint32_t tw = we->thread, tr = re->thread;
-	uint32_t sr = pr_stretch_start(m, tr, re->tindex), ew = pr_stretch_end(m, w);
+	uint32_t tw = we->thread, tr = re->thread, t3 = x3 == PR_NONE ? tw : pr_ev(m, x3)->thread;
+	uint32_t sr = pr_stretch_start(m, tr, re->tindex);
 	o->tr = tr;
 	o->sr = sr;
-	uint32_t last = m->tev[tw][ew];
+	uint32_t wlast = section_end(m, w), last = wlast, last3 = wlast;
+	if (x3 != PR_NONE && section_end(m, x3) > last)
+		last = last3 = section_end(m, x3);
 	bool *held = calloc(m->nthreads, sizeof *held); /* waits until the end */
 	if (!held)
 		return -1;
@@ -276,8 +345,8 @@ static int build(struct osim *o, uint32_t w, uint32_t r)
 			held[u] = true;
 		if (rc == 1 && avt_kind_writes(e->kind) && lastw_set(&o->lw, e->obj, x) < 0)
 			rc = -1;
-		if (rc == 1 && u == tw && held[u])
-			rc = 0; /* the writer cannot get there */
+		if (rc == 1 && ((u == tw && x <= wlast) || (u == t3 && x <= last3)) && held[u])
+			rc = 0; /* a writer cannot get there */
 	}
 	/* the reader, up to its read */
 	for (uint32_t k = sr; rc == 1 && k <= re->tindex; k++) {
@@ -302,9 +371,8 @@ int pr_order_synth(const struct pr_model *m, const struct pr_cand *c, uint64_t *
 	int rc = -1;
 	*out = NULL;
 	memset(plan, 0, sizeof *plan);
-	plan->nthr = 2;
-	plan->thr[0] = c->thr[0];
-	plan->thr[1] = c->thr[1];
+	plan->nthr = c->nthr;
+	memcpy(plan->thr, c->thr, c->nthr * sizeof *c->thr);
 	plan->p0 = m->tev[re->thread][pr_stretch_start(m, re->thread, re->tindex)];
 	plan->final = -1;
 	o.made = calloc(m->nthreads, sizeof *o.made);
@@ -317,7 +385,7 @@ int pr_order_synth(const struct pr_model *m, const struct pr_cand *c, uint64_t *
 	}
 	for (uint32_t l = 0; l < nl; l++)
 		o.owner[l] = PR_NONE;
-	rc = build(&o, w, r);
+	rc = build(&o, w, r, c->nev > 2 ? c->ev[2] : PR_NONE);
 	if (rc == 1) {
 		o.s->has_free = 1;
 		*out = o.s;

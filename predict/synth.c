@@ -159,12 +159,19 @@ static bool read_later(const struct syn *y, uint32_t u, uint32_t x, uint64_t obj
 }
 
 /* A thread outside the pattern (a bystander) runs its region I only up to
- * its first write of a pattern variable: a write the pattern's reads would
- * see in place of the pattern's own (N setters of a and b, one checker:
- * the pattern "T5 writes a, the checker reads a and b, T5 writes b" shows
- * nothing if T1..T4 wrote b before it).  The closure puts the write back
- * when a needed event depends on it; it stays too when a later event of
- * region I read the variable, which would then see another value. */
+ * its first write of a pattern variable that no later event of region I
+ * reads: a write the pattern's reads would see in place of the pattern's
+ * own (N setters of a and b, one checker: the pattern "T5 writes a, the
+ * checker reads a and b, T5 writes b" shows nothing if T1..T4 wrote b
+ * before it).  The closure puts the write back when a needed event
+ * depends on it.  A write that a later event of region I read stays (that
+ * read would see another value), and the search goes on past it: N
+ * writers in two stages, where every stage 2 reads stage 1's variable,
+ * stop before their stage 2 (acc_twostage). */
+/* Writes of a pattern variable a bystander's search looks at, each a pass
+ * over region I (read_later): the search stays linear in region I. */
+#define SPARE_WRITES 8
+
 static void spare_bystanders(struct syn *y)
 {
 	const struct pr_model *m = y->m;
@@ -173,14 +180,50 @@ static void spare_bystanders(struct syn *y)
 	for (uint32_t u = 0; u < m->nthreads; u++) {
 		if (in_plan(y->p, u))
 			continue;
-		for (uint32_t k = 0; k < y->tgt[u]; k++) {
+		unsigned looked = 0;
+		for (uint32_t k = 0; k < y->tgt[u] && looked < SPARE_WRITES; k++) {
 			uint32_t x = m->tev[u][k];
 			const struct avt_event *e = pr_ev(m, x);
 			if (!avt_kind_writes(e->kind) || !plan_var(y->p, e->obj))
 				continue;
-			if (!read_later(y, u, x, e->obj))
+			looked++;
+			if (!read_later(y, u, x, e->obj)) {
 				y->tgt[u] = pr_stretch_start(m, u, k);
-			break;
+				break;
+			}
+		}
+	}
+}
+
+#define SPARE_JOIN_PASSES 4
+
+/* A bystander that joins a thread cut short (one that will not have
+ * exited) stops before the join: main joining the workers in region I
+ * would otherwise pull every spared bystander back whole (100 writers in
+ * two stages, main joining the first 50 of them before the pattern).
+ * Cuts only shorten; the closure puts a join back when a needed event
+ * comes after it. */
+static void spare_joiners(struct syn *y)
+{
+	const struct pr_model *m = y->m;
+	bool changed = true;
+	/* each pass is linear in region I; a cut joiner that another thread
+	 * joins needs one more: a few passes, and the closure keeps what a
+	 * longer chain of joiners still needs */
+	for (unsigned pass = 0; changed && pass < SPARE_JOIN_PASSES; pass++) {
+		changed = false;
+		for (uint32_t u = 0; u < m->nthreads; u++) {
+			if (in_plan(y->p, u))
+				continue;
+			for (uint32_t k = 0; k < y->tgt[u]; k++) {
+				const struct avt_event *e = pr_ev(m, m->tev[u][k]);
+				if (e->kind != AVT_EV_JOIN || e->obj >= m->nthreads ||
+				    y->tgt[e->obj] >= m->tnev[e->obj])
+					continue;
+				y->tgt[u] = pr_stretch_start(m, u, k);
+				changed = true;
+				break;
+			}
 		}
 	}
 }
@@ -194,6 +237,7 @@ static bool closure(struct syn *y)
 	for (uint32_t u = 0; u < m->nthreads; u++)
 		y->tgt[u] = region1(m, u, p->p0);
 	spare_bystanders(y);
+	spare_joiners(y);
 	for (uint32_t i = 0; i < p->nthr; i++)
 		if (p->stop[i] != PR_NONE && y->tgt[p->thr[i]] <= p->stop[i])
 			y->tgt[p->thr[i]] = p->stop[i] + 1;

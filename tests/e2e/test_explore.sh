@@ -49,7 +49,7 @@ t_explore_updaters_before_checker() {
 	l=$(marker_line "$SRC/explore_checker.c" "/* CHECK LINE */") || exit
 	# --no-order: the order detector predicts it (t_order_finds_checker);
 	# this is exploration's test
-	run_test out --no-order -- "$(target explore_checker)" 0
+	run_test out --no-order --explore 100 -- "$(target explore_checker)" 0
 	found_by_exploration out explore_checker T1 "$l" checker
 	# its predictions replayed without failing: the first runs start there
 	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
@@ -62,7 +62,7 @@ t_explore_updaters_before_checker() {
 t_explore_three_threads_ordered() {
 	local l
 	l=$(marker_line "$SRC/explore_three.c" "/* CHECK LINE */") || exit
-	run_test out --no-order -- "$(target explore_three)" 0
+	run_test out --no-order --explore 100 -- "$(target explore_three)" 0
 	found_by_exploration out explore_three T0 "$l" main
 }
 
@@ -116,10 +116,11 @@ t_explore_rare_variable() {
 }
 
 # Correct programs: the whole budget, no report (one test each: a
-# budget takes a while on a loaded machine).
+# budget takes a while on a loaded machine).  A budget in runs: the
+# default, in time, would make the count the clock's.
 correct_program_no_report() {
 	local t=$1
-	run_test "out_$t" -- "$(target "$t")"
+	run_test "out_$t" --explore 100 -- "$(target "$t")"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
 	expect_match "$(cat "out_$t.test")" '^100 runs in .*: [0-9]+ pass, 0 bug, 0 deadlock, [0-9]+ infeasible, 0 error$' \
 		"the whole budget on $t"
