@@ -18,8 +18,16 @@
  *     lets the address of its frame escape: any lea X(%rsp|%rbp),reg or
  *     mov %rsp|%rbp,reg copies a frame address into a register, which may
  *     be passed to another thread (&e in pthread_create(..., &e)).  Such
- *     a function keeps all its frame accesses; the budget below removes
- *     the private ones.
+ *     a function keeps all its frame accesses.
+ * Its own stack: a thread's access to its own stack (from its rsp's red
+ * zone up) is an event only at or above an address of it the thread
+ * published (struct pub): stored outside its stack, stored in published
+ * memory, or a thread start's argument.  Else it is no event and no
+ * scheduling point: the hit counts for the budget below and the thread
+ * runs on (access_private_hit).  -O0 C++ takes the address of every
+ * template's locals (allocators, iterators, `this`): those are private.
+ * Not seen: an address handed over in a vector register or by code that
+ * is not instrumented (a library's memcpy of it).
  * A stop runs the displaced instruction out of line (bpt.c) from a slot
  * in a scratch area mapped near the module, so rip-relative operands
  * reach their globals.  Code that cannot be decoded or relocated is
@@ -123,6 +131,11 @@ struct access {
 struct pub {
 	uint64_t a[PUB_MAX];
 	uint8_t n;
+	/* latent: an address of the stack (val) stored in the stack (at),
+	 * published with the memory that holds it (&local in a struct whose
+	 * address is then given to a thread start) */
+	uint64_t lat_at[PUB_MAX], lat_val[PUB_MAX];
+	uint8_t nlat, lat_next;
 };
 
 /* ---- who touched what */
@@ -1072,6 +1085,15 @@ static void pub_prune(struct pub *p, uint64_t rsp)
 		if (p->a[i] + 128 >= rsp)
 			p->a[k++] = p->a[i];
 	p->n = k;
+	k = 0;
+	for (uint8_t i = 0; i < p->nlat; i++)
+		if (p->lat_at[i] + 128 >= rsp && p->lat_val[i] + 128 >= rsp) {
+			p->lat_at[k] = p->lat_at[i];
+			p->lat_val[k++] = p->lat_val[i];
+		}
+	p->nlat = k;
+	if (p->lat_next > k)
+		p->lat_next = k;
 }
 
 static bool pub_covers(const struct pub *p, uint64_t a)
@@ -1082,7 +1104,7 @@ static bool pub_covers(const struct pub *p, uint64_t a)
 	return false;
 }
 
-static void pub_add(struct pub *p, uint64_t a)
+static void pub_add1(struct pub *p, uint64_t a)
 {
 	if (pub_covers(p, a))
 		return;
@@ -1097,6 +1119,45 @@ static void pub_add(struct pub *p, uint64_t a)
 		if (p->a[i] > p->a[hi])
 			hi = i;
 	p->a[hi] = a;
+}
+
+/* a, and the addresses stored in what a now covers (each round covers
+ * one more step of a chain; PUB_MAX rounds reach every latent) */
+static void pub_add(struct pub *p, uint64_t a)
+{
+	pub_add1(p, a);
+	for (unsigned round = 0; round < PUB_MAX; round++) {
+		bool more = false;
+		for (uint8_t i = 0; i < p->nlat; i++)
+			if (pub_covers(p, p->lat_at[i]) && !pub_covers(p, p->lat_val[i])) {
+				pub_add1(p, p->lat_val[i]);
+				more = true;
+			}
+		if (!more)
+			return;
+	}
+}
+
+/* t stores v at ea (rsp: its stack pointer): an address of its stack
+ * stored where others can read it publishes it; stored in its private
+ * stack, it is published with that memory, if ever. */
+static void pub_store(struct pub *p, uint64_t ea, uint64_t v, uint64_t rsp)
+{
+	if (!avt_own_stack(v, rsp))
+		return;
+	if (!avt_own_stack(ea, rsp) || pub_covers(p, ea)) {
+		pub_add(p, v);
+		return;
+	}
+	uint8_t i = 0;
+	while (i < p->nlat && p->lat_at[i] != ea)
+		i++;
+	if (i == p->nlat && p->nlat < PUB_MAX)
+		p->nlat++;
+	else if (i == p->nlat)
+		i = p->lat_next++ % PUB_MAX; /* full: the oldest slot, round robin */
+	p->lat_at[i] = ea;
+	p->lat_val[i] = v;
 }
 
 void access_publish(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_t rsp)
@@ -1149,6 +1210,8 @@ bool access_private_hit(struct tracer *tr, struct tthread *t, const struct bpt *
 		uint64_t ea = dec_ea(m, r);
 		if (!avt_own_stack(ea, r->rsp) || pub_covers(p, ea))
 			return false;
+		if (s->src != DEC_NOREG && mem_kind(m) != AVT_EV_READ)
+			pub_store(p, ea, dec_reg_value(r, s->src), r->rsp);
 	}
 	after_hit(tr, s, true);
 	return true;
@@ -1183,9 +1246,9 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		if (m->seg != DEC_SEG_NONE)
 			continue;
 		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
-		/* an address of t's stack stored where others can read it */
-		if (kind != AVT_EV_READ && s->src != DEC_NOREG && !avt_own_stack(ea[k], r->rsp))
-			access_publish(tr, t, dec_reg_value(r, s->src), r->rsp);
+		struct pub *p = s->src != DEC_NOREG && kind != AVT_EV_READ ? pub_of(ac, t->lid) : NULL;
+		if (p)
+			pub_store(p, ea[k], dec_reg_value(r, s->src), r->rsp);
 	}
 	after_hit(tr, s, priv);
 }
