@@ -221,10 +221,103 @@ static bool crt_func(const char *name)
 	return false;
 }
 
+/* A sanitizer runtime linked into the program (clang -fsanitize=...):
+ * its allocator, interceptors and bookkeeping are the toolchain's code,
+ * as libasan.so is under /usr/lib.  Their names are reserved ones:
+ * __asan_*, __interceptor_* (each interceptor's plain alias, pthread_create
+ * or malloc, has its address: see module_funcs), the C++ namespaces
+ * __sanitizer, __asan, ..., and the shadow-check thunks .check_*. */
+static bool sanitizer_func(const char *name)
+{
+	static const char *const pre[] = { "__sanitizer", "__interceptor_", "___interceptor_",
+					   "__interception", "__asan", "__lsan", "__ubsan",
+					   "__sancov", "__tsan", "__msan", "__hwasan", "__dfsan" };
+	if (!name)
+		return false;
+	if (!strncmp(name, ".check_", 7))
+		return true;
+	if (!strncmp(name, "_ZN", 3)) { /* _ZN[K]<len>__asan... */
+		name += 3 + (name[3] == 'K');
+		while (*name >= '0' && *name <= '9')
+			name++;
+	}
+	for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
 static int func_cmp(const void *a, const void *b)
 {
 	const struct func *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* An object file of a sanitizer runtime (a FILE symbol's name, as
+ * clang's libclang_rt.asan.a names them: asan_rtl.cpp.o, ...). */
+static bool sanitizer_file(const char *name)
+{
+	static const char *const pre[] = { "asan_", "sanitizer_", "lsan_", "ubsan_", "interception_",
+					   "tsan_", "msan_", "hwasan_" };
+	for (size_t i = 0; name && i < sizeof pre / sizeof pre[0]; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
+#define MAX_RT_SPANS 128
+/* Where a linked-in sanitizer runtime's object files lie: the span of the
+ * local functions that follow each of their FILE symbols.  Its global
+ * functions without a reserved name (MemcmpInterceptorCommon) lie there
+ * too: each object's code is laid out in one piece. */
+struct rt_spans {
+	struct func s[MAX_RT_SPANS];
+	size_t n;
+	bool in_rt;   /* the symbols read are a runtime object's locals */
+};
+
+static void rt_note(struct rt_spans *rt, const GElf_Sym *s, const char *name)
+{
+	if (GELF_ST_TYPE(s->st_info) == STT_FILE) {
+		rt->in_rt = sanitizer_file(name) && rt->n < MAX_RT_SPANS;
+		if (rt->in_rt)
+			rt->s[rt->n++] = (struct func){ UINT64_MAX, 0, true, NULL };
+		return;
+	}
+	if (GELF_ST_BIND(s->st_info) != STB_LOCAL) {
+		rt->in_rt = false;
+		return;
+	}
+	if (!rt->in_rt || GELF_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF)
+		return;
+	struct func *f = &rt->s[rt->n - 1];
+	if (s->st_value < f->lo)
+		f->lo = s->st_value;
+	if (s->st_value + s->st_size > f->hi)
+		f->hi = s->st_value + s->st_size;
+}
+
+static bool in_rt(const struct rt_spans *rt, uint64_t a)
+{
+	for (size_t i = 0; i < rt->n; i++)
+		if (a >= rt->s[i].lo && a < rt->s[i].hi)
+			return true;
+	return false;
+}
+
+static bool add_func(struct func **f, size_t *n, size_t *cap, const GElf_Sym *s, const char *name)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		struct func *nf = realloc(*f, *cap * sizeof *nf);
+		if (!nf)
+			return false;
+		*f = nf;
+	}
+	(*f)[*n] = (struct func){ s->st_value, s->st_value + s->st_size,
+				  crt_func(name) || sanitizer_func(name), name };
+	(*n)++;
+	return true;
 }
 
 /* Function ranges from .symtab (or .dynsym), sorted; deduplicated. */
@@ -234,6 +327,7 @@ static size_t module_funcs(Elf *e, struct func **out)
 	struct func *f = NULL;
 	Elf_Scn *scn = NULL;
 	bool have_symtab = false;
+	struct rt_spans *rt = calloc(1, sizeof *rt);
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
@@ -247,31 +341,31 @@ static size_t module_funcs(Elf *e, struct func **out)
 		Elf_Data *d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    !s.st_value || s.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(d, (int)i, &s))
 				continue;
-			bool crt = crt_func(elf_strptr(e, sh.sh_link, s.st_name));
-			if (!s.st_size && !crt) /* crtstuff's have no size: they end at the next */
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (rt)
+				rt_note(rt, &s, name);
+			if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value || s.st_shndx == SHN_UNDEF)
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				struct func *nf = realloc(f, cap * sizeof *nf);
-				if (!nf)
-					break;
-				f = nf;
-			}
-			f[n].lo = s.st_value;
-			f[n].hi = s.st_value + s.st_size;
-			f[n].name = elf_strptr(e, sh.sh_link, s.st_name);
-			f[n++].skip = crt;
+			if (!s.st_size && !crt_func(name)) /* crtstuff's have no size: they end at the next */
+				continue;
+			if (!add_func(&f, &n, &cap, &s, name))
+				break;
 		}
 	}
 	if (n)
 		qsort(f, n, sizeof *f, func_cmp);
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (rt && in_rt(rt, f[i].lo))
+			f[i].skip = true;
 		if (!k || f[i].lo != f[k - 1].lo)
 			f[k++] = f[i];
+		else
+			f[k - 1].skip |= f[i].skip; /* an alias of runtime code */
+	}
+	free(rt);
 	for (size_t i = 0; i < k; i++)
 		if (f[i].hi == f[i].lo)
 			f[i].hi = i + 1 < k ? f[i + 1].lo : f[i].lo + 1;

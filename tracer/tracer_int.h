@@ -197,6 +197,18 @@ struct process *process_new(pid_t pid);
 /* Its threads, its model, its address space; closes its memory. */
 void process_free(struct process *p);
 
+/* sanitizer.c: a program built with a sanitizer runtime */
+struct sanitizer {
+	bool prepared;
+	bool asan;           /* AddressSanitizer: shadow memory (access.c) */
+	char first[64];      /* the runtime's soname LD_PRELOAD must name first, or "" */
+	char **env;          /* the environment made for it, or NULL */
+};
+int sanitizer_prepare(struct tracer *tr);
+const char *sanitizer_first(const struct tracer *tr);
+bool tracer_asan(const struct tracer *tr);
+void sanitizer_free(struct tracer *tr);
+
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
@@ -233,6 +245,7 @@ struct tracer {
 	size_t candcap;
 
 	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
+	struct sanitizer san;   /* sanitizer.c */
 	/* The access feature's side of the agent (set by access.c once it is
 	 * on; the agent calls back through it, never up into access.c):
 	 * access_park_at and access_agent_event below. */
