@@ -1110,6 +1110,29 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 		agent_access_left(tr, s->agent, site_left(tr, s));
 }
 
+/* AddressSanitizer's shadow memory on x86-64: (addr >> 3) + 0x7fff8000
+ * for every address, [0x7fff8000, 0x10007fff8000) with the gap between
+ * its two halves.  The checks instrumented code makes there before each
+ * access (and the poisoning of its stack frames) are the sanitizer's
+ * bookkeeping, not the program's accesses. */
+#define ASAN_SHADOW_LO 0x7fff8000ull
+#define ASAN_SHADOW_HI 0x10007fff8000ull
+
+static bool asan_shadow(const struct tracer *tr, uint64_t ea)
+{
+	return ea >= ASAN_SHADOW_LO && ea < ASAN_SHADOW_HI && tracer_asan(tr);
+}
+
+/* A hit of s that only touched the shadow: no event, and the site goes
+ * (an instruction that checks the shadow checks nothing else); the disarm
+ * is recorded, so a replay removes it at the same hit. */
+static void shadow_hit(struct tracer *tr, struct asite *s)
+{
+	after_hit(tr, s, true);
+	if (!s->off)
+		disarm(tr, s);
+}
+
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
  * false when it touched memory another thread shares. */
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
@@ -1141,10 +1164,13 @@ void access_commit(struct tracer *tr, struct tthread *t)
 	}
 	const struct user_regs_struct *r = &t->priv->regs;
 	uint64_t ea[2] = { t->req.obj, t->req.obj2 };
-	bool priv = true;
+	bool priv = true, shadow = s->nmem > 0;
 	for (unsigned k = 0; k < s->nmem; k++) {
 		const struct dec_mem *m = &s->mem[k];
 		uint64_t n = dec_extent(m, r, 0xffff);
+		if (n && asan_shadow(tr, ea[k]))
+			continue;
+		shadow = false;
 		if (!n)
 			continue; /* rep with rcx = 0: touches nothing */
 		enum avt_kind kind = mem_kind(m);
@@ -1154,7 +1180,10 @@ void access_commit(struct tracer *tr, struct tthread *t)
 			continue;
 		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
 	}
-	after_hit(tr, s, priv);
+	if (shadow)
+		shadow_hit(tr, s);
+	else
+		after_hit(tr, s, priv);
 }
 
 uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
@@ -1178,6 +1207,10 @@ void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_e
 	struct asite *s = &ac->site[ac->by_agent[ev->tindex]];
 	if (s->addr != ev->site_off)
 		return;
+	if (asan_shadow(tr, ev->obj)) {
+		shadow_hit(tr, s);
+		return;
+	}
 	bool priv = emit_access(tr, t, s, (enum avt_kind)ev->kind, ev->flags, ev->obj, ev->size,
 				ev->obj2);
 	after_hit(tr, s, priv);

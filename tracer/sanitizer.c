@@ -115,6 +115,19 @@ fail:
 	return NULL;
 }
 
+/* Is path a shared sanitizer runtime (libasan.so.8, libubsan.so.1, ...)? */
+bool sanitizer_runtime(const char *path)
+{
+	static const char *const rt[] = { "libasan.so", "libtsan.so", "libhwasan.so", "liblsan.so",
+					  "libubsan.so", "libclang_rt." };
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
+		if (!strncmp(b, rt[i], strlen(rt[i])))
+			return true;
+	return false;
+}
+
 int sanitizer_prepare(struct tracer *tr)
 {
 	struct sanitizer *s = &tr->san;

@@ -203,7 +203,11 @@ struct sanitizer {
 	bool asan;           /* AddressSanitizer: shadow memory (access.c) */
 	char first[64];      /* the runtime's soname LD_PRELOAD must name first, or "" */
 	char **env;          /* the environment made for it, or NULL */
+	struct { uint64_t lo, hi; } icpt[128]; /* its interceptors of hooked
+	                                          functions (hooks.c) */
+	size_t nicpt;
 };
+bool sanitizer_runtime(const char *path);
 int sanitizer_prepare(struct tracer *tr);
 const char *sanitizer_first(const struct tracer *tr);
 bool tracer_asan(const struct tracer *tr);
