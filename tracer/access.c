@@ -893,6 +893,8 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
 	/* avtrace's own agent (record --agent) is avtrace's code, not the
 	 * program's: its accesses are no events */
+	if (tr->access_on && m->path && tracer_asan(tr))
+		sanitizer_module(tr, m);
 	if (!tr->access_on || !m->path || strstr(m->path, "/ld-linux") ||
 	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m) ||
 	    (system_path(m->path) && !in_scope(tr->opts.access_scope, m->path)))
@@ -1114,16 +1116,20 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
  * for every address, [0x7fff8000, 0x10007fff8000) with the gap between
  * its two halves.  The checks instrumented code makes there before each
  * access (and the poisoning of its stack frames) are the sanitizer's
- * bookkeeping, not the program's accesses. */
+ * bookkeeping, not the program's accesses; neither are its reads of the
+ * runtime's flags (__asan_option_detect_stack_use_after_return, in every
+ * function with locals on the stack). */
 #define ASAN_SHADOW_LO 0x7fff8000ull
 #define ASAN_SHADOW_HI 0x10007fff8000ull
 
 static bool asan_shadow(const struct tracer *tr, uint64_t ea)
 {
-	return ea >= ASAN_SHADOW_LO && ea < ASAN_SHADOW_HI && tracer_asan(tr);
+	return tracer_asan(tr) &&
+	       ((ea >= ASAN_SHADOW_LO && ea < ASAN_SHADOW_HI) || sanitizer_data(tr, ea));
 }
 
-/* A hit of s that only touched the shadow: no event, and the site goes
+/* A hit of s that only touched the shadow (or the runtime's own switches
+ * the instrumented code reads, sanitizer_data): no event, and the site goes
  * (an instruction that checks the shadow checks nothing else); the disarm
  * is recorded, so a replay removes it at the same hit. */
 static void shadow_hit(struct tracer *tr, struct asite *s)

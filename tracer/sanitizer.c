@@ -156,6 +156,51 @@ int sanitizer_prepare(struct tracer *tr)
 	return 0;
 }
 
+/* The runtime's global variables in module m (the program, with clang's
+ * runtime linked in, or libasan.so): reserved names, __asan_* and the
+ * like.  Instrumented code reads some (access.c: not the program's
+ * memory). */
+void sanitizer_module(struct tracer *tr, const struct elfmod *m)
+{
+	struct sanitizer *s = &tr->san;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_size || s->ndata == 64 ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
+			    (strncmp(name, "__asan_", 7) && strncmp(name, "__sanitizer_", 12) &&
+			     strncmp(name, "__lsan_", 7) && strncmp(name, "__ubsan_", 8)))
+				continue;
+			s->data[s->ndata].lo = m->bias + sym.st_value;
+			s->data[s->ndata++].hi = m->bias + sym.st_value + sym.st_size;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+bool sanitizer_data(const struct tracer *tr, uint64_t a)
+{
+	for (size_t i = 0; i < tr->san.ndata; i++)
+		if (a >= tr->san.data[i].lo && a < tr->san.data[i].hi)
+			return true;
+	return false;
+}
+
 const char *sanitizer_first(const struct tracer *tr)
 {
 	return tr->san.first[0] ? tr->san.first : NULL;

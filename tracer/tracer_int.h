@@ -206,8 +206,12 @@ struct sanitizer {
 	struct { uint64_t lo, hi; } icpt[128]; /* its interceptors of hooked
 	                                          functions (hooks.c) */
 	size_t nicpt;
+	struct { uint64_t lo, hi; } data[64]; /* its global variables */
+	size_t ndata;
 };
 bool sanitizer_runtime(const char *path);
+void sanitizer_module(struct tracer *tr, const struct elfmod *m);
+bool sanitizer_data(const struct tracer *tr, uint64_t a);
 int sanitizer_prepare(struct tracer *tr);
 const char *sanitizer_first(const struct tracer *tr);
 bool tracer_asan(const struct tracer *tr);
