@@ -40,6 +40,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <fcntl.h>
+#include <gnu/lib-names.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -82,12 +83,21 @@ FAST(avt_cond_broadcast);
 /*
  * The exported entry points.  Each hands the fast path its argument and
  * its caller's return address (0(%rsp) at entry); on -1 it jumps, not
- * calls, to libc's function (its __pthread_* alias, or the name at its
- * first version: the same code), so the return address on the stack is
- * still the caller's and the ptrace hook at that function's entry reports
- * the caller's site, as without the agent.
+ * calls, to libc's function, so the return address on the stack is still
+ * the caller's and the ptrace hook at that function's entry reports the
+ * caller's site, as without the agent.
+ *
+ * libc's function is reached through a pointer (avt_real_ptr[idx]) taken
+ * from libc itself by dlvsym on its handle, at the name's first version
+ * (the same code as the default one; condition variables at 2.3.2: the
+ * 2.2.5 ones are the old layout's), never by a symbol reference: a
+ * reference to pthread_spin_lock@GLIBC_2.2.5 binds to this library's own
+ * unversioned definition (a loop), and one to __pthread_mutex_lock binds
+ * to whatever the executable defines first - clang's AddressSanitizer
+ * links its runtime into the program, with an interceptor of that name
+ * whose own pointer to libc is NULL (the call went to address 0).
  */
-#define STUB(name, fast, real)                                  \
+#define STUB(name, fast, idx)                                   \
 	__asm__(".text\n"                                       \
 		".globl " #name "\n"                            \
 		".type " #name ", @function\n"                  \
@@ -102,53 +112,24 @@ FAST(avt_cond_broadcast);
 		"	cmp $-1, %eax\n"                        \
 		"	je 1f\n"                                \
 		"	ret\n"                                  \
-		"1:	jmp " #real "@PLT\n"                    \
+		"1:	jmp *avt_real_ptr+8*" #idx "(%rip)\n"  \
 		".size " #name ", .-" #name "\n")
 
-/* The same with libc's function reached through a pointer: spinlocks and
- * condition variables have no __pthread_* alias, and a reference to
- * pthread_spin_lock@GLIBC_2.2.5 binds to this library's own unversioned
- * definition (a loop), so the pointer is libc's, from dlvsym(RTLD_NEXT)
- * (the fast path sets it before it first declines). */
-#define STUB_PTR(name, fast, ptr)                               \
-	__asm__(".text\n"                                       \
-		".globl " #name "\n"                            \
-		".type " #name ", @function\n"                  \
-		".p2align 4\n" #name ":\n"                      \
-		"	mov (%rsp), %rsi\n"                     \
-		"	push %rdi\n"                            \
-		"	call " #fast "\n"                       \
-		"	pop %rdi\n"                             \
-		"	cmp $-1, %eax\n"                        \
-		"	je 1f\n"                                \
-		"	ret\n"                                  \
-		"1:	jmp *" #ptr "(%rip)\n"                  \
-		".size " #name ", .-" #name "\n")
-
-/* libc's own names for them, at the version every x86-64 glibc has */
-__asm__(".symver avt_real_lock, __pthread_mutex_lock@GLIBC_2.2.5\n"
-	".symver avt_real_trylock, __pthread_mutex_trylock@GLIBC_2.2.5\n"
-	".symver avt_real_unlock, __pthread_mutex_unlock@GLIBC_2.2.5\n"
-	".symver avt_real_rdlock, __pthread_rwlock_rdlock@GLIBC_2.2.5\n"
-	".symver avt_real_tryrdlock, __pthread_rwlock_tryrdlock@GLIBC_2.2.5\n"
-	".symver avt_real_wrlock, __pthread_rwlock_wrlock@GLIBC_2.2.5\n"
-	".symver avt_real_trywrlock, __pthread_rwlock_trywrlock@GLIBC_2.2.5\n"
-	".symver avt_real_rwunlock, __pthread_rwlock_unlock@GLIBC_2.2.5\n");
-/* libc's spin lock, trylock, unlock, cond signal, broadcast */
-HIDDEN void *avt_real_ptr[5];
-STUB(pthread_mutex_lock, avt_mutex_lock, avt_real_lock);
-STUB(pthread_mutex_trylock, avt_mutex_trylock, avt_real_trylock);
-STUB(pthread_mutex_unlock, avt_mutex_unlock, avt_real_unlock);
-STUB(pthread_rwlock_rdlock, avt_rw_rdlock, avt_real_rdlock);
-STUB(pthread_rwlock_tryrdlock, avt_rw_tryrdlock, avt_real_tryrdlock);
-STUB(pthread_rwlock_wrlock, avt_rw_wrlock, avt_real_wrlock);
-STUB(pthread_rwlock_trywrlock, avt_rw_trywrlock, avt_real_trywrlock);
-STUB(pthread_rwlock_unlock, avt_rw_unlock, avt_real_rwunlock);
-STUB_PTR(pthread_spin_lock, avt_spin_lock, avt_real_ptr);
-STUB_PTR(pthread_spin_trylock, avt_spin_trylock, avt_real_ptr + 8);
-STUB_PTR(pthread_spin_unlock, avt_spin_unlock, avt_real_ptr + 16);
-STUB_PTR(pthread_cond_signal, avt_cond_signal, avt_real_ptr + 24);
-STUB_PTR(pthread_cond_broadcast, avt_cond_broadcast, avt_real_ptr + 32);
+enum { N_REAL = 13 };
+HIDDEN void *avt_real_ptr[N_REAL];
+STUB(pthread_mutex_lock, avt_mutex_lock, 0);
+STUB(pthread_mutex_trylock, avt_mutex_trylock, 1);
+STUB(pthread_mutex_unlock, avt_mutex_unlock, 2);
+STUB(pthread_rwlock_rdlock, avt_rw_rdlock, 3);
+STUB(pthread_rwlock_tryrdlock, avt_rw_tryrdlock, 4);
+STUB(pthread_rwlock_wrlock, avt_rw_wrlock, 5);
+STUB(pthread_rwlock_trywrlock, avt_rw_trywrlock, 6);
+STUB(pthread_rwlock_unlock, avt_rw_unlock, 7);
+STUB(pthread_spin_lock, avt_spin_lock, 8);
+STUB(pthread_spin_trylock, avt_spin_trylock, 9);
+STUB(pthread_spin_unlock, avt_spin_unlock, 10);
+STUB(pthread_cond_signal, avt_cond_signal, 11);
+STUB(pthread_cond_broadcast, avt_cond_broadcast, 12);
 
 /* this library's own entries (not whatever pthread_mutex_lock binds to) */
 extern char avt_entry_pthread_mutex_lock[] HIDDEN;
@@ -229,36 +210,43 @@ static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 	return rv;
 }
 
-FAST(avt_mutex_lock) { return lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 0); }
-FAST(avt_mutex_trylock) { return lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 1); }
-FAST(avt_mutex_unlock) { return unlock_like(m, site, AVT_RAW_MUTEX_UNLOCK); }
-FAST(avt_rw_rdlock) { return lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 0); }
-FAST(avt_rw_tryrdlock) { return lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 1); }
-FAST(avt_rw_wrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 0); }
-FAST(avt_rw_trywrlock) { return lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 1); }
-FAST(avt_rw_unlock) { return unlock_like(m, site, AVT_RAW_RW_UNLOCK); }
-/* libc's functions for the pointer stubs' slow path: found once (in the
- * constructor; here if some other library's constructor calls one before
- * it ran).  Condition variables at their default version (2.3.2: the
- * 2.2.5 ones are the old layout's). */
+/* libc's functions for the stubs' slow path: found once (in the
+ * constructor; here if some other library's constructor, or a sanitizer
+ * runtime's start-up in the program, calls one before it ran). */
 static void real_ptrs(void)
 {
-	static const struct { const char *name, *version; } fn[5] = {
+	static const struct { const char *name, *version; } fn[N_REAL] = {
+		{ "pthread_mutex_lock", "GLIBC_2.2.5" },
+		{ "pthread_mutex_trylock", "GLIBC_2.2.5" },
+		{ "pthread_mutex_unlock", "GLIBC_2.2.5" },
+		{ "pthread_rwlock_rdlock", "GLIBC_2.2.5" },
+		{ "pthread_rwlock_tryrdlock", "GLIBC_2.2.5" },
+		{ "pthread_rwlock_wrlock", "GLIBC_2.2.5" },
+		{ "pthread_rwlock_trywrlock", "GLIBC_2.2.5" },
+		{ "pthread_rwlock_unlock", "GLIBC_2.2.5" },
 		{ "pthread_spin_lock", "GLIBC_2.2.5" },
 		{ "pthread_spin_trylock", "GLIBC_2.2.5" },
 		{ "pthread_spin_unlock", "GLIBC_2.2.5" },
 		{ "pthread_cond_signal", "GLIBC_2.3.2" },
 		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
 	};
-	for (int i = 0; i < 5; i++)
+	/* libc's own definitions (and ld.so's, its only dependency): no
+	 * other object's names come between */
+	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	for (int i = 0; i < N_REAL; i++)
 		if (!__atomic_load_n(&avt_real_ptr[i], __ATOMIC_ACQUIRE))
-			__atomic_store_n(&avt_real_ptr[i], dlvsym(RTLD_NEXT, fn[i].name, fn[i].version),
+			__atomic_store_n(&avt_real_ptr[i],
+					 dlvsym(libc ? libc : RTLD_NEXT, fn[i].name, fn[i].version),
 					 __ATOMIC_RELEASE);
+	if (libc)
+		dlclose(libc);
 }
 
+/* The fast path's result; declining (-1) before the pointers are known
+ * finds them first (the stub jumps through them). */
 static inline int ptr_fast(int rv)
 {
-	if (rv == -1 && __builtin_expect(!__atomic_load_n(&avt_real_ptr[4], __ATOMIC_ACQUIRE), 0))
+	if (rv == -1 && __builtin_expect(!__atomic_load_n(&avt_real_ptr[N_REAL - 1], __ATOMIC_ACQUIRE), 0))
 		real_ptrs();
 	return rv;
 }
@@ -281,6 +269,14 @@ static int signal_like(void *c, uint64_t site, enum avt_agent_raw fn, uint16_t k
 	return call(c);
 }
 
+FAST(avt_mutex_lock) { return ptr_fast(lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 0)); }
+FAST(avt_mutex_trylock) { return ptr_fast(lock_like(m, site, AVT_RAW_MUTEX_TRYLOCK, AVT_EV_ACQUIRE, 1)); }
+FAST(avt_mutex_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_MUTEX_UNLOCK)); }
+FAST(avt_rw_rdlock) { return ptr_fast(lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 0)); }
+FAST(avt_rw_tryrdlock) { return ptr_fast(lock_like(m, site, AVT_RAW_RW_TRYRDLOCK, AVT_EV_RD_ACQUIRE, 1)); }
+FAST(avt_rw_wrlock) { return ptr_fast(lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 0)); }
+FAST(avt_rw_trywrlock) { return ptr_fast(lock_like(m, site, AVT_RAW_RW_TRYWRLOCK, AVT_EV_WR_ACQUIRE, 1)); }
+FAST(avt_rw_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_RW_UNLOCK)); }
 FAST(avt_spin_lock) { return ptr_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 0)); }
 FAST(avt_spin_trylock) { return ptr_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK, AVT_EV_ACQUIRE, 1)); }
 FAST(avt_spin_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK)); }

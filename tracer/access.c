@@ -248,10 +248,103 @@ static bool crt_func(const char *name)
 	return false;
 }
 
+/* A sanitizer runtime linked into the program (clang -fsanitize=...):
+ * its allocator, interceptors and bookkeeping are the toolchain's code,
+ * as libasan.so is under /usr/lib.  Their names are reserved ones:
+ * __asan_*, __interceptor_* (each interceptor's plain alias, pthread_create
+ * or malloc, has its address: see module_funcs), the C++ namespaces
+ * __sanitizer, __asan, ..., and the shadow-check thunks .check_*. */
+static bool sanitizer_func(const char *name)
+{
+	static const char *const pre[] = { "__sanitizer", "__interceptor_", "___interceptor_",
+					   "__interception", "__asan", "__lsan", "__ubsan",
+					   "__sancov", "__tsan", "__msan", "__hwasan", "__dfsan" };
+	if (!name)
+		return false;
+	if (!strncmp(name, ".check_", 7))
+		return true;
+	if (!strncmp(name, "_ZN", 3)) { /* _ZN[K]<len>__asan... */
+		name += 3 + (name[3] == 'K');
+		while (*name >= '0' && *name <= '9')
+			name++;
+	}
+	for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
 static int func_cmp(const void *a, const void *b)
 {
 	const struct func *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* An object file of a sanitizer runtime (a FILE symbol's name, as
+ * clang's libclang_rt.asan.a names them: asan_rtl.cpp.o, ...). */
+static bool sanitizer_file(const char *name)
+{
+	static const char *const pre[] = { "asan_", "sanitizer_", "lsan_", "ubsan_", "interception_",
+					   "tsan_", "msan_", "hwasan_" };
+	for (size_t i = 0; name && i < sizeof pre / sizeof pre[0]; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
+#define MAX_RT_SPANS 128
+/* Where a linked-in sanitizer runtime's object files lie: the span of the
+ * local functions that follow each of their FILE symbols.  Its global
+ * functions without a reserved name (MemcmpInterceptorCommon) lie there
+ * too: each object's code is laid out in one piece. */
+struct rt_spans {
+	struct func s[MAX_RT_SPANS];
+	size_t n;
+	bool in_rt;   /* the symbols read are a runtime object's locals */
+};
+
+static void rt_note(struct rt_spans *rt, const GElf_Sym *s, const char *name)
+{
+	if (GELF_ST_TYPE(s->st_info) == STT_FILE) {
+		rt->in_rt = sanitizer_file(name) && rt->n < MAX_RT_SPANS;
+		if (rt->in_rt)
+			rt->s[rt->n++] = (struct func){ UINT64_MAX, 0, true, NULL };
+		return;
+	}
+	if (GELF_ST_BIND(s->st_info) != STB_LOCAL) {
+		rt->in_rt = false;
+		return;
+	}
+	if (!rt->in_rt || GELF_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF)
+		return;
+	struct func *f = &rt->s[rt->n - 1];
+	if (s->st_value < f->lo)
+		f->lo = s->st_value;
+	if (s->st_value + s->st_size > f->hi)
+		f->hi = s->st_value + s->st_size;
+}
+
+static bool in_rt(const struct rt_spans *rt, uint64_t a)
+{
+	for (size_t i = 0; i < rt->n; i++)
+		if (a >= rt->s[i].lo && a < rt->s[i].hi)
+			return true;
+	return false;
+}
+
+static bool add_func(struct func **f, size_t *n, size_t *cap, const GElf_Sym *s, const char *name)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		struct func *nf = realloc(*f, *cap * sizeof *nf);
+		if (!nf)
+			return false;
+		*f = nf;
+	}
+	(*f)[*n] = (struct func){ s->st_value, s->st_value + s->st_size,
+				  crt_func(name) || sanitizer_func(name), name };
+	(*n)++;
+	return true;
 }
 
 /* Function ranges from .symtab (or .dynsym), sorted; deduplicated. */
@@ -261,6 +354,7 @@ static size_t module_funcs(Elf *e, struct func **out)
 	struct func *f = NULL;
 	Elf_Scn *scn = NULL;
 	bool have_symtab = false;
+	struct rt_spans *rt = calloc(1, sizeof *rt);
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
@@ -274,31 +368,31 @@ static size_t module_funcs(Elf *e, struct func **out)
 		Elf_Data *d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-			    !s.st_value || s.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(d, (int)i, &s))
 				continue;
-			bool crt = crt_func(elf_strptr(e, sh.sh_link, s.st_name));
-			if (!s.st_size && !crt) /* crtstuff's have no size: they end at the next */
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (rt)
+				rt_note(rt, &s, name);
+			if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value || s.st_shndx == SHN_UNDEF)
 				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 256;
-				struct func *nf = realloc(f, cap * sizeof *nf);
-				if (!nf)
-					break;
-				f = nf;
-			}
-			f[n].lo = s.st_value;
-			f[n].hi = s.st_value + s.st_size;
-			f[n].name = elf_strptr(e, sh.sh_link, s.st_name);
-			f[n++].skip = crt;
+			if (!s.st_size && !crt_func(name)) /* crtstuff's have no size: they end at the next */
+				continue;
+			if (!add_func(&f, &n, &cap, &s, name))
+				break;
 		}
 	}
 	if (n)
 		qsort(f, n, sizeof *f, func_cmp);
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (rt && in_rt(rt, f[i].lo))
+			f[i].skip = true;
 		if (!k || f[i].lo != f[k - 1].lo)
 			f[k++] = f[i];
+		else
+			f[k - 1].skip |= f[i].skip; /* an alias of runtime code */
+	}
+	free(rt);
 	for (size_t i = 0; i < k; i++)
 		if (f[i].hi == f[i].lo)
 			f[i].hi = i + 1 < k ? f[i + 1].lo : f[i].lo + 1;
@@ -842,6 +936,8 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
 	/* avtrace's own agent (record --agent) is avtrace's code, not the
 	 * program's: its accesses are no events */
+	if (tr->access_on && m->path && tracer_asan(tr))
+		sanitizer_module(tr, m);
 	if (!tr->access_on || !m->path || strstr(m->path, "/ld-linux") ||
 	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m) ||
 	    (system_path(m->path) && !in_scope(tr->opts.access_scope, m->path)))
@@ -1170,6 +1266,33 @@ void access_publish(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_
 	}
 }
 
+/* AddressSanitizer's shadow memory on x86-64: (addr >> 3) + 0x7fff8000
+ * for every address, [0x7fff8000, 0x10007fff8000) with the gap between
+ * its two halves.  The checks instrumented code makes there before each
+ * access (and the poisoning of its stack frames) are the sanitizer's
+ * bookkeeping, not the program's accesses; neither are its reads of the
+ * runtime's flags (__asan_option_detect_stack_use_after_return, in every
+ * function with locals on the stack). */
+#define ASAN_SHADOW_LO 0x7fff8000ull
+#define ASAN_SHADOW_HI 0x10007fff8000ull
+
+static bool asan_shadow(const struct tracer *tr, uint64_t ea)
+{
+	return tracer_asan(tr) &&
+	       ((ea >= ASAN_SHADOW_LO && ea < ASAN_SHADOW_HI) || sanitizer_data(tr, ea));
+}
+
+/* A hit of s that only touched the shadow (or the runtime's own switches
+ * the instrumented code reads, sanitizer_data): no event, and the site goes
+ * (an instruction that checks the shadow checks nothing else); the disarm
+ * is recorded, so a replay removes it at the same hit. */
+static void shadow_hit(struct tracer *tr, struct asite *s)
+{
+	after_hit(tr, s, true);
+	if (!s->off)
+		disarm(tr, s);
+}
+
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
  * false when it touched memory another thread shares.  An access to t's
  * own stack where t published nothing is no event: no other thread can
@@ -1234,10 +1357,13 @@ void access_commit(struct tracer *tr, struct tthread *t)
 	}
 	const struct user_regs_struct *r = &t->priv->regs;
 	uint64_t ea[2] = { t->req.obj, t->req.obj2 };
-	bool priv = true;
+	bool priv = true, shadow = s->nmem > 0;
 	for (unsigned k = 0; k < s->nmem; k++) {
 		const struct dec_mem *m = &s->mem[k];
 		uint64_t n = dec_extent(m, r, 0xffff);
+		if (n && asan_shadow(tr, ea[k]))
+			continue;
+		shadow = false;
 		if (!n)
 			continue; /* rep with rcx = 0: touches nothing */
 		enum avt_kind kind = mem_kind(m);
@@ -1250,7 +1376,10 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		if (p)
 			pub_store(p, ea[k], dec_reg_value(r, s->src), r->rsp);
 	}
-	after_hit(tr, s, priv);
+	if (shadow)
+		shadow_hit(tr, s);
+	else
+		after_hit(tr, s, priv);
 }
 
 uint64_t access_park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)
@@ -1274,6 +1403,10 @@ void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_e
 	struct asite *s = &ac->site[ac->by_agent[ev->tindex]];
 	if (s->addr != ev->site_off)
 		return;
+	if (asan_shadow(tr, ev->obj)) {
+		shadow_hit(tr, s);
+		return;
+	}
 	bool priv = emit_access(tr, t, s, (enum avt_kind)ev->kind, ev->flags, ev->obj, ev->size,
 				ev->obj2);
 	after_hit(tr, s, priv);

@@ -110,12 +110,25 @@ static bool preloads(const char *list, const char *lib)
 	return false;
 }
 
+/* LD_PRELOAD with the agent before the old list, and before the agent a
+ * sanitizer runtime that must be the first library (sanitizer.c), if
+ * any. */
+static char *preload_str(const char *first, const char *lib, const char *old)
+{
+	char *tail = envstr("LD_PRELOAD", lib, *old ? ":" : "", old);
+	if (!first)
+		return tail;
+	char *s = envstr("LD_PRELOAD", first, ":", tail + 11);
+	free(tail);
+	return s;
+}
+
 /* The target's environment: the one it would get, with the agent first in
  * LD_PRELOAD (unless it is there already) and the memfd's number in
  * AVTRACE_AGENT_FD, each in its place: a replay's environment then has
  * the recording's strings in the recording's order, so the initial stack
  * is laid out the same. */
-static char **build_env(char *const *base, const char *lib, int fd)
+static char **build_env(char *const *base, const char *lib, const char *first, int fd)
 {
 	size_t n = 0;
 	while (base && base[n])
@@ -129,8 +142,7 @@ static char **build_env(char *const *base, const char *lib, int fd)
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(base[i], "LD_PRELOAD=", 11) && !preload) {
 			const char *old = base[i] + 11;
-			env[k++] = preloads(old, lib) ? strdup(base[i])
-						      : envstr("LD_PRELOAD", lib, *old ? ":" : "", old);
+			env[k++] = preloads(old, lib) ? strdup(base[i]) : preload_str(first, lib, old);
 			preload = true;
 		} else if (!strncmp(base[i], AVT_AGENT_ENV_FD "=", sizeof AVT_AGENT_ENV_FD)) {
 			if (has_fd)
@@ -143,7 +155,7 @@ static char **build_env(char *const *base, const char *lib, int fd)
 		BUG_ON(!env[k - 1]);
 	}
 	if (!preload)
-		env[k++] = envstr("LD_PRELOAD", lib, "", "");
+		env[k++] = preload_str(first, lib, "");
 	if (!has_fd)
 		env[k++] = envstr(AVT_AGENT_ENV_FD, num, "", "");
 	env[k] = NULL;
@@ -192,7 +204,7 @@ int agent_prepare(struct tracer *tr)
 	a->hdr = p;
 	avt_agent_init(a->hdr, nslots, AVT_AGENT_DEFAULT_SITES);
 	extern char **environ;
-	a->envp = build_env(tr->opts.envp ? tr->opts.envp : environ, lib, a->fd);
+	a->envp = build_env(tr->opts.envp ? tr->opts.envp : environ, lib, sanitizer_first(tr), a->fd);
 	tr->opts.envp = a->envp;
 	tr->agent = a;
 	return 0;

@@ -29,6 +29,8 @@ static bool hook_required(size_t i)
 	return hook_defs[i].op == OP_LOCK && !strcmp(hook_defs[i].name, "pthread_mutex_lock");
 }
 
+static void find_interceptors(struct tracer *tr);
+
 int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 {
 	struct elfmod *lib = modmap_find_name(&tr->proc->as.mods, "libc.so");
@@ -79,17 +81,71 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 			return -1;
 		}
 	}
+	if (tr->san.asan)
+		find_interceptors(tr);
 	return 0;
 }
 
-/* Is the call coming from libc/the dynamic linker, or from inside another
- * hooked function (a static binary's C11 wrappers)? */
+/* A sanitizer's interceptor of a hooked function (__interceptor_X, in
+ * libasan.so or linked into the program by clang) calls libc's X on the
+ * program's behalf: that call is the program's, at the interceptor's
+ * caller.  Where they are: found once the runtime is loaded. */
+static void find_interceptors(struct tracer *tr)
+{
+	struct sanitizer *s = &tr->san;
+	char buf[64][48];
+	const char *names[64];
+	struct elfsym syms[64];
+	int has_symtab;
+	s->nicpt = 0;
+	for (size_t i = 0; i < n_hook_defs && i < 64; i++) {
+		snprintf(buf[i], sizeof buf[i], "__interceptor_%s", hook_defs[i].name);
+		names[i] = buf[i];
+	}
+	for (size_t k = 0; k < tr->proc->as.mods.n; k++) {
+		const struct elfmod *m = &tr->proc->as.mods.m[k];
+		if ((strcmp(m->path, tr->exe) && !sanitizer_runtime(m->path)) ||
+		    elf_lookup_funcs(m->path, names, n_hook_defs, syms, &has_symtab) <= 0)
+			continue;
+		for (size_t i = 0; i < n_hook_defs && s->nicpt < 128; i++)
+			if (syms[i].value) {
+				s->icpt[s->nicpt].lo = m->bias + syms[i].value;
+				s->icpt[s->nicpt++].hi = m->bias + syms[i].value + syms[i].size;
+			}
+	}
+}
+
+static bool in_interceptor(const struct tracer *tr, uint64_t ret)
+{
+	for (size_t i = 0; i < tr->san.nicpt; i++)
+		if (ret > tr->san.icpt[i].lo && ret < tr->san.icpt[i].hi)
+			return true;
+	return false;
+}
+
+/* The site of a call that returns to ret with the frame pointer rbp at the
+ * hooked function's entry: ret, or, from an interceptor (built with frame
+ * pointers: rbp is its frame), its own return address. */
+static uint64_t call_site(struct tracer *tr, uint64_t ret, uint64_t rbp)
+{
+	uint64_t up;
+	if (!in_interceptor(tr, ret) || ptu_read_u64(tr->proc->pid, rbp + 8, &up) < 0 || !up ||
+	    in_interceptor(tr, up))
+		return ret;
+	return up;
+}
+
+/* Is the call coming from libc/the dynamic linker, from a sanitizer's
+ * runtime library (not its interceptors: the program's calls), or from
+ * inside another hooked function (a static binary's C11 wrappers)? */
 static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
 	struct elfmod *m = modmap_find(&tr->proc->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
 		const char *b = strrchr(m->path, '/');
 		b = b ? b + 1 : m->path;
+		if (sanitizer_runtime(m->path) && !in_interceptor(tr, ret))
+			return true;
 		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
 		    !strncmp(b, "libpthread", 10))
 			return true;
@@ -128,7 +184,7 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = h;
-	q->site = ret;
+	q->site = call_site(tr, ret, r->rbp);
 	q->obj = r->rdi;
 	switch (hook_defs[h].op) {
 	case OP_CONDWAIT:

@@ -111,6 +111,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->last);
 	features_release(tr);
 	agent_free(tr);
+	sanitizer_free(tr);
 	for (size_t i = 0; i < tr->nprocs; i++)
 		process_free(tr->procs[i]);
 	free(tr->procs);
@@ -454,7 +455,8 @@ int tracer_launch(struct tracer *tr)
 {
 	if (tracer_check(tr) < 0)
 		return -1;
-	if (tr->opts.agent_lib && !tr->agent && agent_prepare(tr) < 0)
+	if (sanitizer_prepare(tr) < 0 ||
+	    (tr->opts.agent_lib && !tr->agent && agent_prepare(tr) < 0))
 		return -1;
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0)

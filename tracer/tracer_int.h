@@ -197,6 +197,26 @@ struct process *process_new(pid_t pid);
 /* Its threads, its model, its address space; closes its memory. */
 void process_free(struct process *p);
 
+/* sanitizer.c: a program built with a sanitizer runtime */
+struct sanitizer {
+	bool prepared;
+	bool asan;           /* AddressSanitizer: shadow memory (access.c) */
+	char first[64];      /* the runtime's soname LD_PRELOAD must name first, or "" */
+	char **env;          /* the environment made for it, or NULL */
+	struct { uint64_t lo, hi; } icpt[128]; /* its interceptors of hooked
+	                                          functions (hooks.c) */
+	size_t nicpt;
+	struct { uint64_t lo, hi; } data[64]; /* its global variables */
+	size_t ndata;
+};
+bool sanitizer_runtime(const char *path);
+void sanitizer_module(struct tracer *tr, const struct elfmod *m);
+bool sanitizer_data(const struct tracer *tr, uint64_t a);
+int sanitizer_prepare(struct tracer *tr);
+const char *sanitizer_first(const struct tracer *tr);
+bool tracer_asan(const struct tracer *tr);
+void sanitizer_free(struct tracer *tr);
+
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
@@ -233,6 +253,7 @@ struct tracer {
 	size_t candcap;
 
 	struct agent *agent;    /* --agent: the in-process fast path (agent.c) */
+	struct sanitizer san;   /* sanitizer.c */
 	/* The access feature's side of the agent (set by access.c once it is
 	 * on; the agent calls back through it, never up into access.c):
 	 * access_park_at and access_agent_event below. */

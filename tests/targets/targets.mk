@@ -177,3 +177,32 @@ targets: $(CXX_O0_BINS)
 
 tests/targets/bin/%_O0: tests/targets/%.cc tests/targets/cxx_wsq.cc tests/targets/targets.mk | tests/targets/bin
 	$(CXX) -std=gnu++17 -O0 -g -pthread -Wall -o $@ $< $(TARGET_LDFLAGS)
+
+# ---- AddressSanitizer builds (tests/e2e/test_asan30.sh): two bugs and a
+# correct program, built as C projects build their tests under ASan, by
+# gcc (libasan.so, which must be the first library) and by clang (its
+# runtime linked into the program): bin/asan/NAME_gcc, bin/asan/NAME_clang.
+# Each compiler's variants are built only when it can link -fsanitize=address.
+ASAN_NAMES := bank lockorder mutex_counter
+ASAN_CFLAGS := -std=gnu11 -fsanitize=address -g -O1 -pthread -fno-omit-frame-pointer
+asan_ok = $(shell echo 'int main(void){return 0;}' | $(1) -fsanitize=address -x c - -o /dev/null 2>/dev/null && echo yes)
+ifeq ($(call asan_ok,$(CC)),yes)
+targets: $(addprefix tests/targets/bin/asan/,$(addsuffix _gcc,$(ASAN_NAMES)))
+endif
+ifneq ($(shell command -v $(CLANG) 2>/dev/null),)
+ifeq ($(call asan_ok,$(CLANG)),yes)
+targets: $(addprefix tests/targets/bin/asan/,$(addsuffix _clang,$(ASAN_NAMES)))
+endif
+endif
+
+tests/targets/bin/asan:
+	mkdir -p $@
+
+# one rule per program and compiler: its source is a target's or an example's
+define asan_rules
+tests/targets/bin/asan/$(1)_gcc: $(2) tests/targets/targets.mk | tests/targets/bin/asan
+	$$(CC) $$(ASAN_CFLAGS) -o $$@ $$< $$(TARGET_LDFLAGS)
+tests/targets/bin/asan/$(1)_clang: $(2) tests/targets/targets.mk | tests/targets/bin/asan
+	$$(CLANG) $$(ASAN_CFLAGS) -o $$@ $$< $$(TARGET_LDFLAGS)
+endef
+$(foreach n,$(ASAN_NAMES),$(eval $(call asan_rules,$(n),$(firstword $(wildcard tests/targets/$(n).c examples/$(n).c)))))

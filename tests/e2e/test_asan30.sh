@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# AddressSanitizer builds (issue 30, shape 6a): avtrace leaves an ASan
+# build's behaviour as native and finds what it finds in the plain build.
+# Each program is built -fsanitize=address by gcc (libasan.so, which must
+# come first among the libraries: the agent is preloaded after it) and by
+# clang (the runtime linked into the program, with interceptors of the
+# pthread functions): tests/targets/bin/asan/NAME_{gcc,clang}.  For each,
+# `avtrace test` gives the plain build's verdict - exit 1 with reports at
+# the same file:line, or exit 0 with none - and no report names the
+# sanitizer's own code or memory, in three ways: the default (replays
+# through the agent), --no-stacks (the recording through the agent too)
+# and --no-agent.
+# limit: 600
+
+TEST_LIMIT=150
+
+# verdict OUT: the exit status, then each report's headline and the waits
+# of a deadlock (file:line, no thread or program names), sorted.
+verdict() {
+	echo "exit $TEST_STATUS"
+	cat "$1"/reports/*.txt 2>/dev/null |
+		grep -E '^(BUG|DEADLOCK) reproduced|^  T[0-9]+ waits for ' |
+		sed -E 's/T[0-9]+/T/g; s/\(held by T\)//; s/ +$//' | sort -u
+}
+
+# asan_same NAME PLAIN CC: NAME_CC under ASan against the plain build
+asan_same() {
+	local name=$1 plain=$2 cc=$3 prog mode want got
+	prog=$TARGETS/asan/${name}_$cc
+	[ -x "$prog" ] || skip "$prog is not built (no $cc with -fsanitize=address)"
+	for mode in "" --no-stacks --no-agent; do
+		# shellcheck disable=SC2086 # mode: no option, or one
+		run_test "plain$mode" --no-minimize --explore 5 $mode -- "$plain"
+		want=$(verdict "plain$mode")
+		# shellcheck disable=SC2086
+		run_test "asan$mode" --no-minimize --explore 5 $mode -- "$prog"
+		got=$(verdict "asan$mode")
+		expect_eq "$got" "$want" "the verdict on ${name}_$cc ${mode:-(default)}"
+		expect_no_match "$(cat "asan$mode.test" "asan$mode"/reports/*.txt 2>/dev/null)" \
+			'__sanitizer|__asan|__interceptor|__lsan|(asan|sanitizer)_[a-z_]+[.](cpp|inc|h)|LeakSanitizer' \
+			"avtrace test's output and reports on ${name}_$cc ${mode:-(default)}"
+		expect_no_match "$(cat "asan$mode.test")" 'exited with status|a native run' \
+			"the recording of ${name}_$cc ${mode:-(default)}"
+	done
+	# the verdicts compared are not empty ones
+	[ "$name" = mutex_counter ] || expect_match "$want" '^(BUG|DEADLOCK) reproduced' "the plain build's verdict"
+}
+
+# a lost update (an assertion at bank.c's ASSERT LINE)
+t_asan_bank_gcc() { asan_same bank "$EXAMPLES/bank" gcc; }
+t_asan_bank_clang() { asan_same bank "$EXAMPLES/bank" clang; }
+# a lock-order deadlock
+t_asan_lockorder_gcc() { asan_same lockorder "$TARGETS/lockorder" gcc; }
+t_asan_lockorder_clang() { asan_same lockorder "$TARGETS/lockorder" clang; }
+# a correct program: no report
+t_asan_mutex_counter_gcc() { asan_same mutex_counter "$TARGETS/mutex_counter" gcc; }
+t_asan_mutex_counter_clang() { asan_same mutex_counter "$TARGETS/mutex_counter" clang; }
+
+# Natively, with the agent preloaded by hand and no avtrace: the clang
+# build's threads run (the agent's fallback to libc is not the runtime's
+# interceptor of __pthread_mutex_lock, whose own pointer is NULL).
+t_asan_agent_preloaded_natively() {
+	local prog st
+	prog=$TARGETS/asan/bank_clang
+	[ -x "$prog" ] || skip "$prog is not built"
+	LD_PRELOAD=$REPO/libavtrace-agent.so timeout 20 "$prog" >out 2>err
+	st=$?
+	sed 's/^/  | /' err >&3
+	expect_eq "$st" 0 "exit status of bank_clang with the agent preloaded"
+	expect_eq "$(cat out)" "balance=175" "its output"
+}
