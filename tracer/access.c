@@ -757,6 +757,7 @@ static struct access *access_state(struct tracer *tr)
 		 * through these: it calls no feature above it */
 		tr->agent_acc.park_at = access_park_at;
 		tr->agent_acc.event = access_agent_event;
+		tr->publish = access_publish;
 	}
 	return tr->proc->as.acc;
 }

@@ -378,8 +378,9 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 		t->priv->create_site = q->site;
 		/* the start argument reaches the new thread (thrd_create's is
 		 * its third, pthread_create's its fourth) */
-		access_publish(tr, t, strcmp(hook_defs[q->hook].name, "thrd_create") ? r->rcx : r->rdx,
-			       r->rsp);
+		if (tr->publish)
+			tr->publish(tr, t, strcmp(hook_defs[q->hook].name, "thrd_create") ? r->rcx : r->rdx,
+				    r->rsp);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);

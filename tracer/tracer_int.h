@@ -261,6 +261,10 @@ struct tracer {
 		uint64_t (*park_at)(struct tracer *tr, const struct tthread *t, uint16_t *kind);
 		void (*event)(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
 	} agent_acc;
+	/* An address t hands to another thread (a thread start's argument):
+	 * the access feature's (access_publish, set by access.c once it is
+	 * on; hooks.c calls through it, never into access.c); NULL: off. */
+	void (*publish)(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_t rsp);
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
