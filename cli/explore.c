@@ -67,7 +67,7 @@ static const char explore_help[] =
 	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
-	"                     --no-agent too\n"
+	"                     --sync-spec, --no-agent too\n"
 	"      --no-agent     also: the runs on ptrace alone (a recording made with\n"
 	"                     the agent runs through it: SURW's events that need no\n"
 	"                     decision, and the walks decided ahead, are taken\n"
@@ -424,6 +424,7 @@ int cmd_explore(int argc, char **argv)
 		{ "timeout", required_argument, 0, 't' }, { "oracle", required_argument, 0, 'O' },
 		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
 		{ "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
+		{ "sync-spec", required_argument, 0, 0x110 },
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
 		{ "no-agent", no_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
@@ -484,6 +485,11 @@ int cmd_explore(int argc, char **argv)
 			if (arg_scope("explore", "--access-scope", optarg) < 0)
 				return EXIT_USAGE;
 			ro.access_scope = optarg;
+			break;
+		case 0x110:
+			if (arg_sync_spec(optarg, &ro.sync_spec) < 0)
+				return EXIT_USAGE;
+			ro.sync_spec_name = optarg;
 			break;
 		case 'H': ro.no_heap = true; break;
 		case 0x102: no_agent = true; break;

@@ -56,7 +56,8 @@ static const char test_help[] =
 	"      --max N        replay at most N predictions (default 100)\n"
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
 	"                     0.001..1e6)\n"
-	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap too\n"
+	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
+	"                     --sync-spec too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
@@ -331,6 +332,7 @@ int cmd_test(int argc, char **argv)
 		{ "jobs", required_argument, 0, 'j' }, { "max", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' }, { "watch", required_argument, 0, 'w' },
 		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
+		{ "sync-spec", required_argument, 0, 0x110 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
@@ -389,6 +391,11 @@ int cmd_test(int argc, char **argv)
 			if (arg_scope("test", "--access-scope", optarg) < 0)
 				return EXIT_USAGE;
 			ro.access_scope = optarg;
+			break;
+		case 0x110:
+			if (arg_sync_spec(optarg, &ro.sync_spec) < 0)
+				return EXIT_USAGE;
+			ro.sync_spec_name = optarg;
 			break;
 		case 'K': break;
 		case 'N': ro.stack_depth = 0; break;
