@@ -31,7 +31,7 @@ test_prog() {
 found() {
 	local out=$1 name=$2 lock_marker=$3 ev=$4 fail_marker=$5 prog lline fline
 	prog=$(glib_target "$name") || exit
-	natively "$prog"
+	natively "$name"
 	lline=$(marker_line "$SRC/$name.c" "$lock_marker") || exit
 	fline=$(marker_line "$SRC/$name.c" "$fail_marker") || exit
 	test_prog "$out" "$prog"
@@ -48,7 +48,7 @@ found() {
 clean() {
 	local out=$1 name=$2 prog
 	prog=$(glib_target "$name") || exit
-	natively "$prog"
+	natively "$name"
 	test_prog "$out" "$prog"
 	expect_eq "$TST" 0 "exit status of avtrace test on $name"
 	[ -z "$(ls "$out/reports" 2>/dev/null)" ] || fail "$name: reports written: $(ls "$out/reports")"
@@ -94,7 +94,7 @@ t_syncspec_glib_rwlock_ok() {
 t_syncspec_user_spec() {
 	local prog lline rep
 	prog=$(target spec_mylock) || exit
-	natively "$prog"
+	natively spec_mylock
 	lline=$(marker_line "$SRC/spec_mylock.c" "/* READ LOCK LINE */") || exit
 	printf '# the program'"'"'s own lock\nlibrary program\nmy_lock    acquire\nmy_unlock  release arg=1\n' >my.spec
 	test_prog out "$prog" --sync-spec my.spec
