@@ -325,7 +325,11 @@ bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs
 		 * an exit() already seen is not a new point */
 		if (t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, ret)))
 			return false;
-	} else if (internal_caller(tr, ret) || nested_call(tr, t, ret)) {
+	} else if (nested_call(tr, t, ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, ret))) {
+		/* libc calls no spec's function of its own: a return address
+		 * in libc, or in a hooked function's body, is a tail call's
+		 * (libglib's `jmp g_mutex_unlock` at the end of a callback
+		 * libc called): the frames alone tell what a spec's call is in */
 		return false;
 	}
 	const struct hook_def *d = &hook_defs[h];

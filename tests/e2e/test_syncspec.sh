@@ -49,13 +49,14 @@ found() {
 	expect_match "$rep" "$ev +$name\\.c:$lline " "$name's report (the lock by its name)"
 }
 
-# clean OUT NAME: a correct target: exit 0, no report, no schedule
-# infeasible or stuck.  Its preamble is short (1000000 iterations, not
+# clean OUT NAME EVENT_REGEX: a correct target: exit 0, no report, no
+# schedule infeasible or stuck, and its lock in the recording by its name
+# (EVENT_REGEX, a line of avtrace dump).  Its preamble is short (1000000 iterations, not
 # 50000000): the order it gives only matters to the buggy programs, and a
 # long computation without an event is what a loaded machine can make
 # last past a run's time limit.
 clean() {
-	local out=$1 name=$2 prog
+	local out=$1 name=$2 ev=$3 prog
 	prog=$(glib_target "$name") || exit
 	natively "$name" 1000000
 	test_prog "$out" "$prog" 1000000
@@ -65,6 +66,8 @@ clean() {
 	txt=$(cat "$out.out")
 	expect_no_match "$txt" "INFEASIBLE|DIVERGED|STUCK" "$name's table"
 	expect_match "$txt" "^([0-9]+) of \\1 schedules? ran to (their|its) end \\(0 diverged" "$name's summary"
+	avt dump -d "$out" >"$out.dump" 2>&1
+	expect_match "$(cat "$out.dump")" "$ev" "the recording of $name"
 }
 
 # limit: 300
@@ -74,7 +77,7 @@ t_syncspec_glib_bank() {
 
 # limit: 300
 t_syncspec_glib_bank_ok() {
-	clean out glib_bank_ok
+	clean out glib_bank_ok " acquire +balance_lock "
 }
 
 # limit: 300
@@ -84,7 +87,7 @@ t_syncspec_glib_cond_if() {
 
 # limit: 300
 t_syncspec_glib_cond_ok() {
-	clean out glib_cond_ok
+	clean out glib_cond_ok " wait +not_empty[^ ]* \\(releases queue_lock\\) "
 }
 
 # limit: 300
@@ -94,7 +97,7 @@ t_syncspec_glib_rwlock_split() {
 
 # limit: 300
 t_syncspec_glib_rwlock_ok() {
-	clean out glib_rwlock_ok
+	clean out glib_rwlock_ok " wr_acquire +pair_lock[^ ]* "
 }
 
 # A program's own lock functions, from the user's spec: the bug found,
