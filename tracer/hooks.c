@@ -312,26 +312,31 @@ static int mutex_type(struct tracer *tr, uint64_t m)
 #define MUTEX_RECURSIVE 1
 #define MUTEX_ERRORCHECK 2
 
+/* Is t's call of hook h (returning to *ret) an event, and at which site
+ * (*ret, changed for a wrapper's pthread call)?  False: internal. */
+static bool call_site(struct tracer *tr, struct tthread *t, int h, uint64_t *ret)
+{
+	const struct retframe *wrap = wrapper_of(t, h);
+	if (wrap) {
+		*ret = wrap->site;
+		return true;
+	}
+	if (hook_defs[h].op == OP_EXIT)
+		/* main's return calls exit() from libc; libc's own _exit after
+		 * an exit() already seen is not a new point */
+		return !(t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, *ret)));
+	/* libc calls no spec's function of its own: a return address in
+	 * libc, or in a hooked function's body, is a tail call's (libglib's
+	 * `jmp g_mutex_unlock` at the end of a callback libc called): the
+	 * frames alone tell what a spec's call is in */
+	return !(nested_call(tr, t, *ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, *ret)));
+}
+
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0)
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || !call_site(tr, t, h, &ret))
 		return false;
-	const struct retframe *wrap = wrapper_of(t, h);
-	if (wrap) {
-		ret = wrap->site;
-	} else if (hook_defs[h].op == OP_EXIT) {
-		/* main's return calls exit() from libc; libc's own _exit after
-		 * an exit() already seen is not a new point */
-		if (t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, ret)))
-			return false;
-	} else if (nested_call(tr, t, ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, ret))) {
-		/* libc calls no spec's function of its own: a return address
-		 * in libc, or in a hooked function's body, is a tail call's
-		 * (libglib's `jmp g_mutex_unlock` at the end of a callback
-		 * libc called): the frames alone tell what a spec's call is in */
-		return false;
-	}
 	const struct hook_def *d = &hook_defs[h];
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
