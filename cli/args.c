@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "trace/meta.h"
+#include "tracer/tracer.h"
 
 /* Digits in base (10 or 16) only: strtoull alone accepts blanks, a sign
  * (and negates: "-1" is ULLONG_MAX) and saturates silently. */
@@ -89,6 +90,18 @@ int arg_cpu(const char *cmd, const char *opt, const char *arg, int *out)
 		return -1;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+int arg_sync_spec(const char *path, const char **text)
+{
+	char err[512];
+	char *t;
+	if (tracer_sync_spec_load(path, &t, err, sizeof err) < 0) {
+		fprintf(stderr, "avtrace: %s\n", err);
+		return -1;
+	}
+	*text = t; /* the process's, to its end */
 	return 0;
 }
 

@@ -29,5 +29,8 @@ int arg_cpu(const char *cmd, const char *opt, const char *arg, int *out);
 /* --access-scope: module file names separated by commas ("libfoo,libbar"),
  * or "all"; at most AVT_META_MAX_SCOPE characters. */
 int arg_scope(const char *cmd, const char *opt, const char *arg);
+/* --sync-spec FILE (docs/sync-spec.md): read and checked; -1 after
+ * "avtrace: FILE:LINE: what is wrong" on stderr. */
+int arg_sync_spec(const char *path, const char **text);
 
 #endif

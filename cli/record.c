@@ -45,6 +45,9 @@ static const char record_help[] =
 	"      --access-scope M[,M]  access breakpoints in these modules too, even\n"
 	"                     in the system directories (by file name: libfoo\n"
 	"                     matches libfoo.so.1; all: every module but ld.so)\n"
+	"      --sync-spec FILE  these functions are locks, condition variables,\n"
+	"                     once or thread create/join too (docs/sync-spec.md;\n"
+	"                     GLib's are known without one); replays use it too\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
 	"                     walked by the modules' unwind tables)\n"
@@ -103,7 +106,7 @@ int cmd_record(int argc, char **argv)
 		{ "access-budget", required_argument, 0, 'B' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "agent", no_argument, 0, 'A' },
-		{ "no-agent", no_argument, 0, 'n' },
+		{ "no-agent", no_argument, 0, 'n' }, { "sync-spec", required_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
@@ -135,6 +138,11 @@ int cmd_record(int argc, char **argv)
 			if (arg_scope("record", "--access-scope", optarg) < 0)
 				return EXIT_USAGE;
 			o.access_scope = optarg;
+			break;
+		case 0x102:
+			if (arg_sync_spec(optarg, &o.sync_spec) < 0)
+				return EXIT_USAGE;
+			o.sync_spec_name = optarg;
 			break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;

@@ -753,6 +753,9 @@ static int record_new(struct verify_ctx *c, char **argv)
 		.quiet_target = true, .no_heap = !m->heap, .watch = (const char *const *)m->watch,
 		.nwatch = m->nwatch, .no_auto_watch = !m->access, .access_budget = m->access_budget,
 		.access_scope = m->access_scope,
+		/* the recording's sync spec, if any (checked when planted) */
+		.sync_spec = json_string_value(json_object_get(m->json, "sync_spec")),
+		.sync_spec_name = json_string_value(json_object_get(m->json, "sync_spec_file")),
 	};
 	int rc = 0;
 	if (agent_choice(c->no_agent ? 0 : -1, &ro.agent_lib))

@@ -37,6 +37,32 @@ static void free_strv(char **v)
 	free(v);
 }
 
+/* The recording's sync spec (docs/sync-spec.md): the same hooks in every
+ * run; checked as the recording checked it (meta.json may come from
+ * anywhere). */
+static int replay_sync_spec(struct replay *rp, const struct avt_meta *m)
+{
+	json_t *ss = json_object_get(m->json, "sync_spec");
+	if (!ss)
+		return 0;
+	json_t *sn = json_object_get(m->json, "sync_spec_file");
+	const char *name = json_is_string(sn) ? json_string_value(sn) : "";
+	char err[600];
+	if (!json_is_string(ss) ||
+	    tracer_sync_spec_check(json_string_value(ss), *name ? name : "sync spec", err, sizeof err) < 0) {
+		avt_error("cannot replay: the recording's sync spec is wrong: %s",
+			  json_is_string(ss) ? err : "not a string");
+		return -1;
+	}
+	rp->sync_spec = strdup(json_string_value(ss));
+	rp->sync_spec_name = strdup(*name ? name : "sync spec");
+	if (!rp->sync_spec || !rp->sync_spec_name) {
+		avt_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static int load_meta(struct replay *rp)
 {
 	char path[4200], err[4500];
@@ -74,7 +100,7 @@ static int load_meta(struct replay *rp)
 	rp->access_budget = m->access_budget;
 	rp->access_scope = m->access_scope;
 	m->access_scope = NULL;
-	int rc = 0;
+	int rc = replay_sync_spec(rp, m);
 	if (bid && *bid) {
 		uint8_t id[20];
 		char hex[41] = "";
@@ -422,6 +448,7 @@ int replay_launch(struct replay *rp)
 		.sync_sleeps = true,
 		.access = rp->access, .access_budget = rp->access_budget,
 		.access_scope = rp->access_scope,
+		.sync_spec = rp->sync_spec, .sync_spec_name = rp->sync_spec_name,
 	};
 	/* the recording's fast path: the same environment (the agent is
 	 * preloaded either way), the run token handed out step by step */
@@ -696,6 +723,8 @@ void replay_free(struct replay *rp)
 	free_strv(rp->envp);
 	free_strv(rp->watch);
 	free(rp->access_scope);
+	free(rp->sync_spec);
+	free(rp->sync_spec_name);
 	free(rp->cwd);
 	free(rp->exe);
 	for (size_t k = 0; rp->texp && k < rp->nthreads; k++)

@@ -18,6 +18,8 @@ struct replay {
 	bool access;                  /* the recording had access breakpoints */
 	unsigned access_budget;
 	char *access_scope;     /* the recording's --access-scope (owned) */
+	char *sync_spec;        /* the recording's sync spec (owned), or NULL */
+	char *sync_spec_name;   /* its file's name (owned) */
 	char *cwd, *exe;
 	struct tracer *tr;
 	struct tracer_site_lids *site_lids; /* per access site, its recorded threads */

@@ -537,7 +537,7 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 		tr->stats.agent_events += tr->seq - before;
 		return;
 	}
-	if (hooks_internal_caller(tr, ev->site_off))
+	if (hooks_internal_caller(tr, t, ev->site_off))
 		return;
 	switch (ev->kind) {
 	case AVT_EV_ACQUIRE:

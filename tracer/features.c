@@ -24,6 +24,12 @@ static int hooks_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t
 	return hooks_plant(tr, why, len);
 }
 
+static void hooks_f_plant_module(struct tracer *tr, struct tthread *cur, const struct elfmod *m)
+{
+	(void)cur;
+	hooks_plant_module(tr, m);
+}
+
 static void probes_f_reset(struct tracer *tr)
 {
 	free(tr->proc->as.probes);
@@ -141,7 +147,7 @@ static struct next hooks_f_hit(struct tracer *tr, struct tthread *t, const struc
 			return nx_regs(nx(NX_RESUME), r);
 		return nx_regs(nx_stop(TS_READY), r);
 	}
-	if (hop_is_heap(hook_defs[b->data].op))
+	if (hooks_transparent(b->data))
 		hooks_heap_entry(tr, t, b->data, r);
 	else if (hooks_request(tr, t, b->data, r))
 		return nx_request(t, b, r, now);
@@ -209,7 +215,7 @@ static struct next access_f_hit(struct tracer *tr, struct tthread *t, const stru
 #define BIT(k) (1u << (k))
 
 static const struct tracer_feature features[] = {
-	{ .name = "hooks", .plant = hooks_f_plant,
+	{ .name = "hooks", .plant = hooks_f_plant, .plant_module = hooks_f_plant_module,
 	  .on_hit = hooks_f_hit, .kinds = BIT(BK_HOOK) | BIT(BK_TRAMP) },
 	{ .name = "probes", .plant = probes_f_plant, .plant_module = probes_f_plant_module,
 	  .exec_reset = probes_f_reset, .release = probes_f_reset,

@@ -4,76 +4,96 @@
  * commits), model.c, sched.c, the agent and the loop.  Data only: below
  * every file that reads it.
  */
+#include <string.h>
+
+#include "syncspec.h"
 #include "tracer_int.h"
 
-const struct hook_def hook_defs[] = {
-	{ "pthread_create", OP_CREATE },
-	{ "pthread_join", OP_JOIN },
-	{ "pthread_mutex_lock", OP_LOCK },
-	{ "pthread_mutex_trylock", OP_TRYLOCK },
-	{ "pthread_mutex_timedlock", OP_TIMEDLOCK },
-	{ "pthread_mutex_clocklock", OP_TIMEDLOCK },
-	{ "pthread_mutex_unlock", OP_UNLOCK },
-	{ "pthread_rwlock_rdlock", OP_RDLOCK },
-	{ "pthread_rwlock_wrlock", OP_WRLOCK },
-	{ "pthread_rwlock_tryrdlock", OP_TRYRDLOCK },
-	{ "pthread_rwlock_trywrlock", OP_TRYWRLOCK },
-	{ "pthread_rwlock_timedrdlock", OP_TIMEDRDLOCK },
-	{ "pthread_rwlock_timedwrlock", OP_TIMEDWRLOCK },
-	{ "pthread_rwlock_clockrdlock", OP_TIMEDRDLOCK },
-	{ "pthread_rwlock_clockwrlock", OP_TIMEDWRLOCK },
-	{ "pthread_rwlock_unlock", OP_RWUNLOCK },
-	{ "pthread_spin_lock", OP_SPINLOCK },
-	{ "pthread_spin_trylock", OP_SPINTRYLOCK },
-	{ "pthread_spin_unlock", OP_SPINUNLOCK },
-	{ "pthread_cond_wait", OP_CONDWAIT },
-	{ "pthread_cond_timedwait", OP_CONDTIMEDWAIT },
-	{ "pthread_cond_clockwait", OP_CONDTIMEDWAIT },
-	{ "pthread_cond_signal", OP_SIGNAL },
-	{ "pthread_cond_broadcast", OP_BROADCAST },
-	{ "pthread_barrier_wait", OP_BARRIER },
-	{ "sem_wait", OP_SEMWAIT },
-	{ "sem_trywait", OP_SEMTRYWAIT },
-	{ "sem_timedwait", OP_SEMTIMEDWAIT },
-	{ "sem_clockwait", OP_SEMTIMEDWAIT },
-	{ "sem_post", OP_SEMPOST },
-	/* C11 <threads.h>: glibc's wrappers call the pthread functions, which
-	 * the caller filter then ignores */
-	{ "thrd_create", OP_CREATE },
-	{ "thrd_join", OP_JOIN },
-	{ "mtx_lock", OP_LOCK },
-	{ "mtx_trylock", OP_TRYLOCK },
-	{ "mtx_timedlock", OP_TIMEDLOCK },
-	{ "mtx_unlock", OP_UNLOCK },
-	{ "cnd_wait", OP_CONDWAIT },
-	{ "cnd_timedwait", OP_CONDTIMEDWAIT },
-	{ "cnd_signal", OP_SIGNAL },
-	{ "cnd_broadcast", OP_BROADCAST },
-	/* process exit: a scheduling point before the exit takes effect
-	 * (its event is emitted at exit_group); exit() is called by libc
-	 * itself when main returns, so it is not filtered by caller */
-	{ "exit", OP_EXIT },
-	{ "_exit", OP_EXIT },
-	{ "_Exit", OP_EXIT },
-	/* sleeping calls: scheduling points, no event (sched.c) */
-	{ "nanosleep", OP_SLEEP },
-	{ "clock_nanosleep", OP_SLEEP },
-	{ "usleep", OP_SLEEP },
-	{ "sleep", OP_SLEEP },
-	{ "sched_yield", OP_SLEEP },
-	{ "poll", OP_SLEEP },
-	{ "ppoll", OP_SLEEP },
-	{ "select", OP_SLEEP },
-	{ "pselect", OP_SLEEP },
-	{ "epoll_wait", OP_SLEEP },
-	{ "epoll_pwait", OP_SLEEP },
-	{ "thrd_sleep", OP_SLEEP },
-	{ "thrd_yield", OP_SLEEP },
-	{ "malloc", OP_MALLOC },
-	{ "calloc", OP_CALLOC },
-	{ "realloc", OP_REALLOC },
-	{ "free", OP_FREE },
-};
-const size_t n_hook_defs = sizeof hook_defs / sizeof hook_defs[0];
-_Static_assert(sizeof hook_defs / sizeof hook_defs[0] <= sizeof ((struct aspace *)0)->hook_addr /
-	       sizeof ((struct aspace *)0)->hook_addr[0], "hook_addr is 64 long");
+#define BUILTIN_HOOKS \
+	{ .name = "pthread_create", .op = OP_CREATE }, \
+	{ .name = "pthread_join", .op = OP_JOIN }, \
+	{ .name = "pthread_mutex_lock", .op = OP_LOCK }, \
+	{ .name = "pthread_mutex_trylock", .op = OP_TRYLOCK }, \
+	{ .name = "pthread_mutex_timedlock", .op = OP_TIMEDLOCK }, \
+	{ .name = "pthread_mutex_clocklock", .op = OP_TIMEDLOCK }, \
+	{ .name = "pthread_mutex_unlock", .op = OP_UNLOCK }, \
+	{ .name = "pthread_rwlock_rdlock", .op = OP_RDLOCK }, \
+	{ .name = "pthread_rwlock_wrlock", .op = OP_WRLOCK }, \
+	{ .name = "pthread_rwlock_tryrdlock", .op = OP_TRYRDLOCK }, \
+	{ .name = "pthread_rwlock_trywrlock", .op = OP_TRYWRLOCK }, \
+	{ .name = "pthread_rwlock_timedrdlock", .op = OP_TIMEDRDLOCK }, \
+	{ .name = "pthread_rwlock_timedwrlock", .op = OP_TIMEDWRLOCK }, \
+	{ .name = "pthread_rwlock_clockrdlock", .op = OP_TIMEDRDLOCK }, \
+	{ .name = "pthread_rwlock_clockwrlock", .op = OP_TIMEDWRLOCK }, \
+	{ .name = "pthread_rwlock_unlock", .op = OP_RWUNLOCK }, \
+	{ .name = "pthread_spin_lock", .op = OP_SPINLOCK }, \
+	{ .name = "pthread_spin_trylock", .op = OP_SPINTRYLOCK }, \
+	{ .name = "pthread_spin_unlock", .op = OP_SPINUNLOCK }, \
+	{ .name = "pthread_cond_wait", .op = OP_CONDWAIT }, \
+	{ .name = "pthread_cond_timedwait", .op = OP_CONDTIMEDWAIT }, \
+	{ .name = "pthread_cond_clockwait", .op = OP_CONDTIMEDWAIT }, \
+	{ .name = "pthread_cond_signal", .op = OP_SIGNAL }, \
+	{ .name = "pthread_cond_broadcast", .op = OP_BROADCAST }, \
+	{ .name = "pthread_barrier_wait", .op = OP_BARRIER }, \
+	{ .name = "sem_wait", .op = OP_SEMWAIT }, \
+	{ .name = "sem_trywait", .op = OP_SEMTRYWAIT }, \
+	{ .name = "sem_timedwait", .op = OP_SEMTIMEDWAIT }, \
+	{ .name = "sem_clockwait", .op = OP_SEMTIMEDWAIT }, \
+	{ .name = "sem_post", .op = OP_SEMPOST }, \
+	/* C11 <threads.h>: glibc's wrappers call the pthread functions, which \
+	 * the caller filter then ignores */ \
+	{ .name = "thrd_create", .op = OP_CREATE }, \
+	{ .name = "thrd_join", .op = OP_JOIN }, \
+	{ .name = "mtx_lock", .op = OP_LOCK }, \
+	{ .name = "mtx_trylock", .op = OP_TRYLOCK }, \
+	{ .name = "mtx_timedlock", .op = OP_TIMEDLOCK }, \
+	{ .name = "mtx_unlock", .op = OP_UNLOCK }, \
+	{ .name = "cnd_wait", .op = OP_CONDWAIT }, \
+	{ .name = "cnd_timedwait", .op = OP_CONDTIMEDWAIT }, \
+	{ .name = "cnd_signal", .op = OP_SIGNAL }, \
+	{ .name = "cnd_broadcast", .op = OP_BROADCAST }, \
+	/* process exit: a scheduling point before the exit takes effect \
+	 * (its event is emitted at exit_group); exit() is called by libc \
+	 * itself when main returns, so it is not filtered by caller */ \
+	{ .name = "exit", .op = OP_EXIT }, \
+	{ .name = "_exit", .op = OP_EXIT }, \
+	{ .name = "_Exit", .op = OP_EXIT }, \
+	/* sleeping calls: scheduling points, no event (sched.c) */ \
+	{ .name = "nanosleep", .op = OP_SLEEP }, \
+	{ .name = "clock_nanosleep", .op = OP_SLEEP }, \
+	{ .name = "usleep", .op = OP_SLEEP }, \
+	{ .name = "sleep", .op = OP_SLEEP }, \
+	{ .name = "sched_yield", .op = OP_SLEEP }, \
+	{ .name = "poll", .op = OP_SLEEP }, \
+	{ .name = "ppoll", .op = OP_SLEEP }, \
+	{ .name = "select", .op = OP_SLEEP }, \
+	{ .name = "pselect", .op = OP_SLEEP }, \
+	{ .name = "epoll_wait", .op = OP_SLEEP }, \
+	{ .name = "epoll_pwait", .op = OP_SLEEP }, \
+	{ .name = "thrd_sleep", .op = OP_SLEEP }, \
+	{ .name = "thrd_yield", .op = OP_SLEEP }, \
+	{ .name = "malloc", .op = OP_MALLOC }, \
+	{ .name = "calloc", .op = OP_CALLOC }, \
+	{ .name = "realloc", .op = OP_REALLOC }, \
+	{ .name = "free", .op = OP_FREE }, \
+	/* end */
+
+static const struct hook_def builtin[] = { BUILTIN_HOOKS };
+
+/* The built-in hooks first, then those of the sessions' sync specs
+ * (hooks_add_spec in hooks.c), appended as a session plants them: the
+ * same specs in every session of a process (they come from its options),
+ * so the table only grows, and a hook's number never changes. */
+struct hook_def hook_defs[HOOK_MAX] = { BUILTIN_HOOKS };
+size_t n_hook_defs = sizeof builtin / sizeof builtin[0];
+const size_t n_builtin_hooks = sizeof builtin / sizeof builtin[0];
+
+_Static_assert(sizeof builtin / sizeof builtin[0] < HOOK_MAX, "room for the specs' hooks");
+
+bool syncspec_builtin_name(const char *name)
+{
+	for (size_t i = 0; i < n_builtin_hooks; i++)
+		if (!strcmp(builtin[i].name, name))
+			return true;
+	return false;
+}

@@ -16,9 +16,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptrace_util.h"
+#include "syncspec.h"
 #include "trace/log.h"
 #include "tracer_int.h"
 
@@ -30,6 +32,148 @@ static bool hook_required(size_t i)
 }
 
 static void find_interceptors(struct tracer *tr);
+/* ---- sync specs (syncspec.c, docs/sync-spec.md): more rows of the table */
+
+static enum hop spec_hop(enum sync_op op, unsigned *flags)
+{
+	switch (op) {
+	case SYNC_ACQUIRE: return OP_LOCK;
+	case SYNC_TRY_ACQUIRE: return OP_TRYLOCK;
+	case SYNC_RELEASE: return OP_UNLOCK;
+	case SYNC_READ_ACQUIRE: return OP_RDLOCK;
+	case SYNC_READ_TRY_ACQUIRE: return OP_TRYRDLOCK;
+	case SYNC_WRITE_ACQUIRE: return OP_WRLOCK;
+	case SYNC_WRITE_TRY_ACQUIRE: return OP_TRYWRLOCK;
+	case SYNC_READ_RELEASE:
+	case SYNC_WRITE_RELEASE: return OP_RWUNLOCK;
+	case SYNC_WAIT: return OP_CONDWAIT;
+	case SYNC_TIMED_WAIT: return OP_CONDTIMEDWAIT;
+	case SYNC_SIGNAL: return OP_SIGNAL;
+	case SYNC_BROADCAST: return OP_BROADCAST;
+	case SYNC_ONCE: *flags |= HF_ONCE; return OP_LOCK;
+	case SYNC_ONCE_ENTER: *flags |= HF_ONCE_ENTER; return OP_LOCK;
+	case SYNC_ONCE_LEAVE: return OP_UNLOCK;
+	case SYNC_THREAD_CREATE: *flags |= HF_WRAP; return OP_CREATE;
+	case SYNC_THREAD_JOIN: *flags |= HF_WRAP; return OP_JOIN;
+	}
+	return OP_UNLOCK;
+}
+
+static int find_hook(const char *name)
+{
+	for (size_t i = 0; i < n_hook_defs; i++)
+		if (!strcmp(hook_defs[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Appends the functions of spec text (named name) to the hook table; a
+ * function already in it keeps its first meaning (the user's spec is
+ * added before GLib's: it overrides it). */
+static int add_spec(const char *text, const char *name, char *why, size_t whylen)
+{
+	struct sync_spec s;
+	if (syncspec_parse(text, name, &s, why, whylen) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < s.n && rc == 0; i++) {
+		const struct sync_func *f = &s.f[i];
+		if (find_hook(f->name) >= 0)
+			continue;
+		struct hook_def *d = &hook_defs[n_hook_defs];
+		unsigned flags = HF_SPEC | (f->recursive ? HF_RECURSIVE : 0) |
+				 (f->ok_nonzero ? HF_OK_NONZERO : 0);
+		enum hop op = spec_hop(f->op, &flags);
+		char *nm = n_hook_defs < HOOK_MAX ? strdup(f->name) : NULL;
+		char *lib = nm ? strdup(f->lib) : NULL;
+		if (!lib) {
+			free(nm);
+			snprintf(why, whylen, "%s: too many functions in the sync specs (at most %d in all)",
+				 name, HOOK_MAX - (int)n_builtin_hooks);
+			rc = -1;
+			break;
+		}
+		*d = (struct hook_def){ nm, op, flags, lib, f->arg, f->lock_arg, f->bit_arg };
+		n_hook_defs++;
+	}
+	syncspec_free(&s);
+	return rc;
+}
+
+static bool lib_matches(const struct hook_def *d, const struct elfmod *m, const char *exe)
+{
+	if (!*d->lib)
+		return true;
+	const char *b = strrchr(m->path, '/');
+	b = b ? b + 1 : m->path;
+	return strcmp(m->path, exe) && !strncmp(b, d->lib, strlen(d->lib));
+}
+
+/* The specs' functions not planted yet that module m has. */
+static void plant_spec_in(struct tracer *tr, const struct elfmod *m)
+{
+	const char *names[HOOK_MAX];
+	int idx[HOOK_MAX];
+	size_t n = 0;
+	for (size_t i = n_builtin_hooks; i < n_hook_defs; i++)
+		if (!tr->proc->as.hook_addr[i] && lib_matches(&hook_defs[i], m, tr->exe)) {
+			idx[n] = (int)i;
+			names[n++] = hook_defs[i].name;
+		}
+	struct elfsym syms[HOOK_MAX];
+	int has_symtab;
+	if (!n || m->path[0] != '/' || elf_lookup_funcs(m->path, names, n, syms, &has_symtab) <= 0)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		if (!syms[k].value)
+			continue;
+		uint64_t addr = m->bias + syms[k].value;
+		char w[160];
+		if (!bpt_find(&tr->proc->as.bpts, addr) &&
+		    bpt_insert_entry(&tr->proc->as.bpts, addr, syms[k].size, BK_HOOK, idx[k], w, sizeof w) < 0) {
+			avt_warn("cannot hook %s in '%s': %s", names[k], m->path, w);
+			continue;
+		}
+		tr->proc->as.hook_addr[idx[k]] = addr;
+		tr->proc->as.hook_size[idx[k]] = syms[k].size;
+		avt_debug("sync spec: %s hooked in '%s'", names[k], m->path);
+	}
+}
+
+#define GLIB_NAME "libglib-2.0.so"
+
+/* The user's spec, then GLib's when libglib is loaded; the program's
+ * functions first, then the libraries'. */
+static int plant_specs(struct tracer *tr, char *why, size_t whylen)
+{
+	if (tr->opts.sync_spec &&
+	    add_spec(tr->opts.sync_spec, tr->opts.sync_spec_name ? tr->opts.sync_spec_name : "sync spec",
+		     why, whylen) < 0)
+		return -1;
+	if (modmap_find_name(&tr->proc->as.mods, GLIB_NAME) &&
+	    add_spec(syncspec_glib, "GLib's sync spec", why, whylen) < 0)
+		return -1;
+	for (size_t i = n_builtin_hooks; i < n_hook_defs; i++)
+		tr->proc->as.hook_addr[i] = 0;
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		if (!strcmp(tr->proc->as.mods.m[i].path, tr->exe))
+			plant_spec_in(tr, &tr->proc->as.mods.m[i]);
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		if (strcmp(tr->proc->as.mods.m[i].path, tr->exe))
+			plant_spec_in(tr, &tr->proc->as.mods.m[i]);
+	return 0;
+}
+
+void hooks_plant_module(struct tracer *tr, const struct elfmod *m)
+{
+	const char *b = strrchr(m->path, '/');
+	b = b ? b + 1 : m->path;
+	char why[256];
+	if (!strncmp(b, GLIB_NAME, strlen(GLIB_NAME)) &&
+	    add_spec(syncspec_glib, "GLib's sync spec", why, sizeof why) < 0)
+		avt_warn("%s", why);
+	plant_spec_in(tr, m);
+}
 
 int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 {
@@ -47,12 +191,12 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot find libc or the executable in the target's memory map");
 		return -1;
 	}
-	const char *names[64];
-	struct elfsym syms[64];
+	const char *names[HOOK_MAX];
+	struct elfsym syms[HOOK_MAX];
 	int has_symtab;
-	for (size_t i = 0; i < n_hook_defs; i++)
+	for (size_t i = 0; i < n_builtin_hooks; i++)
 		names[i] = hook_defs[i].name;
-	int found = elf_lookup_funcs(where->path, names, n_hook_defs, syms, &has_symtab);
+	int found = elf_lookup_funcs(where->path, names, n_builtin_hooks, syms, &has_symtab);
 	if (found < 0) {
 		snprintf(why, whylen, "cannot read symbols of '%s'", where->path);
 		return -1;
@@ -61,7 +205,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		snprintf(why, whylen, "'%s' is statically linked and stripped: no symbol table to find the pthread functions in", tr->exe);
 		return -1;
 	}
-	for (size_t i = 0; i < n_hook_defs; i++) {
+	for (size_t i = 0; i < n_builtin_hooks; i++) {
 		tr->proc->as.hook_addr[i] = 0;
 		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
 			continue;
@@ -83,7 +227,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 	}
 	if (tr->san.asan)
 		find_interceptors(tr);
-	return 0;
+	return plant_specs(tr, why, whylen);
 }
 
 /* A sanitizer's interceptor of a hooked function (__interceptor_X, in
@@ -97,17 +241,18 @@ static void find_interceptors(struct tracer *tr)
 	const char *names[64];
 	struct elfsym syms[64];
 	int has_symtab;
+	size_t n = n_hook_defs < 64 ? n_hook_defs : 64; /* the built-in hooks come first */
 	s->nicpt = 0;
-	for (size_t i = 0; i < n_hook_defs && i < 64; i++) {
+	for (size_t i = 0; i < n; i++) {
 		snprintf(buf[i], sizeof buf[i], "__interceptor_%s", hook_defs[i].name);
 		names[i] = buf[i];
 	}
 	for (size_t k = 0; k < tr->proc->as.mods.n; k++) {
 		const struct elfmod *m = &tr->proc->as.mods.m[k];
 		if ((strcmp(m->path, tr->exe) && !sanitizer_runtime(m->path)) ||
-		    elf_lookup_funcs(m->path, names, n_hook_defs, syms, &has_symtab) <= 0)
+		    elf_lookup_funcs(m->path, names, n, syms, &has_symtab) <= 0)
 			continue;
-		for (size_t i = 0; i < n_hook_defs && s->nicpt < 128; i++)
+		for (size_t i = 0; i < n && s->nicpt < 128; i++)
 			if (syms[i].value) {
 				s->icpt[s->nicpt].lo = m->bias + syms[i].value;
 				s->icpt[s->nicpt++].hi = m->bias + syms[i].value + syms[i].size;
@@ -126,7 +271,7 @@ static bool in_interceptor(const struct tracer *tr, uint64_t ret)
 /* The site of a call that returns to ret with the frame pointer rbp at the
  * hooked function's entry: ret, or, from an interceptor (built with frame
  * pointers: rbp is its frame), its own return address. */
-static uint64_t call_site(struct tracer *tr, uint64_t ret, uint64_t rbp)
+static uint64_t interceptor_site(struct tracer *tr, uint64_t ret, uint64_t rbp)
 {
 	uint64_t up;
 	if (!in_interceptor(tr, ret) || ptu_read_u64(tr->proc->pid, rbp + 8, &up) < 0 || !up ||
@@ -157,6 +302,61 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 	return false;
 }
 
+/* The innermost call of a spec's function t is in (by its return frame:
+ * every such call has one, hooks_commit), or NULL. */
+static const struct retframe *spec_frame(const struct tthread *t)
+{
+	for (int k = t->priv->nrets; k-- > 0;) {
+		const struct retframe *f = &t->priv->rets[k];
+		if (f->hook >= 0 && (hook_defs[f->hook].flags & HF_SPEC))
+			return f;
+	}
+	return NULL;
+}
+
+/* A hooked call from inside a spec's function (g_cond_wait relocking its
+ * GMutex, g_rec_mutex_lock's pthread_mutex_lock, even as a tail call
+ * whose return address is the trampoline): a part of the outer call, no
+ * event of its own.  A `once` call runs the program's callback: only the
+ * calls of the spec's library itself are its own there. */
+static bool nested_call(struct tracer *tr, const struct tthread *t, uint64_t ret)
+{
+	const struct retframe *f = spec_frame(t);
+	if (!f)
+		return false;
+	if (!(hook_defs[f->hook].flags & HF_ONCE) || ret == tr->proc->as.tramp)
+		return true;
+	return modmap_find(&tr->proc->as.mods, ret) ==
+	       modmap_find(&tr->proc->as.mods, tr->proc->as.hook_addr[f->hook]);
+}
+
+/* The pthread call inside a spec's thread-create or thread-join wrapper
+ * (g_thread_new's pthread_create): the event, at the wrapper's site. */
+static const struct retframe *wrapper_of(const struct tthread *t, int h)
+{
+	const struct retframe *f = spec_frame(t);
+	if (!f || !(hook_defs[f->hook].flags & HF_WRAP) || (hook_defs[h].flags & HF_SPEC) ||
+	    hook_defs[f->hook].op != hook_defs[h].op)
+		return NULL;
+	return f;
+}
+
+/* Integer argument k (0-based) of a call stopped at its entry. */
+static uint64_t call_arg(const struct user_regs_struct *r, unsigned k)
+{
+	const uint64_t a[6] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
+	return k < 6 ? a[k] : 0;
+}
+
+/* The objects of a spec's call: the argument it names, a bit lock's byte. */
+static void spec_objects(const struct hook_def *d, const struct user_regs_struct *r, struct treq *q)
+{
+	q->obj = call_arg(r, d->arg);
+	if (d->bit_arg >= 0)
+		q->obj += (uint32_t)call_arg(r, (unsigned)d->bit_arg) / 8;
+	q->obj2 = call_arg(r, d->arg2);
+}
+
 /* glibc's pthread_mutex_t: __data.__kind at offset 16, type in its low bits. */
 static int mutex_type(struct tracer *tr, uint64_t m)
 {
@@ -168,35 +368,53 @@ static int mutex_type(struct tracer *tr, uint64_t m)
 #define MUTEX_RECURSIVE 1
 #define MUTEX_ERRORCHECK 2
 
+/* Is t's call of hook h (returning to *ret) an event, and at which site
+ * (*ret, changed for a wrapper's pthread call)?  False: internal. */
+static bool call_site(struct tracer *tr, struct tthread *t, int h, uint64_t *ret)
+{
+	const struct retframe *wrap = wrapper_of(t, h);
+	if (wrap) {
+		*ret = wrap->site;
+		return true;
+	}
+	if (hook_defs[h].op == OP_EXIT)
+		/* main's return calls exit() from libc; libc's own _exit after
+		 * an exit() already seen is not a new point */
+		return !(t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, *ret)));
+	/* libc calls no spec's function of its own: a return address in
+	 * libc, or in a hooked function's body, is a tail call's (libglib's
+	 * `jmp g_mutex_unlock` at the end of a callback libc called): the
+	 * frames alone tell what a spec's call is in */
+	return !(nested_call(tr, t, *ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, *ret)));
+}
+
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0)
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || !call_site(tr, t, h, &ret))
 		return false;
-	if (hook_defs[h].op == OP_EXIT) {
-		/* main's return calls exit() from libc; libc's own _exit after
-		 * an exit() already seen is not a new point */
-		if (t->priv->exit_req || (strcmp(hook_defs[h].name, "exit") && internal_caller(tr, ret)))
-			return false;
-	} else if (internal_caller(tr, ret)) {
-		return false;
-	}
+	const struct hook_def *d = &hook_defs[h];
 	struct treq *q = &t->req;
 	memset(q, 0, sizeof *q);
 	q->hook = h;
-	q->site = call_site(tr, ret, r->rbp);
+	q->site = interceptor_site(tr, ret, r->rbp);
 	q->obj = r->rdi;
-	switch (hook_defs[h].op) {
+	if (d->flags & HF_SPEC)
+		spec_objects(d, r, q);
+	switch (d->op) {
 	case OP_CONDWAIT:
 	case OP_CONDTIMEDWAIT:
-		q->obj2 = r->rsi;
+		if (!(d->flags & HF_SPEC))
+			q->obj2 = r->rsi;
 		q->kind = AVT_EV_WAIT;
 		break;
 	case OP_LOCK:
 	case OP_SPINLOCK: {
 		q->kind = AVT_EV_ACQUIRE;
 		if (model_owns(&tr->proc->model, q->obj, t->lid)) {
-			int type = hook_defs[h].op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
+			/* a spec says what its lock is; glibc's mutex says it itself */
+			int type = d->flags & HF_SPEC ? (d->flags & HF_RECURSIVE ? MUTEX_RECURSIVE : 0) :
+				   d->op == OP_LOCK ? mutex_type(tr, q->obj) : 0;
 			if (type == MUTEX_ERRORCHECK)
 				q->kind = AVT_EV_NONE; /* returns EDEADLK */
 			else if (type != MUTEX_RECURSIVE)
@@ -286,11 +504,22 @@ static void emit_alloc(struct tracer *tr, struct tthread *t, enum avt_alloc_kind
 		tr->sink.alloc(tr->sink.ctx, tr, &a);
 }
 
+bool hooks_transparent(int h)
+{
+	return hop_is_heap(hook_defs[h].op) || (hook_defs[h].flags & HF_WRAP);
+}
+
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
 	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || internal_caller(tr, ret))
 		return;
+	if (hook_defs[h].flags & HF_WRAP) {
+		/* its pthread call takes this site (wrapper_of) */
+		if (!nested_call(tr, t, ret))
+			push_frame(tr, t, r, h, 0, 0, ret);
+		return;
+	}
 	switch (hook_defs[h].op) {
 	case OP_FREE:
 		if (r->rdi)
@@ -370,7 +599,7 @@ static void release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t
 	tr_emit(tr, t, AVT_EV_RELEASE, obj, 0, site, held ? AVT_F_RECURSIVE : 0, 0);
 }
 
-int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	struct treq *q = &t->req;
 	switch (hook_defs[q->hook].op) {
@@ -438,6 +667,38 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	}
 }
 
+/* Every call of a spec's function has its return frame: the calls it
+ * makes are its own (nested_call), until it returns. */
+int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
+{
+	int before = t->priv->nrets;
+	int rc = commit_op(tr, t, r);
+	if (rc == 0 && (hook_defs[t->req.hook].flags & HF_SPEC) && t->priv->nrets == before)
+		rc = push_ret(tr, t, r);
+	return rc;
+}
+
+/* Did a try-lock (or a timed wait) of hook d succeed (wake) with rv? */
+static bool call_ok(const struct hook_def *d, int64_t rv)
+{
+	if (d->flags & HF_SPEC)
+		return d->flags & HF_OK_NONZERO ? (int32_t)rv != 0 : (int32_t)rv == 0;
+	/* EOWNERDEAD: a robust mutex whose owner died, taken */
+	return rv == 0 || rv == EOWNERDEAD;
+}
+
+/* The return of a spec's call whose return means nothing more than its
+ * end (1: no scheduling point), or that releases a `once` (0). */
+static int spec_return(struct tracer *tr, struct tthread *t, const struct retframe *f, int64_t rv)
+{
+	const struct hook_def *d = &hook_defs[f->hook];
+	if ((d->flags & HF_ONCE) || ((d->flags & HF_ONCE_ENTER) && (int32_t)rv == 0)) {
+		release(tr, t, f->obj, f->site);
+		return 0;
+	}
+	return 1;
+}
+
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	struct tracer_priv_thread *p = t->priv;
@@ -465,6 +726,8 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 				   (uint64_t)rv, f.obj, f.site);
 		return 1;
 	}
+	if (hook_defs[f.hook].flags & HF_WRAP)
+		return 1;
 	t->wait = TW_NONE;
 	p->expect_block = false;
 	p->sync_sleep = false;
@@ -478,8 +741,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	case OP_TIMEDRDLOCK: {
 		bool rd = op == OP_TRYRDLOCK || op == OP_TIMEDRDLOCK;
 		bool wr = op == OP_TRYWRLOCK || op == OP_TIMEDWRLOCK;
-		/* EOWNERDEAD: a robust mutex whose owner died, taken */
-		if (rv == 0 || rv == EOWNERDEAD)
+		if (call_ok(&hook_defs[f.hook], rv))
 			acquire(tr, t, f.obj, rd ? AVT_EV_RD_ACQUIRE : wr ? AVT_EV_WR_ACQUIRE : AVT_EV_ACQUIRE,
 				0, f.site, 0);
 		else
@@ -490,8 +752,11 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	}
 	case OP_CONDWAIT:
 	case OP_CONDTIMEDWAIT:
-		/* glibc returns ETIMEDOUT; C11's cnd_timedwait thrd_timedout (4) */
-		if (op == OP_CONDTIMEDWAIT && (rv == ETIMEDOUT || rv == 4))
+		/* glibc returns ETIMEDOUT; C11's cnd_timedwait thrd_timedout (4);
+		 * a spec says which */
+		if (op == OP_CONDTIMEDWAIT &&
+		    (hook_defs[f.hook].flags & HF_SPEC ? !call_ok(&hook_defs[f.hook], rv) :
+		     rv == ETIMEDOUT || rv == 4))
 			tflag = AVT_F_TIMED_OUT;
 		acquire(tr, t, f.obj2, AVT_EV_ACQUIRE, f.obj, f.site, AVT_F_COND_WAKE | tflag);
 		return 0;
@@ -506,7 +771,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 			tr_emit(tr, t, AVT_EV_SEM_WAIT, f.obj, 0, f.site, 0, 0);
 		return 0;
 	default:
-		return 0;
+		return hook_defs[f.hook].flags & HF_SPEC ? spec_return(tr, t, &f, rv) : 0;
 	}
 }
 
@@ -564,7 +829,7 @@ void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_k
 	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }
 
-bool hooks_internal_caller(struct tracer *tr, uint64_t ret)
+bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret)
 {
-	return internal_caller(tr, ret);
+	return internal_caller(tr, ret) || nested_call(tr, t, ret);
 }

@@ -298,6 +298,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		.access_budget = opts->access_budget,
 		.access_scope = opts->access_scope,
 		.stack_depth = opts->stack_depth, .agent_lib = opts->agent_lib,
+		.sync_spec = opts->sync_spec, .sync_spec_name = opts->sync_spec_name,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -433,6 +434,11 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
 	if (rec->opts.access_scope && *rec->opts.access_scope)
 		json_object_set_new(m, "access_scope", json_string(rec->opts.access_scope));
+	/* the spec itself: every replay plants the same hooks, wherever it runs */
+	if (rec->opts.sync_spec) {
+		json_object_set_new(m, "sync_spec", json_string(rec->opts.sync_spec));
+		json_object_set_new(m, "sync_spec_file", json_string(rec->opts.sync_spec_name ? rec->opts.sync_spec_name : ""));
+	}
 	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
 	json_object_set_new(m, "access_sites", json_integer(as->sites));
 	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));

@@ -33,6 +33,8 @@ struct record_opts {
 	                         replay and explore to give it again */
 	unsigned stack_depth; /* > 0: each event's call stack (--stacks) */
 	const char *agent_lib; /* --agent: preload this in-process agent */
+	const char *sync_spec; /* --sync-spec: the spec's text, or NULL */
+	const char *sync_spec_name; /* its file */
 };
 
 struct record_result {

@@ -178,7 +178,17 @@ struct tracer_opts {
 	size_t nsite_lids;
 	const char *agent_lib; /* non-NULL: preload this in-process agent and
 	                          take its events (agent.c, docs/agent.md) */
+	const char *sync_spec; /* the text of the user's sync spec (--sync-spec,
+	                          docs/sync-spec.md), or NULL */
+	const char *sync_spec_name; /* its file's name, for messages */
 };
+
+/* Reads and checks the sync spec at path (syncspec.c): 0 and its text in
+ * *text (malloc'd), or -1 with "FILE:LINE: what is wrong" (or why it
+ * cannot be read) in err. */
+int tracer_sync_spec_load(const char *path, char **text, char *err, size_t errlen);
+/* The same check of a spec's text (a recording's, named name). */
+int tracer_sync_spec_check(const char *text, const char *name, char *err, size_t errlen);
 
 /* CPUs (cpu.c).  The k-th CPU (modulo their number) of those this process
  * was allowed before it first pinned itself, for the k-th of several

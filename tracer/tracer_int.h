@@ -79,13 +79,34 @@ static inline bool hop_is_heap(enum hop op)
 	return op >= OP_MALLOC;
 }
 
+/* Hooks of a sync spec (hook_def.flags). */
+enum {
+	HF_SPEC = 1,          /* from a sync spec (syncspec.c, docs/sync-spec.md) */
+	HF_RECURSIVE = 2,     /* OP_LOCK, OP_TRYLOCK: the owner may take it again */
+	HF_OK_NONZERO = 4,    /* try-locks: nonzero is success; timed waits:
+	                         nonzero is woken, zero timed out */
+	HF_ONCE = 8,          /* OP_LOCK held for the call: released at its return */
+	HF_ONCE_ENTER = 16,   /* OP_LOCK kept when it returns nonzero (the caller
+	                         initializes), released at once when it returns 0 */
+	HF_WRAP = 32,         /* OP_CREATE, OP_JOIN: the pthread call inside it is
+	                         the event, at this call's site */
+};
+
 struct hook_def {
 	const char *name;
 	enum hop op;
+	/* sync-spec hooks only (zero for the built-in ones) */
+	unsigned flags;       /* HF_* */
+	const char *lib;      /* the module to look in; "": the program, then any */
+	uint8_t arg, arg2;    /* argument index of obj and (waits) of obj2 */
+	int8_t bit_arg;       /* >= 0: obj += that argument / 8 (bit locks) */
 };
 
-extern const struct hook_def hook_defs[];
-extern const size_t n_hook_defs;
+#define HOOK_MAX 256
+/* The built-in hooks, then the sync specs' (hookdefs.c, hooks_add_spec). */
+extern struct hook_def hook_defs[HOOK_MAX];
+extern size_t n_hook_defs;
+extern const size_t n_builtin_hooks;
 
 /* A call in progress whose return we intercept (uretprobe style: the
  * return address on the stack is swapped for the trampoline). */
@@ -154,8 +175,8 @@ struct aspace {
 	uint16_t next_mod_id;
 	uint64_t scratch;       /* the scratch page (slots, trampoline) */
 	uint64_t tramp;         /* address of the return trampoline int3 */
-	uint64_t hook_addr[64]; /* hooked functions, by hook number */
-	uint64_t hook_size[64];
+	uint64_t hook_addr[HOOK_MAX]; /* hooked functions, by hook number */
+	uint64_t hook_size[HOOK_MAX];
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
 	struct access *acc;     /* access breakpoints (access.c), NULL when off */
@@ -472,6 +493,11 @@ int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r);
 /* t stopped at a heap hook's entry: record it and arrange for its return. */
 void hooks_heap_entry(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r);
+/* Hooks whose entry is no scheduling point (heap calls, a spec's thread
+ * create/join wrappers): hooks_heap_entry takes them. */
+bool hooks_transparent(int h);
+/* A module mapped later: the sync specs' hooks in it. */
+void hooks_plant_module(struct tracer *tr, const struct elfmod *m);
 
 /* sched.c: the record policy (tracer_pick_round_robin is in tracer.h) */
 bool sched_is_sleep_call(int hook);
@@ -492,7 +518,7 @@ void hooks_acquire(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_
 void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t site);
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site);
-bool hooks_internal_caller(struct tracer *tr, uint64_t ret);
+bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */
 bool hooks_cancel_wait(struct tracer *tr, struct tthread *t);
