@@ -88,9 +88,21 @@ t_test_default_budget_stops_at_bug() {
 	run_test out --no-order -- "$(target acc_account)"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test"
 	expect_match "$(cat out.test)" '^no bug reproduced by the predictions; exploring \(--time 30\)$' "the default budget"
-	expect_match "$(cat out.test)" '^exploring for up to 30 s or until a bug \(surw, ' "the first line"
+	expect_match "$(cat out.test)" '^exploring for up to 30 s \(at least 100 runs\) or until a bug \(surw, ' "the first line"
 	expect_match "$(cat out.test)" '^stopped: a run failed$' "why it stopped"
 	expect_match "$(cat out.test)" '^  found by run [0-9]+: ' "runs to find it"
+}
+
+# The default budget never ends before 100 runs, however slow the machine:
+# what the first 100 runs find does not depend on its speed.
+# limit: 240
+t_test_default_budget_floor() {
+	run_test out -- "$(target acc_account_ok)"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test"
+	local runs
+	runs=$(sed -n 's/^\([0-9][0-9]*\) runs in .*/\1/p' out.test | head -1)
+	[ -n "$runs" ] || fail "no run count in the output"
+	[ "$runs" -ge 100 ] || fail "the default budget stopped after $runs runs"
 }
 
 # --time: it stops, and says why; a generous bound on the whole command
