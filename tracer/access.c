@@ -1302,7 +1302,7 @@ static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
 	struct access *ac = tr->proc->as.acc;
-	if (avt_own_stack(ea, rsp)) {
+	if (avt_own_stack(ea, rsp) && !tracer_asan(tr)) {
 		struct pub *p = pub_of(ac, t->lid);
 		if (p)
 			pub_prune(p, rsp);
@@ -1320,7 +1320,11 @@ bool access_private_hit(struct tracer *tr, struct tthread *t, const struct bpt *
 			const struct user_regs_struct *r)
 {
 	struct access *ac = tr->proc->as.acc;
-	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite)
+	/* ASan builds keep every access to the own stack an event: its
+	 * instrumented frames (locals reached through ASan's frame pointer,
+	 * checked in the shadow) are not told apart from published ones yet,
+	 * and a replay of the recording must meet the same stops */
+	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite || tracer_asan(tr))
 		return false;
 	struct asite *s = &ac->site[b->data];
 	struct pub *p = s->off ? NULL : pub_of(ac, t->lid);
