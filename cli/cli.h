@@ -98,9 +98,6 @@ int minimize_bug(const char *dir, const char *x, const char *sched_path, const c
 /* Signals (cli/stop.c): SIGINT, SIGTERM and SIGHUP stop the command
  * (every command but dump, predict and schedule catches them). */
 void cli_catch_stop_signals(void);
-/* While on, SIGINT/SIGTERM/SIGHUP end this process at
- * once (it only waits for workers); off, they stop the supervisor cleanly. */
-void cli_parent_phase(bool on);
 /* In a worker forked by parent: die with it (PR_SET_PDEATHSIG). */
 void cli_worker_dies_with_parent(pid_t parent);
 

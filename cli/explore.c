@@ -131,6 +131,9 @@ static void say_stop(const struct explore_opts *eo, const struct explore_result 
 		printf("stopped: a run failed\n");
 	else if (r->stop == EXPLORE_STOP_ERROR)
 		printf("stopped: a run could not be started\n");
+	else if (r->stop == EXPLORE_STOP_SIGNAL)
+		printf("stopped: interrupted by SIG%s (the runs in flight were not counted)\n",
+		       sigabbrev_np(tracer_interrupted()) ?: "?");
 	else if (eo->time_s > 0)
 		printf("stopped: the runs budget (%u) was spent\n", eo->runs);
 }
@@ -419,9 +422,9 @@ int explore_and_report(struct explore_opts *eo, const struct explore_report *how
 		printf("the first %zu run%s start%s where a prediction that did not fail left off\n", nstarts,
 		       nstarts == 1 ? "" : "s", nstarts == 1 ? "s" : "");
 	fflush(stdout);
-	cli_parent_phase(true); /* its runs are workers that die with it */
+	/* a stop signal ends it at its next step: the runs in flight are
+	 * killed, what the finished ones found is kept and reported */
 	int xrc = explore_run(eo, &r);
-	cli_parent_phase(false);
 	if (own_progress) { /* next_line is ours: no caller keeps it */
 		eo->progress = NULL;
 		eo->progress_ctx = NULL;

@@ -11,20 +11,15 @@
 #include "tracer/tracer.h"
 
 /* SIGINT, SIGTERM, SIGHUP.  A supervisor stops at its next step, kills its
- * target and keeps what it recorded (tracer_interrupt_all).  A parent
- * waiting for parallel workers dies at once instead: its workers die with
- * it (PR_SET_PDEATHSIG, cli_worker_dies_with_parent) and their targets
- * with them (PTRACE_O_EXITKILL).  Prediction stops at its next check and
+ * target and keeps what it recorded (tracer_interrupt_all).  A parent of
+ * parallel workers (the replays of `test`, the runs of an exploration)
+ * sees tracer_interrupted() at its next wait, kills the workers in flight
+ * (their targets die with them: PTRACE_O_EXITKILL) and prints what the
+ * finished ones found; a worker dies with its parent (PR_SET_PDEATHSIG,
+ * cli_worker_dies_with_parent).  Prediction stops at its next check and
  * keeps the predictions made so far (predict_interrupt). */
-static volatile sig_atomic_t parent_phase;
-
 static void on_stop_signal(int sig)
 {
-	if (parent_phase) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
 	tracer_interrupt_all(sig);
 	predict_interrupt(sig);
 }
@@ -39,19 +34,8 @@ void cli_catch_stop_signals(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-void cli_parent_phase(bool on)
-{
-	parent_phase = on;
-	int sig = tracer_interrupted();
-	if (on && sig) { /* it came between two phases: die of it now */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-}
-
 void cli_worker_dies_with_parent(pid_t parent)
 {
-	parent_phase = 0;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent) /* it died before the line above */
 		_exit(128 + SIGKILL);

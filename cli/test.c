@@ -547,6 +547,8 @@ static int test_phases(struct test_run *tr)
 		return test_output_finish(&tr->out, &tr->res, test_stopped(tr, sig));
 	if (test_explore(tr))
 		return EXIT_USAGE;
+	if (tracer_interrupted()) /* while exploring: the summary so far */
+		return test_output_finish(&tr->out, &tr->res, test_stopped(tr, tracer_interrupted()));
 	if (tr->res.nbugs) /* the picture beside each report (cli/html.c) */
 		html_write_beside_reports(tr->ro.dir);
 	if (tr->res.nbugs && verify_describe_reports(tr->ro.dir) < 0) /* for avtrace verify after a rebuild */

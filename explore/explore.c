@@ -768,14 +768,33 @@ static int fork_run(const struct explore_opts *oo, unsigned num, unsigned j, str
 	return 0;
 }
 
+/* A stop signal came: the runs in flight are killed and reaped, their
+ * outcomes not counted (a run cut short says nothing). */
+static void kill_runs(struct slot *slot, unsigned jobs)
+{
+	for (unsigned j = 0; j < jobs; j++)
+		if (slot[j].pid)
+			kill(slot[j].pid, SIGKILL);
+	for (unsigned j = 0; j < jobs; j++) {
+		if (!slot[j].pid)
+			continue;
+		while (waitpid(slot[j].pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(slot[j].fd);
+		slot[j].pid = 0;
+	}
+}
+
 /* Whether to start no more runs after `next` of them, `elapsed` seconds
  * in; res->stop says why.  A run that could not start stops it too
  * (EXPLORE_STOP_ERROR, set by the caller). */
 static bool stopping(const struct explore_opts *o, struct explore_result *res, unsigned next, double elapsed)
 {
-	if (res->stop == EXPLORE_STOP_ERROR)
+	if (res->stop == EXPLORE_STOP_ERROR || res->stop == EXPLORE_STOP_SIGNAL)
 		return true;
-	if (o->stop_at_bug && res->nbugs)
+	if (tracer_interrupted())
+		res->stop = EXPLORE_STOP_SIGNAL;
+	else if (o->stop_at_bug && res->nbugs)
 		res->stop = EXPLORE_STOP_BUG;
 	else if (next >= o->runs)
 		res->stop = EXPLORE_STOP_RUNS;
@@ -832,6 +851,11 @@ int explore_run(const struct explore_opts *o, struct explore_result *res)
 			break;
 		int st;
 		pid_t w = waitpid(-1, &st, 0);
+		if (w < 0 && errno == EINTR && tracer_interrupted()) {
+			kill_runs(slot, jobs); /* (each one's program dies with it) */
+			res->stop = EXPLORE_STOP_SIGNAL;
+			break;
+		}
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;

@@ -62,6 +62,8 @@ enum explore_stop {
 	EXPLORE_STOP_TIME,      /* the time budget was spent */
 	EXPLORE_STOP_BUG,       /* a run failed (stop_at_bug) */
 	EXPLORE_STOP_ERROR,     /* a run could not be started */
+	EXPLORE_STOP_SIGNAL,    /* SIGINT, SIGTERM or SIGHUP (tracer_interrupted):
+	                           the runs in flight were killed, not counted */
 };
 
 struct explore_opts {

@@ -114,6 +114,43 @@ t_sigterm_prints_summary_so_far() {
 	fail "a replay of gated_runs is left: $(pgrep -af -- "$PWD/gate" | head -n 2)"
 }
 
+# SIGTERM while exploring (no predictions: EXPLORE_ONLY): one byte lets
+# the recording through; the first explored run waits at the gate.  Sent
+# once exploration has begun: the summary so far, the exploration's line
+# saying why it stopped, exit 128+15, no report, no program left.
+# limit: 60
+t_sigterm_while_exploring() {
+	local prog pid st i
+	prog=$(target gated_runs) || exit
+	mkfifo gate || fail "cannot make the gate"
+	exec 9<>gate
+	printf 'x' >&9
+	# shellcheck disable=SC2086
+	"$AVTRACE" test -q -f -o out -j 1 -t 30 $EXPLORE_ONLY --no-minimize -- "$prog" "$PWD/gate" \
+		>out.test 2>&1 &
+	pid=$!
+	for i in $(seq 800); do
+		grep -q '^exploring ' out.test && break
+		sleep 0.05
+	done
+	grep -q '^exploring ' out.test || fail "exploration did not begin within 40 s"
+	kill -TERM "$pid"
+	wait "$pid"
+	st=$?
+	exec 9>&-
+	sed 's/^/  | /' out.test >&3
+	expect_eq "$st" 143 "exit status after SIGTERM"
+	expect_match "$(cat out.test)" '^stopped: interrupted by SIGTERM ' "why exploration stopped"
+	expect_match "$(cat out.test)" '^interrupted by SIGTERM: ' "the summary"
+	expect_match "$(tail -n 1 out.test)" '^0 bugs reproduced so far; reports in out/reports/$' "the last line"
+	expect_eq "$(reports out)" 0 "reports after SIGTERM"
+	for i in $(seq 50); do
+		pgrep -f -- "$PWD/gate" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "a run of gated_runs is left: $(pgrep -af -- "$PWD/gate" | head -n 2)"
+}
+
 # cli/ as issue 32 left it: no circle of files, no function over 80 lines
 # (the checkers themselves are tested in test_explore_layout.sh).
 # file-cycles reads objects, and the build links cli/ from its sources
