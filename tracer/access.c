@@ -62,6 +62,7 @@
 #include "trace/agent_proto.h"
 #include "cache.h"
 #include "ptrace_util.h"
+#include "access_scan.h"
 #include "remote.h"
 #include "tracer_int.h"
 
@@ -229,11 +230,6 @@ static bool system_path(const char *p)
 	return false;
 }
 
-struct func {
-	uint64_t lo, hi;  /* ELF virtual addresses */
-	bool skip;        /* the C runtime's start-up and tear-down code */
-	const char *name; /* while the ELF is open */
-};
 
 /* Functions the toolchain links into every executable (crtstuff, crt1):
  * their globals are their own, and they have no source line. */
@@ -400,189 +396,6 @@ static size_t module_funcs(Elf *e, struct func **out)
 	return k;
 }
 
-struct cand {
-	uint64_t addr;       /* runtime */
-	struct dec_insn in;
-	uint8_t cover;       /* a short instruction: the bytes displaced with
-	                        the ones after it (dec_cover), else 0 */
-	const char *func;    /* its function's name, during the scan (NULL: none) */
-};
-
-struct scan {
-	struct cand *c;
-	size_t n, cap;
-	uint64_t *targets;    /* every direct branch's target in the module */
-	size_t ntargets, captargets;
-	const char **indirect; /* functions with an indirect jmp, or not decoded */
-	size_t nindirect, capindirect;
-	bool no_covers;       /* code not decoded that has no symbol */
-	unsigned undecodable;
-	unsigned untrusted;   /* functions left alone: their decoding is not sure */
-	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
-	                         .got (read-only after relocation), ... */
-	size_t nro;
-};
-
-/* A rip-relative load of read-only data (a constant, a GOT entry) can
- * never race. */
-static bool read_only(const struct scan *sc, const struct dec_mem *m)
-{
-	if (m->base != DEC_RIP)
-		return false;
-	for (size_t i = 0; i < sc->nro; i++)
-		if (m->rip_target >= sc->ro[i].lo && m->rip_target < sc->ro[i].hi)
-			return true;
-	return false;
-}
-
-static bool frame_base(const struct dec_mem *m, bool fp)
-{
-	return m->base == DEC_RSP || (fp && m->base == DEC_RBP);
-}
-
-/* An EVEX-encoded (AVX-512) instruction at code: 0x62 after the legacy
- * prefixes.  capstone 4 gets the length of some wrong. */
-static bool evex(const uint8_t *code, size_t len)
-{
-	size_t p = 0;
-	while (p < len && (code[p] == 0x66 || code[p] == 0x67 || code[p] == 0xf0 || code[p] == 0xf2 ||
-			   code[p] == 0xf3 || code[p] == 0x2e || code[p] == 0x36 || code[p] == 0x3e ||
-			   code[p] == 0x26 || code[p] == 0x64 || code[p] == 0x65))
-		p++;
-	return p < len && code[p] == 0x62;
-}
-
-/* One function (or a run of code with no symbol): its candidate sites.
- * A function whose decoding is not sure - bytes that decode to nothing
- * (data in the text, or an instruction the decoder does not know) or an
- * AVX-512 instruction - is left alone: decoding on past such a byte may
- * land inside an instruction, and an int3 planted there corrupts it. */
-static bool push(void **a, size_t *n, size_t *cap, size_t size, const void *v)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		void *na = realloc(*a, ncap * size);
-		if (!na)
-			return false;
-		*a = na;
-		*cap = ncap;
-	}
-	memcpy((char *)*a + *n * size, v, size);
-	(*n)++;
-	return true;
-}
-
-static void scan_func(struct access *ac, struct scan *sc, const uint8_t *code, size_t len,
-		      uint64_t rt, const char *name)
-{
-	struct dec_insn *ins = malloc((len + 1) * sizeof *ins);
-	size_t n = 0;
-	bool fp = false, escapes = false, unsure = false;
-	if (!ins)
-		return;
-	for (size_t off = 0; off < len;) {
-		int l = dec_insn(ac->dec, code + off, len - off, rt + off, &ins[n]);
-		if (l <= 0 || evex(code + off, len - off)) {
-			/* padding, or code we cannot follow */
-			bool pad = l <= 0 && (code[off] == 0x00 || code[off] == 0xcc);
-			sc->undecodable += !pad;
-			unsure |= !pad;
-			off += l > 0 ? (size_t)l : 1;
-			continue;
-		}
-		if (ins[n].flags & DEC_F_FPSETUP && n < 4)
-			fp = true;
-		off += (size_t)l;
-		n++;
-	}
-	if (unsure) {
-		/* its branches are unknown: no cover in its function (foo.cold
-		 * jumps into foo), or, code with no symbol, in the module */
-		if (!name || !push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect,
-				   sizeof *sc->indirect, &name))
-			sc->no_covers = true;
-		sc->untrusted++;
-		free(ins);
-		return;
-	}
-	bool indirect = false;
-	for (size_t i = 0; i < n; i++) {
-		if (ins[i].flags & DEC_F_FRAMEADDR &&
-		    (ins[i].frame_src == DEC_RSP || (fp && ins[i].frame_src == DEC_RBP)))
-			escapes = true;
-		if (ins[i].target && !push((void **)&sc->targets, &sc->ntargets, &sc->captargets,
-					   sizeof *sc->targets, &ins[i].target))
-			name = NULL; /* out of memory: no cover here */
-		indirect |= !!(ins[i].flags & DEC_F_INDIRECT);
-	}
-	if (indirect && name &&
-	    !push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect, sizeof *sc->indirect, &name))
-		name = NULL;
-	bool *site = calloc(n + 1, sizeof *site);
-	if (!site)
-		n = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct dec_insn *in = &ins[i];
-		if (!in->nmem || in->flags & (DEC_F_BRANCH | DEC_F_VSIB))
-			continue;
-		bool want = false;
-		for (unsigned k = 0; k < in->nmem; k++) {
-			const struct dec_mem *m = &in->mem[k];
-			if (m->seg != DEC_SEG_NONE)
-				continue; /* thread-local */
-			if (!escapes && frame_base(m, fp))
-				continue; /* frame-local */
-			if (read_only(sc, m))
-				continue;
-			want = true;
-		}
-		site[i] = want;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!site[i])
-			continue;
-		/* short: displaced with what follows, if only this function can
-		 * jump into it (a symbol's function; scan_file checks the
-		 * module's branches once all are known) */
-		size_t cover = name && ins[i].len < BPT_JMP_LEN ?
-			dec_cover(ins, n, i, site, BPT_JMP_LEN, BPT_COVER_MAX) : 0;
-		struct cand c = { ins[i].addr, ins[i], (uint8_t)cover, name };
-		if (!push((void **)&sc->c, &sc->n, &sc->cap, sizeof *sc->c, &c))
-			break;
-	}
-	free(site);
-	free(ins);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* A cover stands only where nothing can jump into its displaced bytes:
- * no direct branch of the module targets them, and neither the function
- * nor a part of it (foo.cold) jumps indirectly or was left undecoded.  (Other modules enter
- * only at exported functions; C++ landing pads are checked by the
- * caller.) */
-static void check_covers(struct scan *sc, bool landing_pads)
-{
-	if (sc->ntargets)
-		qsort(sc->targets, sc->ntargets, sizeof *sc->targets, cmp_u64);
-	for (size_t i = 0; i < sc->n; i++) {
-		struct cand *c = &sc->c[i];
-		if (!c->cover)
-			continue;
-		bool ok = !landing_pads && !sc->no_covers && c->func;
-		for (size_t k = 0; ok && k < sc->nindirect; k++)
-			ok = !dec_same_function(c->func, sc->indirect[k]);
-		if (!ok || dec_lands_inside(sc->targets, sc->ntargets, c->in.addr, c->cover))
-			c->cover = 0;
-	}
-	for (size_t i = 0; i < sc->n; i++)
-		sc->c[i].func = NULL; /* the names go with the ELF */
-}
-
 static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc)
 {
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
@@ -632,21 +445,21 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 			uint64_t flo = i < nf ? f[i].lo : hi, fhi = i < nf ? f[i].hi : hi;
 			if (fhi <= at || flo >= hi) {
 				if (flo >= hi && at < hi && i == nf)
-					scan_func(ac, sc, code + (at - lo), hi - at, m->bias + at, NULL);
+					scan_func(ac->dec, sc, code + (at - lo), hi - at, m->bias + at, NULL);
 				continue;
 			}
 			if (flo > at)
-				scan_func(ac, sc, code + (at - lo), flo - at, m->bias + at, NULL);
+				scan_func(ac->dec, sc, code + (at - lo), flo - at, m->bias + at, NULL);
 			if (flo < at)
 				flo = at;
 			if (fhi > hi)
 				fhi = hi;
 			if (!f[i].skip)
-				scan_func(ac, sc, code + (flo - lo), fhi - flo, m->bias + flo, f[i].name);
+				scan_func(ac->dec, sc, code + (flo - lo), fhi - flo, m->bias + flo, f[i].name);
 			at = fhi;
 		}
 	}
-	check_covers(sc, landing_pads);
+	scan_check_covers(sc, landing_pads);
 out:
 	free(f);
 	free(sc->targets);
