@@ -64,7 +64,9 @@ t_access_lost_update_auto() {
 	expect_eq "$(jq -r '.watch | length' out/meta.json)" 0 "no watchpoints"
 }
 
-# limit: 150
+# Three explorations of a spinning program (100 runs at least each: some
+# 55 s apiece with both CPUs busy).
+# limit: 300
 t_access_correct_handoff_no_report() {
 	no_report -- "$(target mem_spinflag)"
 	no_report --watch data,flag -- "$(target mem_spinflag_plain)"

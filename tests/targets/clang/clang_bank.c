@@ -8,6 +8,10 @@
  * Reading both balances before either write loses a deposit and the
  * assert in main fails (SIGABRT).
  *
+ * alice's amount is a local of main whose address main hands to her
+ * thread: her read of it is an event on main's stack (a local named
+ * through clang's frame base, DW_OP_reg6).
+ *
  * Usage: clang_bank [DELAY]   (bob's preamble, loop iterations)
  */
 #include <assert.h>
@@ -49,7 +53,7 @@ __attribute__((noinline)) static void other_work(long n)
 
 __attribute__((noinline)) static void *alice(void *arg)
 {
-	deposit(50);
+	deposit(*(const long *)arg); /* AMOUNT LINE */
 	return NULL;
 }
 
@@ -65,7 +69,8 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		delay = strtol(argv[1], NULL, 10);
 	pthread_t a, b;
-	if (pthread_create(&a, NULL, alice, NULL) != 0)
+	long alice_amount = 50;
+	if (pthread_create(&a, NULL, alice, &alice_amount) != 0)
 		return 2;
 	if (pthread_create(&b, NULL, bob, NULL) != 0)
 		return 2;
