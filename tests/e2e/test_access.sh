@@ -147,7 +147,8 @@ t_access_correct_lock_free() {
 	done
 }
 
-# limit: 150
+# Two explorations with no flags (the 30 s budget, at least 100 runs).
+# limit: 240
 t_access_correct_spinning() {
 	no_report acc_seqlock
 	no_report acc_handoff
