@@ -100,13 +100,6 @@ int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
 {
 	struct avt_agent_hdr *h = avt_ring;
 	struct avt_agent_site *s = h && index < h->nsites ? &avt_agent_sites(h)[index] : 0;
-	/* the thread's own stack (an event only if published there) and a
-	 * store of an address of it (which publishes it): ptrace decides, as
-	 * without the agent, from the thread's own accesses */
-	if (s && avt_own_stack(addr, rsp))
-		return 1;
-	if (s && s->src && s->src <= AVT_STUB_SAVED && avt_own_stack(avt_stub_saved(rsp, s->src - 1u), rsp))
-		return 1;
 	if (!s || !avt_enter_event(s->kind, addr, s->pc))
 		return 1;
 	int32_t left = s ? atomic_load_explicit(&s->left, memory_order_relaxed) : 0;

@@ -147,10 +147,7 @@ struct avt_agent_site {
 	uint16_t size;             /* bytes accessed */
 	uint16_t flags;            /* AVT_F_* of its events */
 	uint16_t kind;             /* AVT_EV_READ, WRITE or RMW; 0: unused */
-	uint8_t src;               /* a store of a register that may hold an
-	                              address: 1 + its slot in the stub's saves
-	                              (AVT_STUB_SAVED), 0: none */
-	uint8_t pad[5];
+	uint8_t pad[6];
 	uint64_t rec_lids;         /* replay: the threads (logical ids < 64,
 	                              a bit each) the recording saw access here;
 	                              ~0: unknown */
@@ -177,24 +174,6 @@ struct avt_agent_expect {
 #define AVT_EXPECT_EXTRAS 0x1
 
 _Static_assert(sizeof(struct avt_agent_slot) == 64, "one slot, one cache line");
-/* The thread's own stack, seen from its stack pointer rsp: the red zone
- * below it and the frames of its callers above (thread stacks are
- * megabytes apart).  Its accesses there are no events unless the object
- * was published (tracer/access.c); the agent leaves them to ptrace. */
-#define AVT_OWN_STACK_SPAN (256u * 1024)
-static inline int avt_own_stack(uint64_t a, uint64_t rsp)
-{
-	return a + 128 >= rsp && a < rsp + AVT_OWN_STACK_SPAN;
-}
-
-/* The access stub's saves (decode/stub.c), below the instruction's rsp:
- * the red zone, the flags, then rax rcx rdx rsi rdi r8 r9 r10 r11 rbx. */
-#define AVT_STUB_SAVED 10
-static inline uint64_t avt_stub_saved(uint64_t rsp, unsigned slot)
-{
-	return *(const uint64_t *)(uintptr_t)(rsp - 144 - 8 * (uint64_t)slot);
-}
-
 _Static_assert(sizeof(struct avt_agent_site) == 32, "two sites a cache line");
 _Static_assert(sizeof(struct avt_agent_expect) == 32, "expected events: 32 bytes");
 _Static_assert(offsetof(struct avt_agent_hdr, head) % 64 == 0, "head on its own line");

@@ -18,16 +18,8 @@
  *     lets the address of its frame escape: any lea X(%rsp|%rbp),reg or
  *     mov %rsp|%rbp,reg copies a frame address into a register, which may
  *     be passed to another thread (&e in pthread_create(..., &e)).  Such
- *     a function keeps all its frame accesses.
- * Its own stack: a thread's access to its own stack (from its rsp's red
- * zone up) is an event only at or above an address of it the thread
- * published (struct pub): stored outside its stack, stored in published
- * memory, or a thread start's argument.  Else it is no event and no
- * scheduling point: the hit counts for the budget below and the thread
- * runs on (access_private_hit).  -O0 C++ takes the address of every
- * template's locals (allocators, iterators, `this`): those are private.
- * Not seen: an address handed over in a vector register or by code that
- * is not instrumented (a library's memcpy of it).
+ *     a function keeps all its frame accesses; the budget below removes
+ *     the private ones.
  * A stop runs the displaced instruction out of line (bpt.c) from a slot
  * in a scratch area mapped near the module, so rip-relative operands
  * reach their globals.  Code that cannot be decoded or relocated is
@@ -71,10 +63,11 @@
 #endif
 
 #define SHARED_OWNER UINT32_MAX
+/* How far above its stack pointer an address still counts as the
+ * thread's own stack (frames of its callers); thread stacks are megabytes
+ * apart */
+#define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
-/* Published addresses kept per thread (live frames that gave an address
- * away: a handful; past this, the lowest is kept, which covers more) */
-#define PUB_MAX 16
 
 struct asite {
 	uint64_t addr;
@@ -84,7 +77,6 @@ struct asite {
 	bool off;             /* disarmed */
 	uint32_t hits;
 	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
-	int8_t src;           /* mov %r64,mem: the register stored, else DEC_NOREG */
 	int agent;            /* its entry in the agent's site table (a stub), or -1 */
 	uint64_t stub;        /* its stub, once the site jumps to it */
 };
@@ -114,29 +106,10 @@ struct access {
 	size_t nsite, capsite;
 	struct owner_slot *own;
 	size_t owncap, nown;
-	struct pub *pub;      /* by logical thread id */
-	size_t npub;
 	struct tracer_access_stats st;
 	bool replay;          /* decisions come from opts.disarms */
 	uint32_t *by_agent;   /* agent table index -> site index */
 	size_t nby_agent, capby;
-};
-
-/* Where a thread's own stack is published: the addresses of it the
- * thread gave away (stored outside its stack, passed to a thread start)
- * while their frames live.  An access of the thread to its own stack is
- * an event only at or above one of them (the object, and the frames of
- * its callers); below, in the frames of what it calls since, everything
- * is private to it however the address was computed.  Only the thread's
- * own accesses decide this, so a replay decides as the recording did. */
-struct pub {
-	uint64_t a[PUB_MAX];
-	uint8_t n;
-	/* latent: an address of the stack (val) stored in the stack (at),
-	 * published with the memory that holds it (&local in a struct whose
-	 * address is then given to a thread start) */
-	uint64_t lat_at[PUB_MAX], lat_val[PUB_MAX];
-	uint8_t nlat, lat_next;
 };
 
 /* ---- who touched what */
@@ -570,7 +543,6 @@ static struct access *access_state(struct tracer *tr)
 		 * through these: it calls no feature above it */
 		tr->agent_acc.park_at = access_park_at;
 		tr->agent_acc.event = access_agent_event;
-		tr->publish = access_publish;
 	}
 	return tr->proc->as.acc;
 }
@@ -590,7 +562,6 @@ void access_release(struct tracer *tr)
 	free(ac->site);
 	free(ac->by_agent);
 	free(ac->own);
-	free(ac->pub);
 	free(ac);
 	tr->proc->as.acc = NULL;
 }
@@ -697,20 +668,6 @@ static int32_t site_left(const struct tracer *tr, const struct asite *s)
 	return left >= AVT_AGENT_SITE_NOLIMIT ? AVT_AGENT_SITE_NOLIMIT - 1 : (int32_t)left;
 }
 
-/* A stored register's slot in the stub's saves, + 1 (0: no store of a
- * register); -1: a register the stub does not save (rsp, rbp, r12-r15),
- * whose store the agent cannot check for an address of the stack. */
-static int stub_src(int8_t reg)
-{
-	static const int8_t slot[16] = {
-		[DEC_RAX] = 1, [DEC_RCX] = 2, [DEC_RDX] = 3, [DEC_RSI] = 4, [DEC_RDI] = 5,
-		[DEC_R8] = 6, [DEC_R9] = 7, [DEC_R10] = 8, [DEC_R11] = 9, [DEC_RBX] = 10,
-	};
-	if (reg == DEC_NOREG)
-		return 0;
-	return reg >= 0 && reg < 16 && slot[reg] ? slot[reg] : -1;
-}
-
 /* Builds site s's stub into code (to run at at), registered in the
  * agent's table; the site's jump is pointed at it once every stub of the
  * module is written. */
@@ -718,11 +675,10 @@ static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *
 		     uint64_t at, uint64_t entry, uint64_t slot, uint64_t rec_lids)
 {
 	struct access *ac = tr->proc->as.acc;
-	int src = stub_src(in->store_src);
-	if (!stub_supported(in) || src < 0)
+	if (!stub_supported(in))
 		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
-				    mem_flags(&in->mem[0]), site_left(tr, s), rec_lids, (uint8_t)src);
+				    mem_flags(&in->mem[0]), site_left(tr, s), rec_lids);
 	if (idx < 0)
 		return false;
 	if ((size_t)idx >= ac->capby) {
@@ -843,7 +799,6 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		s->addr = c->addr;
 		s->nmem = c->in.nmem;
 		memcpy(s->mem, c->in.mem, sizeof s->mem);
-		s->src = c->in.store_src;
 		if (ac->replay)
 			s->disarm_at = recorded_disarm(tr, m, c->addr);
 		s->agent = -1;
@@ -970,116 +925,6 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 		agent_access_left(tr, s->agent, site_left(tr, s));
 }
 
-/* t's published addresses, NULL when out of memory (then every access
- * to its stack is an event, as if all were published). */
-static struct pub *pub_of(struct access *ac, uint32_t lid)
-{
-	if (lid >= ac->npub) {
-		size_t n = (size_t)lid + 64;
-		struct pub *p = lid < (1u << 24) ? realloc(ac->pub, n * sizeof *p) : NULL;
-		if (!p)
-			return NULL;
-		memset(p + ac->npub, 0, (n - ac->npub) * sizeof *p);
-		ac->pub = p;
-		ac->npub = n;
-	}
-	return &ac->pub[lid];
-}
-
-/* At an access of t with stack pointer rsp: the frames below rsp (and its
- * red zone) have returned, and what they published with them. */
-static void pub_prune(struct pub *p, uint64_t rsp)
-{
-	uint8_t k = 0;
-	for (uint8_t i = 0; i < p->n; i++)
-		if (p->a[i] + 128 >= rsp)
-			p->a[k++] = p->a[i];
-	p->n = k;
-	k = 0;
-	for (uint8_t i = 0; i < p->nlat; i++)
-		if (p->lat_at[i] + 128 >= rsp && p->lat_val[i] + 128 >= rsp) {
-			p->lat_at[k] = p->lat_at[i];
-			p->lat_val[k++] = p->lat_val[i];
-		}
-	p->nlat = k;
-	if (p->lat_next > k)
-		p->lat_next = k;
-}
-
-static bool pub_covers(const struct pub *p, uint64_t a)
-{
-	for (uint8_t i = 0; i < p->n; i++)
-		if (p->a[i] <= a)
-			return true;
-	return false;
-}
-
-static void pub_add1(struct pub *p, uint64_t a)
-{
-	if (pub_covers(p, a))
-		return;
-	if (p->n < PUB_MAX) {
-		p->a[p->n++] = a;
-		return;
-	}
-	/* full: a is below them all, so in place of the highest it covers
-	 * at least what that covered (while a's frame lives) */
-	uint8_t hi = 0;
-	for (uint8_t i = 1; i < p->n; i++)
-		if (p->a[i] > p->a[hi])
-			hi = i;
-	p->a[hi] = a;
-}
-
-/* a, and the addresses stored in what a now covers (each round covers
- * one more step of a chain; PUB_MAX rounds reach every latent) */
-static void pub_add(struct pub *p, uint64_t a)
-{
-	pub_add1(p, a);
-	for (unsigned round = 0; round < PUB_MAX; round++) {
-		bool more = false;
-		for (uint8_t i = 0; i < p->nlat; i++)
-			if (pub_covers(p, p->lat_at[i]) && !pub_covers(p, p->lat_val[i])) {
-				pub_add1(p, p->lat_val[i]);
-				more = true;
-			}
-		if (!more)
-			return;
-	}
-}
-
-/* t stores v at ea (rsp: its stack pointer): an address of its stack
- * stored where others can read it publishes it; stored in its private
- * stack, it is published with that memory, if ever. */
-static void pub_store(struct pub *p, uint64_t ea, uint64_t v, uint64_t rsp)
-{
-	if (!avt_own_stack(v, rsp))
-		return;
-	if (!avt_own_stack(ea, rsp) || pub_covers(p, ea)) {
-		pub_add(p, v);
-		return;
-	}
-	uint8_t i = 0;
-	while (i < p->nlat && p->lat_at[i] != ea)
-		i++;
-	if (i == p->nlat && p->nlat < PUB_MAX)
-		p->nlat++;
-	else if (i == p->nlat)
-		i = p->lat_next++ % PUB_MAX; /* full: the oldest slot, round robin */
-	p->lat_at[i] = ea;
-	p->lat_val[i] = v;
-}
-
-void access_publish(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_t rsp)
-{
-	struct access *ac = tr->proc->as.acc;
-	struct pub *p = ac && avt_own_stack(addr, rsp) ? pub_of(ac, t->lid) : NULL;
-	if (p) {
-		pub_prune(p, rsp);
-		pub_add(p, addr);
-	}
-}
-
 /* AddressSanitizer's shadow memory on x86-64: (addr >> 3) + 0x7fff8000
  * for every address, [0x7fff8000, 0x10007fff8000) with the gap between
  * its two halves.  The checks instrumented code makes there before each
@@ -1108,54 +953,17 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
 }
 
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
- * false when it touched memory another thread shares.  An access to t's
- * own stack where t published nothing is no event: no other thread can
- * reach it (a private hit). */
+ * false when it touched memory another thread shares. */
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
 	struct access *ac = tr->proc->as.acc;
-	if (avt_own_stack(ea, rsp) && !tracer_asan(tr)) {
-		struct pub *p = pub_of(ac, t->lid);
-		if (p)
-			pub_prune(p, rsp);
-		if (p && !pub_covers(p, ea))
-			return true;
-		flags |= AVT_F_OWN_STACK;
-	}
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
+	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
+		flags |= AVT_F_OWN_STACK;
 	ac->st.events++;
 	tr_emit(tr, t, kind, ea, 0, s->addr, flags, (uint16_t)n);
 	return priv;
-}
-
-bool access_private_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
-			const struct user_regs_struct *r)
-{
-	struct access *ac = tr->proc->as.acc;
-	/* ASan builds keep every access to the own stack an event: its
-	 * instrumented frames (locals reached through ASan's frame pointer,
-	 * checked in the shadow) are not told apart from published ones yet,
-	 * and a replay of the recording must meet the same stops */
-	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite || tracer_asan(tr))
-		return false;
-	struct asite *s = &ac->site[b->data];
-	struct pub *p = s->off ? NULL : pub_of(ac, t->lid);
-	if (!p)
-		return false;
-	pub_prune(p, r->rsp);
-	for (unsigned k = 0; k < s->nmem; k++) {
-		const struct dec_mem *m = &s->mem[k];
-		if (m->seg != DEC_SEG_NONE)
-			continue; /* thread-local: never an event */
-		uint64_t ea = dec_ea(m, r);
-		if (!avt_own_stack(ea, r->rsp) || pub_covers(p, ea))
-			return false;
-		if (s->src != DEC_NOREG && mem_kind(m) != AVT_EV_READ)
-			pub_store(p, ea, dec_reg_value(r, s->src), r->rsp);
-	}
-	after_hit(tr, s, true);
-	return true;
 }
 
 void access_commit(struct tracer *tr, struct tthread *t)
@@ -1190,9 +998,6 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		if (m->seg != DEC_SEG_NONE)
 			continue;
 		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
-		struct pub *p = s->src != DEC_NOREG && kind != AVT_EV_READ ? pub_of(ac, t->lid) : NULL;
-		if (p)
-			pub_store(p, ea[k], dec_reg_value(r, s->src), r->rsp);
 	}
 	if (shadow)
 		shadow_hit(tr, s);

@@ -488,7 +488,7 @@ uint64_t agent_access_entry(struct tracer *tr)
 }
 
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left, uint64_t rec_lids, uint8_t src)
+		      uint16_t flags, int32_t left, uint64_t rec_lids)
 {
 	struct agent *a = tr->agent;
 	if (!a || a->nsites >= a->hdr->nsites)
@@ -499,7 +499,6 @@ int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t si
 	s->flags = flags;
 	s->kind = kind;
 	s->rec_lids = rec_lids;
-	s->src = src;
 	atomic_store(&s->left, left);
 	return (int)a->nsites++;
 }

@@ -203,11 +203,6 @@ static bool watch_f_stray(struct tracer *tr, struct tthread *t, struct ptu_statu
 static struct next access_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
 				struct user_regs_struct *r, const struct user_regs_struct *now)
 {
-	uint64_t resume = bpt_resume_pc(b); /* before a disarm frees b */
-	if (access_private_hit(tr, t, b, r)) { /* t's own frames: runs on */
-		r->rip = resume;
-		return nx_regs(nx(NX_RESUME), r);
-	}
 	access_request(tr, t, b, r);
 	return nx_request(t, b, r, now);
 }

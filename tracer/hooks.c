@@ -605,11 +605,6 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	switch (hook_defs[q->hook].op) {
 	case OP_CREATE:
 		t->priv->create_site = q->site;
-		/* the start argument reaches the new thread (thrd_create's is
-		 * its third, pthread_create's its fourth) */
-		if (tr->publish)
-			tr->publish(tr, t, strcmp(hook_defs[q->hook].name, "thrd_create") ? r->rcx : r->rdx,
-				    r->rsp);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);

@@ -282,10 +282,6 @@ struct tracer {
 		uint64_t (*park_at)(struct tracer *tr, const struct tthread *t, uint16_t *kind);
 		void (*event)(struct tracer *tr, struct tthread *t, const struct avt_event *ev);
 	} agent_acc;
-	/* An address t hands to another thread (a thread start's argument):
-	 * the access feature's (access_publish, set by access.c once it is
-	 * on; hooks.c calls through it, never into access.c); NULL: off. */
-	void (*publish)(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_t rsp);
 
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
@@ -449,11 +445,6 @@ void stack_unwinding(struct tracer *tr, struct tthread *t);
 /* access.c */
 void access_plant(struct tracer *tr, pid_t tid);
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
-/* A hit of t on its own stack where it published nothing: no event and
- * no scheduling point (no other thread can reach that memory); the hit
- * counts for the private budget.  False: the hit is a request. */
-bool access_private_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
-			const struct user_regs_struct *r);
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
@@ -552,13 +543,9 @@ uint32_t agent_script_end(struct tracer *tr);
 /* Access stubs (decode/stub.h): the agent's entry, or 0 when this image
  * has no fast path (then sites keep the jump form's ptrace stop). */
 uint64_t agent_access_entry(struct tracer *tr);
-/* A new entry in the agent's site table: its index, or -1 when full
- * (src: the stored register's stub save slot + 1, 0: none). */
+/* A new entry in the agent's site table: its index, or -1 when full. */
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left, uint64_t rec_lids, uint8_t src);
-/* t passes addr to another thread (the argument of its thread start):
- * if it is on t's own stack, t's accesses there are events from now on. */
-void access_publish(struct tracer *tr, struct tthread *t, uint64_t addr, uint64_t rsp);
+		      uint16_t flags, int32_t left, uint64_t rec_lids);
 /* Hits site idx may still take in-process (all threads stopped). */
 void agent_access_left(struct tracer *tr, int idx, int32_t left);
 int32_t agent_access_left_now(struct tracer *tr, int idx);

@@ -170,14 +170,6 @@ endif
 tests/targets/bin/clang_bank: tests/targets/clang/clang_bank.c tests/targets/targets.mk | tests/targets/bin
 	$(CLANG) -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer -o $@ $< $(TARGET_LDFLAGS)
 
-# The work-stealing deques (issue 30) also at -O0, as C++ benchmarks are
-# built: the std::vector templates out of line, every local in the frame.
-CXX_O0_BINS := tests/targets/bin/cxx_wsq_O0 tests/targets/bin/cxx_wsq_ok_O0
-targets: $(CXX_O0_BINS)
-
-tests/targets/bin/%_O0: tests/targets/%.cc tests/targets/cxx_wsq.cc tests/targets/targets.mk | tests/targets/bin
-	$(CXX) -std=gnu++17 -O0 -g -pthread -Wall -o $@ $< $(TARGET_LDFLAGS)
-
 # ---- AddressSanitizer builds (tests/e2e/test_asan30.sh): two bugs and a
 # correct program, built as C projects build their tests under ASan, by
 # gcc (libasan.so, which must be the first library) and by clang (its

@@ -164,34 +164,6 @@ START_TEST(t_frame_src)
 }
 END_TEST
 
-/* mov %r64,mem names the register it stores (a value that may be an
- * address of the stack); 32-bit stores, loads and immediates do not. */
-START_TEST(t_store_src)
-{
-	static const struct {
-		uint8_t code[8];
-		uint8_t len;
-		int src;
-	} c[] = {
-		{ { 0x48, 0x89, 0x02 }, 3, DEC_RAX },             /* mov %rax,(%rdx) */
-		{ { 0x4c, 0x89, 0x63, 0x08 }, 4, DEC_R12 },       /* mov %r12,0x8(%rbx) */
-		{ { 0x48, 0x89, 0x5d, 0xf8 }, 4, DEC_RBX },       /* mov %rbx,-0x8(%rbp) */
-		{ { 0x89, 0x02 }, 2, DEC_NOREG },                 /* mov %eax,(%rdx) */
-		{ { 0x48, 0x8b, 0x02 }, 3, DEC_NOREG },           /* mov (%rdx),%rax */
-		{ { 0x48, 0xc7, 0x02, 1, 0, 0, 0 }, 7, DEC_NOREG }, /* movq $1,(%rdx) */
-		{ { 0x48, 0x01, 0x02 }, 3, DEC_NOREG },           /* add %rax,(%rdx) */
-	};
-	struct dec *d = dec_new();
-	struct dec_insn in;
-	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-		ck_assert_int_eq(dec_insn(d, c[i].code, c[i].len, AT, &in), c[i].len);
-		ck_assert_msg(in.store_src == c[i].src, "case %zu: store_src %d, want %d", i, in.store_src,
-			      c[i].src);
-	}
-	dec_free(d);
-}
-END_TEST
-
 START_TEST(t_bad_input)
 {
 	struct dec *d = dec_new();
@@ -306,7 +278,6 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("decode");
 	tcase_add_loop_test(tc, t_table, 0, (int)(sizeof rows / sizeof rows[0]));
 	tcase_add_test(tc, t_frame_src);
-	tcase_add_test(tc, t_store_src);
 	tcase_add_test(tc, t_bad_input);
 	tcase_add_test(tc, t_branch_targets);
 	tcase_add_test(tc, t_cover);
