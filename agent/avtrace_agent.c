@@ -341,7 +341,10 @@ __attribute__((constructor)) static void agent_init(void)
 	if (p == MAP_FAILED)
 		return;
 	struct avt_agent_hdr *h = p;
-	if (!avt_agent_valid(h, len)) {
+	int32_t want = atomic_load_explicit(&h->want_pid, memory_order_relaxed);
+	if (!avt_agent_valid(h, len) || (want && want != (int32_t)getpid())) {
+		/* another process of the tree, which inherited the descriptor:
+		 * not the one avtrace records */
 		munmap(p, len);
 		return;
 	}

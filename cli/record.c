@@ -8,6 +8,7 @@
 #include "args.h"
 #include "cli.h"
 #include "names.h"
+#include "tree.h"
 #include "trace/trace.h"
 #include "trace/log.h"
 #include "tracer/record.h"
@@ -109,7 +110,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-agent", no_argument, 0, 'n' }, { "sync-spec", required_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
-	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10 };
+	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
+				 .tree = true };
 	int c;
 	static const char *watch[5];
 	size_t nwatch = 0;
@@ -203,8 +205,12 @@ static void deadlock_names(const struct record_result *res, const char *dir, cha
 	trace_free(t);
 }
 
+static int record_said(const struct record_opts *opts, int rc, enum tstep st, const struct record_result *rres,
+		       struct tracer_stats *stats);
+
 /* Records o->argv; prints the summary; returns record's exit status (the
- * target's, 1 if it deadlocked, 2 on error).  *stats gets the counts. */
+ * target's, 1 if it deadlocked, 2 on error).  *stats gets the counts.
+ * With o->tree, the other multithreaded processes too (cli/tree.c). */
 int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 {
 	struct record_opts o = *opts;
@@ -217,6 +223,19 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	struct record_result res;
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
+	int status = record_said(&o, rc, st, &res, stats);
+	if (status != EXIT_USAGE && !tracer_interrupted() && o.tree && tree_record_rest(&o, &res) < 0)
+		status = EXIT_USAGE;
+	record_tree_free(&res);
+	return status;
+}
+
+/* What record_run says of one recording; its exit status. */
+static int record_said(const struct record_opts *opts, int rc, enum tstep st, const struct record_result *rres,
+		       struct tracer_stats *stats)
+{
+	struct record_opts o = *opts;
+	struct record_result res = *rres;
 	if (tracer_interrupted()) {
 		char ev[32];
 		avt_error("interrupted by SIG%s: killed '%s'; %s/trace.avt keeps the %s events recorded so far",
@@ -237,9 +256,6 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	if (o.agent_lib)
 		avt_info("avtrace: %s events through the in-process agent",
 			 fmt_thousands(s->agent_events, ev, sizeof ev));
-	if (s->forks_untraced)
-		avt_info("avtrace: %u forked process%s not traced (they ran normally)",
-			 s->forks_untraced, s->forks_untraced == 1 ? "" : "es");
 	if (res.access_on) {
 		char ae[32], in[64] = "";
 		if (res.access.stubs)

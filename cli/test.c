@@ -21,6 +21,7 @@
 #include "names.h"
 #include "prediction.h"
 #include "results.h"
+#include "tree.h"
 #include "symbolizer/sym.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
@@ -138,6 +139,17 @@ static int recorded_signal(const char *dir)
 	int sig = j ? (int)json_integer_value(json_object_get(j, "signal")) : 0;
 	json_decref(j);
 	return sig;
+}
+
+/* The shell-style exit status of the recorded run (meta.json), 0 if none. */
+static int recorded_status(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	json_t *j = json_load_file(path, 0, NULL);
+	int st = j ? (int)json_integer_value(json_object_get(j, "exit_status")) : 0;
+	json_decref(j);
+	return st;
 }
 
 /* One avtrace test: its options, then what each phase found.  The
@@ -529,12 +541,11 @@ static int test_explore(struct test_run *tr)
 	return explore_and_report(&tr->eo, &how) == EXIT_USAGE ? EXIT_USAGE : 0;
 }
 
-/* The phases in turn; the exit status. */
-static int test_phases(struct test_run *tr)
+/* Predicts, replays and explores the recording in tr->ro.dir (tr->t
+ * loaded); the exit status. */
+static int test_process(struct test_run *tr)
 {
-	int rc = test_record(tr);
-	if (rc)
-		return rc;
+	int rc;
 	if ((rc = test_predict(tr)))
 		return rc;
 	snprintf(tr->rdir, sizeof tr->rdir, "%s/reports", tr->ro.dir);
@@ -556,6 +567,62 @@ static int test_phases(struct test_run *tr)
 	return test_output_finish(&tr->out, &tr->res, verdict(tr));
 }
 
+/* The next process recording of the tree as tr's: 0, or -1. */
+static int test_take(struct test_run *tr, const struct tree_rec *p)
+{
+	results_release(&tr->res);
+	memset(&tr->res, 0, sizeof tr->res);
+	prediction_set_release(&tr->set);
+	memset(&tr->set, 0, sizeof tr->set);
+	if (tr->t)
+		trace_free(tr->t);
+	tr->ro.dir = p->dir;
+	tr->t = load_trace(p->dir);
+	if (!tr->t)
+		return -1;
+	tr->st.threads = trace_nthreads(tr->t);
+	tr->st.events = tr->t->nev;
+	/* its own failure was not compared with a native run of it */
+	tr->rs = tr->native = recorded_status(p->dir);
+	tr->rec_sig = recorded_signal(p->dir);
+	return 0;
+}
+
+/* Of two processes' statuses, the one the tree ends with: a bug first,
+ * then an error, then inconclusive. */
+static int tree_status(int a, int b)
+{
+	static const int rank[] = { [0] = 0, [1] = 3, [EXIT_USAGE] = 2, [EXIT_INCONCLUSIVE] = 1 };
+	if (a < 0 || a > EXIT_INCONCLUSIVE || b < 0 || b > EXIT_INCONCLUSIVE)
+		return a > b ? a : b;
+	return rank[a] >= rank[b] ? a : b;
+}
+
+/* The phases in turn, for the recorded process and then each other
+ * multithreaded process of its tree; the exit status. */
+static int test_phases(struct test_run *tr)
+{
+	int rc = test_record(tr);
+	if (rc)
+		return rc;
+	struct tree_rec *procs;
+	size_t n = tree_recordings(tr->ro.dir, &procs);
+	/* a one-threaded launcher (a script, a runner) has nothing to try */
+	int status = 0;
+	if (tr->st.threads >= 2 || !n)
+		status = test_process(tr);
+	else
+		printf("%s: one thread; its processes follow\n", tr->ro.dir);
+	for (size_t i = 0; i < n && status < 128; i++) {
+		printf("\n== %s: %s\n", procs[i].name, procs[i].dir);
+		fflush(stdout);
+		rc = test_take(tr, &procs[i]) < 0 ? EXIT_USAGE : test_process(tr);
+		status = rc >= 128 ? rc : tree_status(status, rc);
+	}
+	free(procs);
+	return status;
+}
+
 int cmd_test(int argc, char **argv)
 {
 	/* call stacks on: function calls are the transactions SideTrack checks */
@@ -563,7 +630,7 @@ int cmd_test(int argc, char **argv)
 	if (!tr)
 		return EXIT_USAGE;
 	tr->ro = (struct record_opts){ .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0),
-				       .slice_ms = 10, .stack_depth = 8 };
+				       .slice_ms = 10, .stack_depth = 8, .tree = true };
 	tr->eo = (struct explore_opts){ .runs = EXPLORE_MAX_RUNS, .seed = 1, .timeout_s = 10,
 					.cfg = EXPLORE_DEFAULT_CFG };
 	tr->time_s = -1;

@@ -101,6 +101,10 @@ static int load_meta(struct replay *rp)
 	rp->access_scope = m->access_scope;
 	m->access_scope = NULL;
 	int rc = replay_sync_spec(rp, m);
+	if (meta_fork_path(m, rp->fork_path, 16, &rp->nfork_path) < 0) {
+		avt_error("cannot replay: %s/meta.json: fork_path is not a list of at most 16 fork numbers", rp->opts.dir);
+		rc = -1;
+	}
 	if (bid && *bid) {
 		uint8_t id[20];
 		char hex[41] = "";
@@ -448,6 +452,7 @@ int replay_launch(struct replay *rp)
 		.sync_sleeps = true,
 		.access = rp->access, .access_budget = rp->access_budget,
 		.access_scope = rp->access_scope,
+		.fork_path = rp->fork_path, .nfork_path = rp->nfork_path,
 		.sync_spec = rp->sync_spec, .sync_spec_name = rp->sync_spec_name,
 	};
 	/* the recording's fast path: the same environment (the agent is

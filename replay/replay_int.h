@@ -18,6 +18,9 @@ struct replay {
 	bool access;                  /* the recording had access breakpoints */
 	unsigned access_budget;
 	char *access_scope;     /* the recording's --access-scope (owned) */
+	unsigned fork_path[16]; /* a forked process's: its path from the
+	                           recorded command (tracer_opts.fork_path) */
+	size_t nfork_path;
 	char *sync_spec;        /* the recording's sync spec (owned), or NULL */
 	char *sync_spec_name;   /* its file's name (owned) */
 	char *cwd, *exe;

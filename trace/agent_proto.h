@@ -110,7 +110,10 @@ struct avt_agent_hdr {
 	                              expect[0 .. expect_n) in order (0: no
 	                              check) */
 	_Atomic uint32_t expect_pos; /* the token's holder: the next to match */
-	uint8_t pad2[20];
+	_Atomic int32_t want_pid;  /* supervisor: the one process that may
+	                              attach (0: any); a process of the tree
+	                              that inherited the memfd stays out */
+	uint8_t pad2[16];
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
 	_Atomic uint32_t script;   /* supervisor: nonzero while the expected

@@ -217,3 +217,20 @@ void meta_free(struct avt_meta *m)
 	json_decref(m->json);
 	free(m);
 }
+
+int meta_fork_path(const struct avt_meta *m, unsigned *path, size_t max, size_t *n)
+{
+	*n = 0;
+	json_t *a = json_object_get(m->json, "fork_path");
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > max)
+		return -1;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *v = json_array_get(a, i);
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000000)
+			return -1;
+		path[(*n)++] = (unsigned)json_integer_value(v);
+	}
+	return 0;
+}

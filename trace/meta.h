@@ -46,6 +46,10 @@ struct avt_meta {
  * 0 for any other error, so a caller can tell "no recording" apart. */
 struct avt_meta *meta_read(const char *path, char *err, size_t errlen, int *errno_out);
 void meta_free(struct avt_meta *m);
+/* A forked process's recording: its fork path (meta "fork_path", each a
+ * fork number from 1) into path[max]; *n = 0 when there is none.  -1 if
+ * it is malformed. */
+int meta_fork_path(const struct avt_meta *m, unsigned *path, size_t max, size_t *n);
 
 /* Any other JSON file avtrace reads back (replays/NNNN.json, possibly from
  * another machine): a regular file of at most AVT_META_MAX_BYTES, parsed;

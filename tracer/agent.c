@@ -218,6 +218,8 @@ fail:
 void agent_launched(struct tracer *tr)
 {
 	struct agent *a = tr->agent;
+	if (a && a->hdr)
+		atomic_store(&a->hdr->want_pid, (int32_t)tr->proc->pid);
 	if (a && a->fd >= 0) {
 		close(a->fd); /* the target has its copy; the mapping stays */
 		a->fd = -1;

@@ -15,6 +15,8 @@
 void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t obj,
 	     uint64_t obj2, uint64_t site, uint16_t flags, uint16_t size)
 {
+	if (tree_muted(tr))
+		return; /* an ancestor's, before the fork path's end */
 	struct avt_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.seq = tr->seq++;

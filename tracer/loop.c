@@ -182,7 +182,7 @@ static bool take_orphan(struct tracer *tr, pid_t tid)
 }
 
 /* Waits for a new task's first stop (unless it already came, pitfall 5). */
-static void wait_first_stop(struct tracer *tr, pid_t tid)
+void loop_wait_first_stop(struct tracer *tr, pid_t tid)
 {
 	if (take_orphan(tr, tid))
 		return;
@@ -190,32 +190,17 @@ static void wait_first_stop(struct tracer *tr, pid_t tid)
 	ptu_wait(tid, &st, __WALL);
 }
 
-static void untrace_child(struct tracer *tr, pid_t child, bool shares_memory)
-{
-	wait_first_stop(tr, child);
-	if (!shares_memory) {
-		/* it inherited our int3s: give it its original code back */
-		int fd = ptu_open_mem(child);
-		if (fd >= 0) {
-			bpt_restore_all(&tr->proc->as.bpts, fd);
-			close(fd);
-		}
-	}
-	ptrace(PTRACE_DETACH, child, 0L, 0L);
-	tr->stats.forks_untraced++;
-}
-
 /* Returns true when t created a thread of the process (a create event). */
 static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
 	pid_t tid = (pid_t)s->msg;
 	if (!is_thread_of(tr->proc->pid, tid)) {
-		untrace_child(tr, tid, false);
+		tree_focus_fork(tr, tid, false); /* a process, by clone() */
 		return false;
 	}
 	uint64_t site = t->priv->create_site;
 	struct tthread *c = thread_add(tr, tid, t->lid);
-	wait_first_stop(tr, tid);
+	loop_wait_first_stop(tr, tid);
 	c->state = TS_READY;
 	/* debug registers are not inherited (PTRACE-NOTES pitfall 4) */
 	if (watch_arm_thread(tr, tid) < 0)
@@ -264,6 +249,7 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 		tr->sink.note(tr->sink.ctx, tr, note);
 	model_release(&tr->proc->model);
 	model_init(&tr->proc->model);
+	tree_focus_exec(tr);
 	return exec_begin(tr);
 }
 
@@ -432,7 +418,10 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 			return nx_stop(TS_READY);
 		return nx(NX_RESUME);
 	case PTU_EV_FORK:
-		untrace_child(tr, (pid_t)s->msg, s->vfork);
+		tree_focus_fork(tr, (pid_t)s->msg, s->vfork);
+		return nx(NX_RESUME);
+	case PTU_EV_VFORK_DONE:
+		tree_focus_vfork_done(tr);
 		return nx(NX_RESUME);
 	case PTU_EV_EXEC:
 		return on_exec(tr, t, s) < 0 ? nx(NX_ERROR) : nx(NX_RESUME);
@@ -482,6 +471,10 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 	bool gone = s.stop == PTU_EXITED || s.stop == PTU_KILLED;
 	/* what the agent did in-process happened before this stop */
 	agent_drain(tr, gone && pid == tr->proc->pid);
+	if (tree_owns(tr, pid)) {
+		tree_on_stop(tr, pid, &s); /* a light process: resumed there */
+		return WR_WAIT;
+	}
 	struct tthread *t = tr_by_tid(tr, pid);
 	struct next n;
 	if (gone) {
@@ -801,7 +794,7 @@ static void commit(struct tracer *tr, struct tthread *t)
 	set_regs_if_changed(t, &r, &now);
 }
 
-enum tstep tracer_step(struct tracer *tr)
+static enum tstep step(struct tracer *tr)
 {
 	if (!tr->proc->alive)
 		return TSTEP_EXITED;
@@ -821,7 +814,10 @@ enum tstep tracer_step(struct tracer *tr)
 	collect(tr, run, &nrun, last, &nlast);
 	if (!nrun && !nlast)
 		return all_dead(tr) ? drain_exit(tr) : TSTEP_DEADLOCK;
-	int i = tr->sink.pick(tr->sink.ctx, tr, run, nrun, last, nlast, &use_last);
+	/* before the fork path's end the focus is an ancestor: its steps
+	 * are no schedule's */
+	int i = tree_muted(tr) ? tracer_pick_round_robin(tr, run, nrun, last, nlast, &use_last)
+			       : tr->sink.pick(tr->sink.ctx, tr, run, nrun, last, nlast, &use_last);
 	struct tthread *t = i < 0 ? NULL : use_last ? last[i] : run[i];
 	if (!t)
 		return TSTEP_STOPPED;
@@ -871,6 +867,36 @@ enum tstep tracer_step(struct tracer *tr)
 	if (w == WR_ERROR)
 		return TSTEP_ERROR;
 	return tr->sink_stop ? TSTEP_STOPPED : TSTEP_CONTINUE;
+}
+
+/* The recorded process is gone: the rest of the tree runs to its end
+ * (a runner's children outlive nothing but it; a killed session kills
+ * them). */
+static void drain_tree(struct tracer *tr)
+{
+	while (tree_live(tr)) {
+		if (tracer_interrupted())
+			tree_kill(tr);
+		int st;
+		pid_t p = ptu_wait(-1, &st, __WALL);
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		dispatch(tr, p, st, NULL);
+	}
+}
+
+enum tstep tracer_step(struct tracer *tr)
+{
+	enum tstep s = step(tr);
+	if (s == TSTEP_EXITED) {
+		tree_end(tr);
+		if (tree_live(tr))
+			drain_tree(tr);
+	}
+	return s;
 }
 
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,

@@ -51,6 +51,9 @@ void ptu_decode(int st, struct ptu_status *out)
 	case PTRACE_EVENT_EXIT:
 		out->stop = PTU_EV_EXIT;
 		return;
+	case PTRACE_EVENT_VFORK_DONE:
+		out->stop = PTU_EV_VFORK_DONE;
+		return;
 	case PTRACE_EVENT_STOP:
 		out->stop = PTU_EV_STOP;
 		return;

@@ -24,6 +24,8 @@ enum ptu_stop {
 	PTU_EV_FORK,     /* PTRACE_EVENT_FORK / VFORK: new process in msg; resume with 0 */
 	PTU_EV_EXEC,     /* PTRACE_EVENT_EXEC: former tid in msg; resume with 0 */
 	PTU_EV_EXIT,     /* PTRACE_EVENT_EXIT: about to exit; resume with 0 */
+	PTU_EV_VFORK_DONE, /* PTRACE_EVENT_VFORK_DONE: the vfork child let go
+	                    of the memory; resume with 0 */
 	PTU_EV_STOP,     /* PTRACE_EVENT_STOP: interrupt, group-stop or new seized
 	                    thread; resume with 0 */
 	PTU_OTHER,       /* anything else: resume with 0 */

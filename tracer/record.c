@@ -51,7 +51,7 @@ const char *fmt_thousands(unsigned long long v, char *buf, size_t len)
  * replace these and nothing else. */
 static const char *const our_entries[] = {
 	"trace.avt", "meta.json", "predictions.json", "schedules", "replays", "reports",
-	"explore", "stdin", NULL,
+	"explore", "stdin", "procs", "tree.json", NULL,
 };
 
 static bool is_ours(const char *name)
@@ -290,7 +290,9 @@ struct recorder *record_start(const struct record_opts *opts)
 	rec->opts = *opts;
 	rec->dir = strdup(opts->dir);
 	struct tracer_opts to = {
-		.argv = opts->argv, .cwd = NULL, .cpu = opts->cpu, .slice_ms = opts->slice_ms,
+		.argv = opts->argv, .cwd = opts->cwd, .envp = opts->envp,
+		.fork_path = opts->fork_path, .nfork_path = opts->nfork_path,
+		.cpu = opts->cpu, .slice_ms = opts->slice_ms,
 		.quiet_target = opts->quiet_target, .stdout_fd = -1, .no_heap = opts->no_heap,
 		.watch = opts->watch, .nwatch = opts->nwatch,
 		/* access breakpoints replaced the automatic watchpoints */
@@ -408,7 +410,9 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	for (char *const *a = rec->opts.argv; *a; a++)
 		json_array_append_new(argv, json_string(*a));
 	char cwd[4096], bid[64] = "", path[4200], tmp[4300];
-	if (!getcwd(cwd, sizeof cwd))
+	if (rec->opts.cwd)
+		snprintf(cwd, sizeof cwd, "%s", rec->opts.cwd);
+	else if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
 	const char *exe = tracer_exe(rec->tr);
 	uint8_t id[20];
@@ -451,6 +455,17 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "agent_events", json_integer((json_int_t)st->agent_events));
 	json_object_set_new(m, "stuck_waits", json_integer((json_int_t)st->stuck_waits));
 	json_object_set_new(m, "cwd", json_string(cwd));
+	if (rec->opts.nfork_path) {
+		json_t *fp = json_array();
+		for (size_t i = 0; i < rec->opts.nfork_path; i++)
+			json_array_append_new(fp, json_integer(rec->opts.fork_path[i]));
+		json_object_set_new(m, "fork_path", fp);
+	}
+	if (rec->opts.origin) {
+		json_t *o = json_loads(rec->opts.origin, 0, NULL);
+		if (o)
+			json_object_set_new(m, "process", o);
+	}
 	json_object_set_new(m, "executable", json_string(exe));
 	json_object_set_new(m, "build_id", json_string(bid));
 	json_object_set_new(m, "exit_status", res->deadlock ? json_null() : json_integer(res->exit_status));
@@ -524,6 +539,7 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	res->stats = *tracer_stats(rec->tr);
 	res->access_on = tracer_access_on(rec->tr);
 	res->access = *tracer_access_stats(rec->tr);
+	res->procs = tracer_take_tree(rec->tr, &res->nprocs, &res->focus);
 	int rc = trace_writer_close(rec->w);
 	rec->w = NULL;
 	if (rc < 0) /* the writer said why */
@@ -531,6 +547,13 @@ int record_finish(struct recorder *rec, enum tstep last, struct record_result *r
 	if (write_observed_schedule(rec) < 0 || write_meta(rec, res) < 0)
 		return -1;
 	return 0;
+}
+
+void record_tree_free(struct record_result *res)
+{
+	tracer_procs_free(res->procs, res->nprocs);
+	res->procs = NULL;
+	res->nprocs = 0;
 }
 
 struct tracer *record_tracer(struct recorder *rec)

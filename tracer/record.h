@@ -35,6 +35,15 @@ struct record_opts {
 	const char *agent_lib; /* --agent: preload this in-process agent */
 	const char *sync_spec; /* --sync-spec: the spec's text, or NULL */
 	const char *sync_spec_name; /* its file */
+	/* a process of another recording's tree (cli/tree.c): */
+	const char *cwd;      /* where it ran (NULL: here) */
+	char *const *envp;    /* its environment (NULL: ours) */
+	const unsigned *fork_path; /* tracer_opts.fork_path */
+	size_t nfork_path;
+	bool tree;            /* cli: also record the tree's other
+	                         multithreaded processes (cli/tree.c) */
+	const char *origin;   /* meta "process": a JSON object text saying
+	                         which process of which tree it is, or NULL */
 };
 
 struct record_result {
@@ -52,7 +61,12 @@ struct record_result {
 	struct tracer_stats stats;
 	bool access_on;
 	struct tracer_access_stats access;
+	/* the process tree (tracer_proc; record_tree_free) */
+	struct tracer_proc *procs;
+	size_t nprocs, focus;
 };
+/* Frees res's tree. */
+void record_tree_free(struct record_result *res);
 
 struct recorder;
 

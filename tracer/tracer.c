@@ -93,6 +93,8 @@ struct tracer *tracer_new(const struct tracer_opts *opts, const struct tracer_si
 		return NULL;
 	}
 	tr->opts = *opts;
+	if (tr->opts.nfork_path) /* its ancestors share its memory map, never its agent */
+		tr->opts.agent_lib = NULL;
 	if (!tr->opts.slice_ms)
 		tr->opts.slice_ms = 10;
 	tr->sink = *sink;
@@ -104,7 +106,7 @@ void tracer_free(struct tracer *tr)
 {
 	if (!tr)
 		return;
-	if (tr->proc->alive)
+	if (tr->proc->alive || tree_live(tr))
 		tracer_kill(tr);
 	timer_stop();
 	free(tr->run);
@@ -115,6 +117,7 @@ void tracer_free(struct tracer *tr)
 	for (size_t i = 0; i < tr->nprocs; i++)
 		process_free(tr->procs[i]);
 	free(tr->procs);
+	tree_free(&tr->tree);
 	free(tr->exe);
 	free(tr);
 }
@@ -474,6 +477,7 @@ int tracer_launch(struct tracer *tr)
 	close(pfd[1]);
 	agent_launched(tr);
 	tr->proc->alive = true;
+	tree_init(tr, tr->proc->pid);
 	int st;
 	struct ptu_status s;
 	if (waitpid(tr->proc->pid, &st, WUNTRACED) < 0 || (ptu_decode(st, &s), !s.stopped)) {
@@ -483,7 +487,8 @@ int tracer_launch(struct tracer *tr)
 		return -1;
 	}
 	long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		    PTRACE_O_TRACEVFORKDONE;
 	if (ptrace(PTRACE_SEIZE, tr->proc->pid, 0L, opts) < 0) {
 		int e = errno;
 		kill(tr->proc->pid, SIGKILL);
@@ -512,9 +517,12 @@ int tracer_launch(struct tracer *tr)
 
 void tracer_kill(struct tracer *tr)
 {
-	if (!tr->proc->alive)
+	if (!tr->proc->alive && !tree_live(tr))
 		return;
-	kill(tr->proc->pid, SIGKILL);
+	if (tr->proc->alive)
+		kill(tr->proc->pid, SIGKILL);
+	tree_kill(tr);
+	tree_end(tr);
 	int st;
 	pid_t p;
 	timer_stop();

@@ -181,6 +181,12 @@ struct tracer_opts {
 	const char *sync_spec; /* the text of the user's sync spec (--sync-spec,
 	                          docs/sync-spec.md), or NULL */
 	const char *sync_spec_name; /* its file's name, for messages */
+	/* a process forked without exec (tree.c): the launched program's
+	 * fork_path[0]-th fork (1-based, counted since its last exec), that
+	 * child's fork_path[1]-th, ...; the last one is recorded, the others
+	 * run free once they forked the next (none: the launched program) */
+	const unsigned *fork_path;
+	size_t nfork_path;
 };
 
 /* Reads and checks the sync spec at path (syncspec.c): 0 and its text in
@@ -280,6 +286,33 @@ struct tracer_stats {
 	                            in-process within a budget */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
+
+/* The process tree (tree.c): the launched program (index 0) and every
+ * process it started, directly or not. */
+struct tracer_proc {
+	pid_t pid;
+	int parent;            /* its index; -1 for the root */
+	unsigned ordinal;      /* its parent's how-many-th fork since the
+	                          parent's last exec (1-based; 0: the root) */
+	bool vfork;            /* made by vfork (posix_spawn) */
+	bool execd;            /* it exec'd: exe, argv, env, cwd are its own */
+	char *exe, *cwd;       /* at its last exec (NULL: none) */
+	char **argv, **env;    /* NULL-terminated (NULL: none); env without
+	                          what avtrace added (the agent's) */
+	unsigned threads;      /* alive now (light processes) */
+	unsigned max_threads;  /* most at once since its last exec */
+	unsigned forks;        /* forks since its last exec */
+	bool alive;
+	int exit_status;       /* shell style, once it is gone */
+};
+size_t tracer_nprocs(const struct tracer *tr);
+const struct tracer_proc *tracer_proc(const struct tracer *tr, size_t i);
+/* The index of the process recorded (the fork path's end, else 0). */
+size_t tracer_focus(const struct tracer *tr);
+/* The tree, taken from the tracer (it keeps none): *n processes, the
+ * recorded one at *focus.  Free with tracer_procs_free. */
+struct tracer_proc *tracer_take_tree(struct tracer *tr, size_t *n, size_t *focus);
+void tracer_procs_free(struct tracer_proc *p, size_t n);
 
 /* The variables being watched (--watch). */
 size_t tracer_watch_count(const struct tracer *tr);

@@ -13,6 +13,7 @@
 #include "bpt.h"
 #include "elfmod.h"
 #include "tracer.h"
+#include "tree.h"
 #include "trace/log.h"
 
 /* Breakpoint owners (struct bpt.kind). */
@@ -244,8 +245,8 @@ struct tracer {
 	char *exe;            /* resolved program path */
 	bool launched;
 
-	/* The processes traced.  One today: the recorded process (proc);
-	 * children it forks are untraced (loop.c untrace_child). */
+	/* The processes traced in full.  One: the recorded process (proc);
+	 * the others of the tree are followed lightly (tree). */
 	struct process **procs;
 	size_t nprocs;
 	struct process *proc;
@@ -286,6 +287,8 @@ struct tracer {
 	/* tids seen before the clone event that announces them */
 	pid_t orphans[64];
 	int norphans;
+
+	struct tree tree;       /* every process of the program (tree.c) */
 };
 
 /* loop.c */
@@ -329,6 +332,8 @@ static inline struct next nx_stop(enum tthread_state state)
 struct ptu_status;
 /* The decision for a stop s of a known thread t while run runs (the
  * handlers of loop.c; only act() carries it out), and for a task gone. */
+/* Waits for a new task's first stop (unless it already came as an orphan). */
+void loop_wait_first_stop(struct tracer *tr, pid_t tid);
 struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			struct tthread *run);
 struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);

@@ -390,11 +390,13 @@ t_agent_checkthenact_same() {
 }
 
 t_agent_forker() {
-	# forks: the child is untraced and must not write into the ring
+	# forks: the child is followed lightly (issue 28) and must not write
+	# into the ring; one-threaded, it gets no recording of its own
 	record_both perthread forker
 	expect_count a acquire parent_lock 10
 	expect_count a acquire child_lock 0
-	expect_match "$(jq -r .forks_untraced a/meta.json)" '^[1-9]' "forks untraced"
+	expect_match "$(jq '.processes | length' a/tree.json)" '^[2-9]' "processes in the tree"
+	expect_eq "$(jq '[.processes[] | select(.recording != null and .recording != ".")] | length' a/tree.json)" 0 "process recordings"
 }
 
 t_agent_exec() {

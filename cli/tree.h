@@ -1,0 +1,27 @@
+/* The process tree of a recording (docs/process-tree.md): every process
+ * the command started, and a recording of each multithreaded one. */
+#ifndef AVT_CLI_TREE_H
+#define AVT_CLI_TREE_H
+
+#include <stddef.h>
+
+struct record_opts;
+struct record_result;
+
+/* After the recording of o->argv (in o->dir): each other multithreaded
+ * process of res's tree recorded alone into DIR/procs/NNNN/ (an exec'd one
+ * by its own command, a forked one by its nearest exec'd ancestor's and
+ * its fork path), then DIR/tree.json.  The number of process recordings
+ * made, or -1 if tree.json cannot be written. */
+int tree_record_rest(const struct record_opts *o, const struct record_result *res);
+
+/* A recording of the tree, read back from DIR/tree.json. */
+struct tree_rec {
+	char dir[4200];   /* its directory */
+	char name[512];   /* "process 3 (./bank 2)" */
+};
+/* The process recordings of DIR besides DIR itself (malloc'd array in
+ * *out); their number, 0 when there is no tree.json. */
+size_t tree_recordings(const char *dir, struct tree_rec **out);
+
+#endif
