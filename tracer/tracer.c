@@ -157,6 +157,27 @@ static int resolve_exe(struct tracer *tr)
 	return -1;
 }
 
+/* A "#!" script: true, its interpreter's path in interp. */
+static bool script_interpreter(const char *path, char *interp, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char line[4096];
+	bool ok = fgets(line, sizeof line, f) && line[0] == '#' && line[1] == '!';
+	fclose(f);
+	if (!ok)
+		return false;
+	char *p = line + 2;
+	p += strspn(p, " \t");
+	size_t n = strcspn(p, " \t\r\n");
+	if (!n || n >= len)
+		return false;
+	memcpy(interp, p, n);
+	interp[n] = 0;
+	return true;
+}
+
 static int check_exe(struct tracer *tr)
 {
 	struct stat st;
@@ -177,6 +198,17 @@ static int check_exe(struct tracer *tr)
 	if (st.st_mode & (S_ISUID | S_ISGID)) {
 		avt_error("refusing to trace '%s': it is set-user/group-ID (ptrace would drop its privileges and must not be used on it)", tr->exe);
 		return -1;
+	}
+	char interp[4096];
+	if (script_interpreter(tr->exe, interp, sizeof interp)) {
+		/* a script (a wrapper, a runner): the kernel runs its
+		 * interpreter, which is what is traced */
+		if (elf_check_exec(interp, &is_static, why, sizeof why) < 0) {
+			avt_error("cannot trace '%s': its interpreter '%s': %s", tr->exe, interp, why);
+			return -1;
+		}
+		tr->script = true;
+		return 0;
 	}
 	if (elf_check_exec(tr->exe, &is_static, why, sizeof why) < 0) {
 		avt_error("cannot trace '%s': %s", tr->exe, why);
@@ -504,6 +536,16 @@ int tracer_launch(struct tracer *tr)
 	close(pfd[0]);
 	if (rc < 0)
 		return -1;
+	if (tr->script) { /* the image is its interpreter's */
+		char path[64], exe[4096];
+		snprintf(path, sizeof path, "/proc/%d/exe", (int)tr->proc->pid);
+		ssize_t n = readlink(path, exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			free(tr->exe);
+			tr->exe = strdup(exe);
+		}
+	}
 	struct tthread *t0 = thread_add(tr, tr->proc->pid, NO_THREAD);
 	t0->state = TS_READY;
 	if (exec_begin(tr) < 0 || run_to_entry(tr, t0) < 0) {

@@ -242,7 +242,9 @@ void sanitizer_free(struct tracer *tr);
 struct tracer {
 	struct tracer_opts opts;
 	struct tracer_sink sink;
-	char *exe;            /* resolved program path */
+	char *exe;            /* resolved program path (a script's: its
+	                         interpreter's, once launched) */
+	bool script;          /* the program is a "#!" script */
 	bool launched;
 
 	/* The processes traced in full.  One: the recorded process (proc);
