@@ -125,10 +125,12 @@ t_tree_wrapper_bug() {
 t_tree_wrapper_ok() {
 	tree_test out "$(target tree_wrapper_ok.sh)" 250
 	expect_tree_ok out
-	# the exec'd program was recorded (the root, or a process of its own)
+	# the exec'd program was recorded (as the root, or as a process of its
+	# own): a recording's meta.json has its argv
+	need_jq
 	[ "$(find out -name trace.avt | wc -l)" -ge 1 ] || fail "no recording in out"
-	expect_match "$(cat out/meta.json out/procs/*/meta.json 2>/dev/null)" 'tree_bank_ok' \
-		"the recordings' meta.json (tree_bank_ok's argv)"
+	expect_match "$(cat out/meta.json out/procs/*/meta.json 2>/dev/null | jq -r '.argv[0]')" \
+		'/tree_bank_ok$' "the recordings' argv[0]"
 }
 
 # ---- runners: fork and execv, posix_spawn, ctest
