@@ -20,7 +20,8 @@ TARGET_CFLAGS := -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer \
 	-Wall -Wextra -Wno-unused-parameter
 TARGET_LDFLAGS := -pthread
 
-TARGET_SRC := $(sort $(filter-out tests/targets/glib_%.c,$(wildcard tests/targets/*.c)))
+TARGET_SRC := $(sort $(filter-out tests/targets/glib_%.c tests/targets/tree_check_%.c,\
+	$(wildcard tests/targets/*.c)))
 TARGET_VARIANTS := mutex_counter_stripped mutex_counter_static \
 	mutex_counter_static_stripped
 TARGET_CXX_SRC := $(sort $(wildcard tests/targets/*.cc))
@@ -224,3 +225,50 @@ $(GLIB_BINS): tests/targets/bin/%: tests/targets/%.c tests/targets/targets.mk | 
 tests/targets/bin/glib_bank_ok: tests/targets/glib_bank.c
 tests/targets/bin/glib_cond_ok: tests/targets/glib_cond_if.c
 tests/targets/bin/glib_rwlock_ok: tests/targets/glib_rwlock_split.c
+
+# ---- process trees (issue 28, tests/e2e/test_tree28.sh): the tree_*.c
+# programs are built by the rules above; here the wrapper scripts (copied
+# executable), the Check suites in CK_FORK mode (skipped with a message
+# without Check's pkg-config file) and a tiny CMake project whose tests
+# ctest runs (skipped without cmake; its test then skips).
+TREE_SCRIPTS := $(addprefix tests/targets/bin/,tree_wrapper.sh tree_wrapper_ok.sh)
+TARGET_BINS += $(TREE_SCRIPTS)
+targets: $(TREE_SCRIPTS)
+
+$(TREE_SCRIPTS): tests/targets/bin/%: tests/targets/% | tests/targets/bin
+	install -m 755 $< $@
+
+CHECK_SRC := $(sort $(wildcard tests/targets/tree_check_*.c))
+CHECK_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%,$(CHECK_SRC))
+CHECK_TARGET_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_TARGET_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+ifneq ($(CHECK_TARGET_LIBS),)
+targets: $(CHECK_BINS)
+else
+targets: check-targets-skip
+check-targets-skip:
+	@echo "targets: no check (pkg-config check): tree_check_* not built (scripts/setup --test installs check)"
+.PHONY: check-targets-skip
+endif
+
+$(CHECK_BINS): tests/targets/bin/%: tests/targets/%.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) $(CHECK_TARGET_CFLAGS) -o $@ $< $(TARGET_LDFLAGS) $(CHECK_TARGET_LIBS)
+
+CMAKE ?= cmake
+CMAKE_PROJ_BIN := tests/targets/bin/cmake_proj
+ifneq ($(shell command -v $(CMAKE) 2>/dev/null),)
+targets: $(CMAKE_PROJ_BIN)/bank_test
+else
+targets: cmake-proj-skip
+cmake-proj-skip:
+	@echo "targets: no cmake: $(CMAKE_PROJ_BIN) not built"
+.PHONY: cmake-proj-skip
+endif
+
+# configured out of tree, in bin/; bank_ok_test is built with bank_test
+$(CMAKE_PROJ_BIN)/bank_test: tests/targets/cmake_proj/CMakeLists.txt tests/targets/tree_bank.c \
+		tests/targets/tree_bank_ok.c tests/targets/targets.mk | tests/targets/bin
+	$(CMAKE) -S tests/targets/cmake_proj -B $(CMAKE_PROJ_BIN) \
+		-DCMAKE_C_COMPILER="$$(command -v $(CC))" >$(CMAKE_PROJ_BIN).log
+	MAKEFLAGS= $(CMAKE) --build $(CMAKE_PROJ_BIN) >>$(CMAKE_PROJ_BIN).log
+	touch $@
