@@ -182,8 +182,69 @@ void test_output_begin(struct test_output *o)
 		close(null);
 }
 
+/* A process of a tree: its document and run kept for test_output_tree. */
+static int keep_process(struct test_output *o, struct results *r, int status)
+{
+	if (!o->json && !o->sarif)
+		return status;
+	results_open_trace(r);
+	if (o->sarif) {
+		if (!o->runs)
+			o->runs = json_array();
+		json_array_append_new(o->runs, sarif_run(r, o->process));
+	}
+	if (o->json) {
+		json_t *doc = test_json(r, status);
+		json_object_set_new(doc, "process", json_string(o->process ? o->process : r->dir));
+		json_t *bugs = json_object_get(doc, "bugs");
+		size_t i;
+		json_t *b;
+		json_array_foreach(bugs, i, b)
+			json_object_set_new(b, "process", json_string(o->process ? o->process : r->dir));
+		if (!o->docs)
+			o->docs = json_array();
+		json_array_append_new(o->docs, doc);
+	}
+	return status;
+}
+
+int test_output_tree(struct test_output *o, const char *dir, int status)
+{
+	if (o->saved_stdout >= 0) {
+		fflush(stdout);
+		dup2(o->saved_stdout, 1);
+		close(o->saved_stdout);
+		o->saved_stdout = -1;
+	}
+	int rc = status;
+	if (o->sarif && sarif_write_runs(o->runs ? json_incref(o->runs) : json_array(), o->sarif) < 0)
+		rc = EXIT_USAGE;
+	if (o->json && json_array_size(o->docs)) {
+		json_t *doc = json_deep_copy(json_array_get(o->docs, 0)), *all = json_array();
+		size_t i;
+		json_t *d;
+		json_array_foreach(o->docs, i, d)
+			json_array_extend(all, json_object_get(d, "bugs"));
+		json_object_set_new(doc, "bugs", all);
+		json_object_set_new(doc, "dir", json_string(dir));
+		json_object_set(doc, "processes", o->docs);
+		json_object_set_new(doc, "inconclusive", json_boolean(rc == 3));
+		json_object_set_new(doc, "exit_status", json_integer(rc));
+		if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
+			rc = EXIT_USAGE;
+		putchar('\n');
+		json_decref(doc);
+	}
+	json_decref(o->docs);
+	json_decref(o->runs);
+	o->docs = o->runs = NULL;
+	return rc;
+}
+
 int test_output_finish(struct test_output *o, struct results *r, int status)
 {
+	if (o->tree)
+		return keep_process(o, r, status);
 	if (o->saved_stdout >= 0) {
 		fflush(stdout);
 		dup2(o->saved_stdout, 1);

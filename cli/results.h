@@ -112,6 +112,10 @@ json_t *results_minimal(const struct result_bug *b);
 /* Writes the SARIF 2.1.0 log of r's distinct bugs to path ("-": stdout);
  * -1 after an avt_error(). */
 int sarif_write(struct results *r, const char *path);
+/* The SARIF run of r's bugs (process: its automationDetails id, or NULL),
+ * and a log of several runs written to path (runs taken); as above. */
+json_t *sarif_run(struct results *r, const char *process);
+int sarif_write_runs(json_t *runs, const char *path);
 
 /* 'avtrace test --json' / '--sarif' (cli/output.c): set up before the run (quiet: the
  * table goes nowhere, stdout is kept for the document) and finish with
@@ -121,8 +125,16 @@ struct test_output {
 	const char *sarif;
 	bool json;
 	int saved_stdout;
+	/* a process tree (cli/tree.c): each process's document and SARIF run
+	 * are kept (test_output_process) until test_output_tree prints them */
+	bool tree;
+	const char *process;  /* the process being finished, named */
+	json_t *docs, *runs;
 };
 void test_output_begin(struct test_output *o);
 int test_output_finish(struct test_output *o, struct results *r, int status);
+/* The tree's one document (the first process's, with "processes" and
+ * every process's "bugs") and SARIF log, and the tree's exit status. */
+int test_output_tree(struct test_output *o, const char *dir, int status);
 
 #endif

@@ -314,7 +314,7 @@ static json_t *result(struct sarif *s, const struct result_bug *b)
 	return res;
 }
 
-int sarif_write(struct results *r, const char *path)
+json_t *sarif_run(struct results *r, const char *process)
 {
 	struct sarif s = { .r = r, .rules = json_array() };
 	const char *cwd = jstr(r->meta, "cwd");
@@ -340,7 +340,21 @@ int sarif_write(struct results *r, const char *path)
 					      "text", "The recorded program's working directory."));
 	}
 	json_object_set_new(run, "columnKind", json_string("unicodeCodePoints"));
-	json_t *log = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA, "version", "2.1.0", "runs", run);
+	if (process) /* one run per process of a tree */
+		json_object_set_new(run, "automationDetails", json_pack("{s:s}", "id", process));
+	return run;
+}
+
+int sarif_write(struct results *r, const char *path)
+{
+	json_t *runs = json_array();
+	json_array_append_new(runs, sarif_run(r, NULL));
+	return sarif_write_runs(runs, path);
+}
+
+int sarif_write_runs(json_t *runs, const char *path)
+{
+	json_t *log = json_pack("{s:s,s:s,s:o}", "$schema", SARIF_SCHEMA, "version", "2.1.0", "runs", runs);
 	int rc = 0;
 	if (!strcmp(path, "-")) {
 		rc = json_dumpf(log, stdout, JSON_INDENT(2));

@@ -267,6 +267,35 @@ static void say_tally(const struct results *r)
 		       t->ran, total, total == 1 ? "" : "s", t->diverged, t->unfinished);
 }
 
+/* One line per distinct bug: what failed, and the variables of the
+ * prediction that reproduced it. */
+static void say_bugs(const struct test_run *tr)
+{
+	struct names n;
+	bool named = tr->t && names_open(&n, tr->t) == 0;
+	for (size_t i = 0; i < tr->res.nbugs; i++) {
+		const struct result_bug *b = &tr->res.bugs[i];
+		char vars[512] = "";
+		json_t *objs = b->prediction ? json_object_get(b->prediction, "objs") : NULL;
+		json_t *ev0 = b->prediction ? json_array_get(json_object_get(b->prediction, "events"), 0) : NULL;
+		if (named && ev0) /* the image it ran in (a wrapper exec'd it) */
+			names_at(&n, (uint64_t)json_integer_value(json_object_get(ev0, "seq")));
+		size_t k;
+		json_t *o;
+		json_array_foreach(objs, k, o)
+		{
+			char name[256];
+			size_t l = strlen(vars);
+			const char *v = named ? names_obj_or_addr(&n, (uint64_t)json_integer_value(o), name, sizeof name) : NULL;
+			if (v)
+				snprintf(vars + l, sizeof vars - l, "%s%s", l ? ", " : "; on ", v);
+		}
+		printf("  bug %zu: %.*s%s\n", i + 1, (int)strcspn(b->key, "\n"), b->key, vars);
+	}
+	if (named)
+		names_close(&n);
+}
+
 /* The last lines and the exit status.  "No bug" is said only of schedules
  * that ran: when most never reached their end, when exploration saw a
  * failure that its replay did not confirm, or when the recording died of
@@ -279,6 +308,7 @@ static int verdict(const struct test_run *tr)
 	unsigned total = r->tally.ran + r->tally.diverged + r->tally.unfinished;
 	say_tally(r);
 	if (r->nbugs) {
+		say_bugs(tr);
 		printf("%zu bug%s reproduced; reports in %s/\n", r->nbugs, r->nbugs == 1 ? "" : "s", tr->rdir);
 		return 1;
 	}
@@ -588,6 +618,22 @@ static int test_take(struct test_run *tr, const struct tree_rec *p)
 	return 0;
 }
 
+/* A command that exec'd another program (a wrapper): which one. */
+static void say_exec(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	json_t *m = json_load_file(path, 0, NULL);
+	const char *exe = json_string_value(json_object_get(m, "executable"));
+	const char *argv0 = json_string_value(json_array_get(json_object_get(m, "argv"), 0));
+	if (exe && argv0) {
+		const char *a = strrchr(argv0, '/'), *e = strrchr(exe, '/');
+		if (strcmp(a ? a + 1 : argv0, e ? e + 1 : exe))
+			printf("%s exec'd %s: recorded in %s/\n", argv0, exe, dir);
+	}
+	json_decref(m);
+}
+
 /* Of two processes' statuses, the one the tree ends with: a bug first,
  * then an error, then inconclusive. */
 static int tree_status(int a, int b)
@@ -609,16 +655,24 @@ static int test_phases(struct test_run *tr)
 	size_t n = tree_recordings(tr->ro.dir, &procs);
 	/* a one-threaded launcher (a script, a runner) has nothing to try */
 	int status = 0;
+	const char *root = tr->ro.dir;
+	say_exec(root);
+	tr->out.tree = n > 0;
+	tr->out.process = "process 0 (the command)";
 	if (tr->st.threads >= 2 || !n)
 		status = test_process(tr);
 	else
-		printf("%s: one thread; its processes follow\n", tr->ro.dir);
+		printf("%s: one thread; its processes follow\n", root);
 	for (size_t i = 0; i < n && status < 128; i++) {
 		printf("\n== %s: %s\n", procs[i].name, procs[i].dir);
 		fflush(stdout);
+		tr->out.process = procs[i].name;
 		rc = test_take(tr, &procs[i]) < 0 ? EXIT_USAGE : test_process(tr);
 		status = rc >= 128 ? rc : tree_status(status, rc);
 	}
+	if (n)
+		status = test_output_tree(&tr->out, root, status);
+	tr->ro.dir = root;
 	free(procs);
 	return status;
 }

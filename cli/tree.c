@@ -113,20 +113,35 @@ static int record_one(const struct record_opts *o, const struct tracer_proc *p, 
 	return rc;
 }
 
-static json_t *proc_json(const struct tracer_proc *p, size_t i, const char *recording)
+/* A forked process's argv is its exec'd ancestor's (a copy of its
+ * memory); the recorded command's at the top. */
+static char *const *argv_of(const struct record_opts *o, const struct tracer_proc *p, size_t i)
 {
-	json_t *o = json_object();
-	json_object_set_new(o, "id", json_integer((json_int_t)i));
-	json_object_set_new(o, "pid", json_integer(p->pid));
-	json_object_set_new(o, "parent", p->parent < 0 ? json_null() : json_integer(p->parent));
-	json_object_set_new(o, "how", json_string(how_of(p)));
-	json_object_set_new(o, "fork", json_integer(p->ordinal));
-	json_object_set_new(o, "argv", p->argv ? strv_json(p->argv) : json_null());
-	json_object_set_new(o, "cwd", p->cwd ? json_string(p->cwd) : json_null());
-	json_object_set_new(o, "threads", json_integer(p->max_threads));
-	json_object_set_new(o, "exit_status", p->alive ? json_null() : json_integer(p->exit_status));
-	json_object_set_new(o, "recording", recording ? json_string(recording) : json_null());
-	return o;
+	unsigned path[MAX_PATH];
+	size_t npath;
+	int base = start_of(p, i, path, &npath);
+	if (base < 0)
+		return NULL;
+	return base ? p[base].argv : o->argv;
+}
+
+static json_t *proc_json(const struct record_opts *o, const struct tracer_proc *ps, size_t i,
+			 const char *recording)
+{
+	const struct tracer_proc *p = &ps[i];
+	char *const *argv = argv_of(o, ps, i);
+	json_t *j = json_object();
+	json_object_set_new(j, "id", json_integer((json_int_t)i));
+	json_object_set_new(j, "pid", json_integer(p->pid));
+	json_object_set_new(j, "parent", p->parent < 0 ? json_null() : json_integer(p->parent));
+	json_object_set_new(j, "how", json_string(how_of(p)));
+	json_object_set_new(j, "fork", json_integer(p->ordinal));
+	json_object_set_new(j, "argv", argv ? strv_json(argv) : json_null());
+	json_object_set_new(j, "cwd", p->cwd ? json_string(p->cwd) : json_null());
+	json_object_set_new(j, "threads", json_integer(p->max_threads));
+	json_object_set_new(j, "exit_status", p->alive ? json_null() : json_integer(p->exit_status));
+	json_object_set_new(j, "recording", recording ? json_string(recording) : json_null());
+	return j;
 }
 
 static int write_tree(const char *dir, json_t *procs)
@@ -163,7 +178,7 @@ int tree_record_rest(const struct record_opts *o, const struct record_result *re
 			made += rec;
 		}
 		single += p[i].max_threads < 2;
-		json_array_append_new(procs, proc_json(&p[i], i, rec ? rel : NULL));
+		json_array_append_new(procs, proc_json(o, p, i, rec ? rel : NULL));
 	}
 	avt_info("avtrace: %zu processes: %zu multithreaded, recorded (tree.json); %u single-threaded", res->nprocs,
 		 res->nprocs - single, single);

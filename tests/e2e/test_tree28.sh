@@ -125,12 +125,14 @@ t_tree_wrapper_bug() {
 t_tree_wrapper_ok() {
 	tree_test out "$(target tree_wrapper_ok.sh)" 250
 	expect_tree_ok out
-	# the exec'd program was recorded (as the root, or as a process of its
-	# own): a recording's meta.json has its argv
+	# the exec'd program was recorded (as the root: the wrapper execs it in
+	# its own process; replays run the wrapper again): the recording's
+	# executable is the program, its command the wrapper
 	need_jq
 	[ "$(find out -name trace.avt | wc -l)" -ge 1 ] || fail "no recording in out"
-	expect_match "$(cat out/meta.json out/procs/*/meta.json 2>/dev/null | jq -r '.argv[0]')" \
-		'/tree_bank_ok$' "the recordings' argv[0]"
+	expect_match "$(jq -r '.executable' out/meta.json)" '/tree_bank_ok$' "the recording's executable"
+	expect_match "$(jq -r '.argv[0]' out/meta.json)" '/tree_wrapper_ok[.]sh$' "the recording's argv[0]"
+	expect_match "$(jq -r '.threads' out/meta.json)" '^[3-9]' "the recording's threads"
 }
 
 # ---- runners: fork and execv, posix_spawn, ctest
@@ -269,7 +271,8 @@ t_tree_json() {
 	expect_eq "$(tree_jq out '.processes | map(select(.how == "root")) | length')" 1 "root entries"
 	root=$(tree_jq out -c '.processes[] | select(.how == "root")
 		| [.argv, .threads, .recording, .parent]') || exit
-	expect_eq "$root" "[[\"$(target tree_runner)\",\"$bank\",\"$bank_ok\"],1,null,null]" \
+	# the root's recording is the output directory itself (".")
+	expect_eq "$root" "[[\"$(target tree_runner)\",\"$bank\",\"$bank_ok\"],1,\".\",null]" \
 		"the root's [argv, threads, recording, parent]"
 	for p in "$bank" "$bank_ok"; do
 		n=$(tree_jq out --arg p "$p" -c '(.processes[] | select(.how == "root")) as $r

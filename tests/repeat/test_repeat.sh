@@ -117,3 +117,35 @@ t_repeat_minimal_schedules() {
 		REPEATS=$REPEAT minimize_target 0 "$p" 1000
 	done
 }
+
+# Issue 28: a bug one process down (a wrapper script, a runner that forks
+# and execs, posix_spawn, Check's CK_FORK mode, forked workers, a fork
+# without exec) found REPEAT times of REPEAT with `avtrace test` and no
+# flags, with its process, variable and file:line (tests/e2e/test_tree28.sh);
+# the correct counterparts as many times with no report.
+tree_again() {
+	rm -rf out out.stdout out.stderr
+	"$@"
+}
+
+# limit: 1800
+t_repeat_tree_bugs() {
+	# shellcheck source=../e2e/test_tree28.sh
+	source "$E2E_DIR/test_tree28.sh"
+	local t
+	for t in t_tree_wrapper_bug t_tree_runner_bug t_tree_spawn_bug t_tree_check_fork_bug \
+		t_tree_forktwo_bug t_tree_forkrace_bug; do
+		each tree_again "$t"
+	done
+}
+
+# limit: 3000
+t_repeat_tree_correct() {
+	# shellcheck source=../e2e/test_tree28.sh
+	source "$E2E_DIR/test_tree28.sh"
+	local t
+	for t in t_tree_wrapper_ok t_tree_runner_ok t_tree_check_fork_ok t_tree_forktwo_ok \
+		t_tree_forkrace_ok; do
+		each tree_again "$t"
+	done
+}
