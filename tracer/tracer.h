@@ -300,7 +300,9 @@ struct tracer_proc {
 	char **argv, **env;    /* NULL-terminated (NULL: none); env without
 	                          what avtrace added (the agent's) */
 	unsigned threads;      /* alive now (light processes) */
-	unsigned max_threads;  /* most at once since its last exec */
+	unsigned max_threads;  /* threads it had since its last exec, the
+	                          first included (not "at once": that
+	                          depends on timing) */
 	unsigned forks;        /* forks since its last exec */
 	bool alive;
 	int exit_status;       /* shell style, once it is gone */

@@ -329,8 +329,7 @@ static void light_created(struct tracer *tr, int node, pid_t task, bool process,
 	struct tracer_proc *p = &t->nodes[node];
 	if (!process && thread_of(p->pid, task)) {
 		p->threads++;
-		if (p->threads > p->max_threads)
-			p->max_threads = p->threads;
+		p->max_threads++;
 		tid_add(t, task, node);
 		ptu_resume(task, 0);
 		return;
