@@ -521,6 +521,17 @@ static uint64_t run_busy_ns(struct tracer *tr, struct tthread *t, uint64_t start
 	return pre + (cpu > rc->cpu0 ? cpu - rc->cpu0 : 0);
 }
 
+/* Is t the process's only thread?  Then nothing else is to be run while
+ * it sleeps in the kernel (a shell waiting for its child, a runner for
+ * its test): its sleep ends when the kernel's does, with no interrupt. */
+static bool lone(const struct tracer *tr, const struct tthread *t)
+{
+	for (size_t i = 0; i < tr->proc->nthr; i++)
+		if (tr->proc->thr[i] && tr->proc->thr[i] != t && tr->proc->thr[i]->state != TS_DEAD)
+			return false;
+	return !agent_script_on(tr);
+}
+
 static bool others_running(const struct tracer *tr, const struct tthread *t)
 {
 	for (size_t i = 0; i < tr->proc->nthr; i++)
@@ -534,7 +545,15 @@ static bool others_running(const struct tracer *tr, const struct tthread *t)
 static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started,
 			  int *sleeping_ticks, struct run_clock *rc)
 {
-	if (t->priv->interrupt_pending || t->state != TS_RUNNING || t->priv->sync_sleep)
+	if (t->priv->interrupt_pending || t->state != TS_RUNNING)
+		return;
+	if (tracer_interrupted()) { /* SIGINT to avtrace: end the step now */
+		tr->interrupt_blocked = true;
+		t->priv->interrupt_pending = true;
+		ptu_interrupt(t->tid);
+		return;
+	}
+	if (t->priv->sync_sleep)
 		return;
 	if (!rc->cpu0) { /* a long run: count its time on a CPU (below) */
 		rc->cpu0 = ptu_thread_cpu_ns(tr->proc->pid, t->tid);
@@ -565,6 +584,8 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
 	bool others = agent_script_on(tr) || sched_others_could_run(tr, t, false);
 	if (asleep && !t->priv->expect_block && !others && !slice_over)
 		return; /* nobody else to run: let it sleep */
+	if (asleep && lone(tr, t))
+		return;
 	if (asleep && t->wait == TW_SLEEP && !sched_others_could_run(tr, t, true))
 		return; /* a sleeping call and nobody else at all: let it sleep */
 	tr->interrupt_blocked = asleep;
@@ -581,7 +602,8 @@ static void watch_running(struct tracer *tr, struct tthread *t, uint64_t started
  * release slept for ever.) */
 static pid_t wait_any(struct tracer *tr, struct tthread *t, int *st, bool *polled)
 {
-	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep || *polled)
+	if (!t->priv->expect_block || t->priv->interrupt_pending || t->priv->sync_sleep || *polled ||
+	    lone(tr, t))
 		return waitpid(-1, st, __WALL);
 	*polled = true;
 	for (int spins = 0;; spins++) {
