@@ -575,6 +575,7 @@ void tracer_kill(struct tracer *tr)
 		if (s.stopped)
 			ptu_resume(p, 0);
 	}
+	tree_forget(tr);
 	agent_drain(tr, true); /* what the agent committed before the kill */
 	tr->proc->alive = false;
 }

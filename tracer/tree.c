@@ -403,9 +403,14 @@ void tree_on_stop(struct tracer *tr, pid_t tid, struct ptu_status *s)
 void tree_kill(struct tracer *tr)
 {
 	struct tree *t = &tr->tree;
-	for (size_t i = 0; i < t->ntids; i++)
+	for (size_t i = 0; i < t->ntids && t->nodes; i++)
 		if (t->nodes[t->tids[i].node].pid == t->tids[i].tid)
 			kill(t->tids[i].tid, SIGKILL);
+}
+
+void tree_forget(struct tracer *tr)
+{
+	tr->tree.ntids = 0;
 }
 
 void tree_end(struct tracer *tr)
@@ -451,6 +456,7 @@ struct tracer_proc *tracer_take_tree(struct tracer *tr, size_t *n, size_t *focus
 	struct tracer_proc *p = t->nodes;
 	t->nodes = NULL;
 	t->n = t->cap = 0;
+	t->ntids = 0; /* (all gone by now: the session ended) */
 	return p;
 }
 

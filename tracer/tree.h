@@ -59,6 +59,8 @@ void tree_on_stop(struct tracer *tr, pid_t tid, struct ptu_status *s);
 size_t tree_live(const struct tracer *tr);
 /* SIGKILL to every light process (the session is being killed). */
 void tree_kill(struct tracer *tr);
+/* They are all gone (reaped by tracer_kill). */
+void tree_forget(struct tracer *tr);
 /* The recorded process is gone: the fork path's ancestors, which ran
  * free only to start it, are killed (and the launched one reaped). */
 void tree_end(struct tracer *tr);
