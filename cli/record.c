@@ -224,7 +224,7 @@ int record_run(const struct record_opts *opts, struct tracer_stats *stats)
 	int rc = record_finish(rec, st, &res);
 	record_free(rec);
 	int status = record_said(&o, rc, st, &res, stats);
-	if (status != EXIT_USAGE && !tracer_interrupted() && o.tree && tree_record_rest(&o, &res) < 0)
+	if (status != EXIT_USAGE && !tracer_interrupted() && o.tree && tree_record_rest(&o, &res, record_run) < 0)
 		status = EXIT_USAGE;
 	record_tree_free(&res);
 	return status;

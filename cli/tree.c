@@ -64,7 +64,8 @@ static json_t *strv_json(char *const *v)
 }
 
 /* Records process i alone into dir; its exit status as record_run's. */
-static int record_one(const struct record_opts *o, const struct tracer_proc *p, size_t i, const char *dir)
+static int record_one(const struct record_opts *o, const struct tracer_proc *p, size_t i, const char *dir,
+		      tree_recorder record)
 {
 	unsigned path[MAX_PATH];
 	size_t npath;
@@ -106,7 +107,7 @@ static int record_one(const struct record_opts *o, const struct tracer_proc *p, 
 			 (int)p[i].pid, (int)p[p[i].parent].pid, cmd, path[npath - 1], npath > 1 ? " of a fork" : "");
 	else
 		avt_info("avtrace: process %zu (pid %d, exec'd): recording it alone: %s", i, (int)p[i].pid, cmd);
-	int rc = record_run(&c, NULL);
+	int rc = record(&c, NULL);
 	if (argv0)
 		p[base].argv[0] = argv0;
 	free(text);
@@ -157,7 +158,7 @@ static int write_tree(const char *dir, json_t *procs)
 	return rc;
 }
 
-int tree_record_rest(const struct record_opts *o, const struct record_result *res)
+int tree_record_rest(const struct record_opts *o, const struct record_result *res, tree_recorder record)
 {
 	const struct tracer_proc *p = res->procs;
 	if (res->nprocs <= 1)
@@ -173,7 +174,7 @@ int tree_record_rest(const struct record_opts *o, const struct record_result *re
 			snprintf(dir, sizeof dir, "%s/procs", o->dir);
 			mkdir(dir, 0777);
 			snprintf(dir, sizeof dir, "%s/%s", o->dir, rel);
-			int rc = record_one(o, p, i, dir);
+			int rc = record_one(o, p, i, dir, record);
 			rec = rc != EXIT_USAGE;
 			made += rec;
 		}

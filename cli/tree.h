@@ -8,12 +8,17 @@
 struct record_opts;
 struct record_result;
 
+struct tracer_stats;
+/* How one process is recorded (record_run, cli/record.c, which calls
+ * this: passed down, so that tree.c depends on no caller of its own). */
+typedef int (*tree_recorder)(const struct record_opts *o, struct tracer_stats *stats);
+
 /* After the recording of o->argv (in o->dir): each other multithreaded
- * process of res's tree recorded alone into DIR/procs/NNNN/ (an exec'd one
- * by its own command, a forked one by its nearest exec'd ancestor's and
- * its fork path), then DIR/tree.json.  The number of process recordings
- * made, or -1 if tree.json cannot be written. */
-int tree_record_rest(const struct record_opts *o, const struct record_result *res);
+ * process of res's tree recorded alone by record into DIR/procs/NNNN/ (an
+ * exec'd one by its own command, a forked one by its nearest exec'd
+ * ancestor's and its fork path), then DIR/tree.json.  The number of
+ * process recordings made, or -1 if tree.json cannot be written. */
+int tree_record_rest(const struct record_opts *o, const struct record_result *res, tree_recorder record);
 
 /* A recording of the tree, read back from DIR/tree.json. */
 struct tree_rec {

@@ -308,3 +308,50 @@ t_tree_not_executable() {
 		expect_no_file "out_$f"
 	done
 }
+
+# ---- the whole tree in --json and --sarif: one document, every process
+
+t_tree_json_output() {
+	local bank bank_ok
+	bank=$(target tree_bank) || exit
+	bank_ok=$(target tree_bank_ok) || exit
+	need_jq
+	avt_timed "$TEST_LIMIT" test --json --sarif out.sarif -o out -- "$(target tree_runner)" "$bank" "$bank_ok" \
+		>out.json 2>out.stderr
+	expect_eq "$?" 1 "exit status of avtrace test --json"
+	jq -e . out.json >/dev/null || fail "stdout is not one JSON document: $(head -c 200 out.json)"
+	expect_eq "$(jq '.exit_status' out.json)" 1 "the document's exit_status"
+	expect_eq "$(jq '.processes | length' out.json)" 2 "processes in the document (the two exec'd programs)"
+	# every bug is tree_bank's, named so, and counted in the top-level list
+	[ "$(jq '.bugs | length' out.json)" -ge 1 ] || fail "no bug in the document"
+	expect_eq "$(jq '[.bugs[] | select(.process | test("/tree_bank[ ,]"))] | length' out.json)" \
+		"$(jq '.bugs | length' out.json)" "bugs named as tree_bank's"
+	expect_eq "$(jq '[.processes[] | select(.process | test("tree_bank_ok")) | .bugs[]] | length' out.json)" 0 \
+		"bugs of tree_bank_ok"
+	# SARIF: one run per process, the bug's run named for its process
+	expect_eq "$(jq '.runs | length' out.sarif)" 2 "SARIF runs"
+	expect_eq "$(jq '[.runs[] | select(.automationDetails.id | test("/tree_bank[ ,]")) | .results[]] | length' out.sarif)" \
+		"$(jq '.bugs | length' out.json)" "SARIF results of tree_bank's run"
+}
+
+# ---- SIGINT with a child running: the tree is killed, the summary said
+
+t_tree_sigint_with_child() {
+	local pid i st
+	# the child's argument tells it apart from any other sleep on the machine
+	avt record -o out -- sh -c 'sleep 71.28; echo never' >out.stdout 2>out.stderr &
+	pid=$!
+	for i in $(seq 300); do
+		pgrep -f '^sleep 71[.]28' >/dev/null && break
+		sleep 0.1
+	done
+	pgrep -f '^sleep 71[.]28' >/dev/null || fail "the child never started"
+	kill -INT "$pid"
+	wait "$pid"
+	st=$?
+	sed 's/^/  | /' out.stderr >&3
+	expect_eq "$st" 130 "exit status of avtrace record after SIGINT"
+	expect_match "$(cat out.stderr)" "interrupted by SIGINT" "avtrace's stderr"
+	pgrep -f '^sleep 71[.]28' >/dev/null && fail "the child outlived avtrace"
+	[ -f out/meta.json ] || fail "no out/meta.json after SIGINT"
+}
