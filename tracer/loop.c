@@ -171,36 +171,18 @@ static bool is_thread_of(pid_t pid, pid_t tid)
 	return tgid == pid;
 }
 
-static bool take_orphan(struct tracer *tr, pid_t tid)
-{
-	for (int i = 0; i < tr->norphans; i++)
-		if (tr->orphans[i] == tid) {
-			tr->orphans[i] = tr->orphans[--tr->norphans];
-			return true;
-		}
-	return false;
-}
-
-/* Waits for a new task's first stop (unless it already came, pitfall 5). */
-void loop_wait_first_stop(struct tracer *tr, pid_t tid)
-{
-	if (take_orphan(tr, tid))
-		return;
-	int st;
-	ptu_wait(tid, &st, __WALL);
-}
-
 /* Returns true when t created a thread of the process (a create event). */
 static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
 	pid_t tid = (pid_t)s->msg;
 	if (!is_thread_of(tr->proc->pid, tid)) {
-		tree_focus_fork(tr, tid, false); /* a process, by clone() */
+		if (tree_focus_fork(tr, tid, false) && watch_arm_thread(tr, t->tid) < 0) /* a process, by clone() */
+			avt_warn("T%u: cannot set its watchpoints", t->lid);
 		return false;
 	}
 	uint64_t site = t->priv->create_site;
 	struct tthread *c = thread_add(tr, tid, t->lid);
-	loop_wait_first_stop(tr, tid);
+	tree_wait_first_stop(tr, tid);
 	c->state = TS_READY;
 	/* debug registers are not inherited (PTRACE-NOTES pitfall 4) */
 	if (watch_arm_thread(tr, tid) < 0)
@@ -418,7 +400,9 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 			return nx_stop(TS_READY);
 		return nx(NX_RESUME);
 	case PTU_EV_FORK:
-		tree_focus_fork(tr, (pid_t)s->msg, s->vfork);
+		/* debug registers are not inherited (PTRACE-NOTES pitfall 4) */
+		if (tree_focus_fork(tr, (pid_t)s->msg, s->vfork) && watch_arm_thread(tr, t->tid) < 0)
+			avt_warn("T%u: cannot set its watchpoints", t->lid);
 		return nx(NX_RESUME);
 	case PTU_EV_VFORK_DONE:
 		tree_focus_vfork_done(tr);

@@ -93,7 +93,7 @@ const siginfo_t *ptu_siginfo(struct ptu_status *s)
 const char *ptu_stop_name(enum ptu_stop s)
 {
 	static const char *const names[] = {
-		"exited", "killed", "signal", "clone", "fork", "exec", "exit", "stop", "other",
+		"exited", "killed", "signal", "clone", "fork", "exec", "exit", "vfork-done", "stop", "other",
 	};
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }

@@ -334,8 +334,6 @@ static inline struct next nx_stop(enum tthread_state state)
 struct ptu_status;
 /* The decision for a stop s of a known thread t while run runs (the
  * handlers of loop.c; only act() carries it out), and for a task gone. */
-/* Waits for a new task's first stop (unless it already came as an orphan). */
-void loop_wait_first_stop(struct tracer *tr, pid_t tid);
 struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			struct tthread *run);
 struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);

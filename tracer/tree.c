@@ -242,8 +242,6 @@ static int take_fork(struct tracer *tr, pid_t child, int node)
 	t->started = false; /* its START is the child's */
 	model_release(&pr->model);
 	model_init(&pr->model);
-	if (watch_arm_thread(tr, child) < 0)
-		avt_warn("T0: cannot set its watchpoints");
 	tr->tree.nodes[tr->tree.focus].alive = false; /* not followed any more */
 	if (tr->tree.nancestors < sizeof tr->tree.ancestors / sizeof tr->tree.ancestors[0])
 		tr->tree.ancestors[tr->tree.nancestors++] = tr->tree.nodes[tr->tree.focus].pid;
@@ -252,16 +250,34 @@ static int take_fork(struct tracer *tr, pid_t child, int node)
 	return 0;
 }
 
-void tree_focus_fork(struct tracer *tr, pid_t child, bool vfork)
+static bool take_orphan(struct tracer *tr, pid_t tid)
+{
+	for (int i = 0; i < tr->norphans; i++)
+		if (tr->orphans[i] == tid) {
+			tr->orphans[i] = tr->orphans[--tr->norphans];
+			return true;
+		}
+	return false;
+}
+
+void tree_wait_first_stop(struct tracer *tr, pid_t tid)
+{
+	if (take_orphan(tr, tid))
+		return;
+	int st;
+	ptu_wait(tid, &st, __WALL);
+}
+
+bool tree_focus_fork(struct tracer *tr, pid_t child, bool vfork)
 {
 	struct tree *t = &tr->tree;
-	loop_wait_first_stop(tr, child);
+	tree_wait_first_stop(tr, child);
 	struct tracer_proc *f = &t->nodes[t->focus];
 	unsigned ord = ++f->forks;
 	int node = node_add(t, child, t->focus, ord, vfork);
 	if (t->path_at < tr->opts.nfork_path && tr->opts.fork_path[t->path_at] == ord &&
 	    take_fork(tr, child, node) == 0)
-		return;
+		return true;
 	if (!vfork) {
 		/* it inherited our int3s: give it its original code back */
 		int fd = ptu_open_mem(child);
@@ -278,6 +294,7 @@ void tree_focus_fork(struct tracer *tr, pid_t child, bool vfork)
 			bpt_restore_all(&tr->proc->as.bpts, tr->proc->memfd);
 	}
 	light_start(tr, child, node);
+	return false;
 }
 
 void tree_focus_vfork_done(struct tracer *tr)
@@ -325,7 +342,7 @@ static bool thread_of(pid_t pid, pid_t tid)
 static void light_created(struct tracer *tr, int node, pid_t task, bool process, bool vfork)
 {
 	struct tree *t = &tr->tree;
-	loop_wait_first_stop(tr, task);
+	tree_wait_first_stop(tr, task);
 	struct tracer_proc *p = &t->nodes[node];
 	if (!process && thread_of(p->pid, task)) {
 		p->threads++;

@@ -43,10 +43,15 @@ struct tree {
 /* The root node (the launched process, pid). */
 int tree_init(struct tracer *tr, pid_t pid);
 void tree_free(struct tree *t);
+/* Waits for a new task's first stop, unless it came already (an orphan:
+ * before the event that announces it; PTRACE-NOTES pitfall 5). */
+void tree_wait_first_stop(struct tracer *tr, pid_t tid);
 /* The focus forked (or cloned a process): child (its first stop not
  * waited for yet) joins the tree, lightly, or becomes the focus when the
- * fork path says so.  vfork: it shares the focus's memory. */
-void tree_focus_fork(struct tracer *tr, pid_t child, bool vfork);
+ * fork path says so: true then (the focus's thread is the child's now;
+ * its watchpoints are the caller's to set). vfork: it shares the
+ * focus's memory. */
+bool tree_focus_fork(struct tracer *tr, pid_t child, bool vfork);
 /* The focus's vfork returned: its breakpoints are planted again. */
 void tree_focus_vfork_done(struct tracer *tr);
 /* The focus exec'd: its fork ordinals count again from 0. */

@@ -69,7 +69,7 @@ START_TEST(decode_events)
 	/* an event stop is not a SIGTRAP signal stop (WSTOPSIG says SIGTRAP) */
 	ck_assert_int_eq(s.sig, SIGTRAP);
 	ptu_decode(EVENT(PTRACE_EVENT_VFORK_DONE), &s);
-	ck_assert_int_eq(s.stop, PTU_OTHER);
+	ck_assert_int_eq(s.stop, PTU_EV_VFORK_DONE);
 	ck_assert(s.stopped);
 	ck_assert_str_eq(ptu_stop_name(PTU_EV_EXEC), "exec");
 }
