@@ -66,7 +66,7 @@ static bool park_op(const struct xp_rev *r)
 #define WALK_THREADS 64
 struct walk {
 	struct xp_surw *s;
-	const struct tracer_view *v;   /* NULL: the current thread alone, no draw */
+	const struct tracer_view *v; /* NULL: the current thread alone, no draw */
 	bool known;                /* v knows every held lock, and who[] is there */
 	bool touched;              /* an event on what the others wait for: no more draws */
 	struct xp_sim m;
