@@ -1,8 +1,8 @@
 /*
  * SURW's look-ahead (ahead.h): the events the thread just picked makes
  * with no decision, and the walks it wins, drawn ahead on a copy of the
- * run (surw.c's state), through the tracer's view of the next pick, its
- * locks followed by sim.c.
+ * run (surw.c's state), through the tracer's view of the next pick
+ * (tracer/view.h), its locks followed on the tracer's lock model (sim.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static void ahead_free(struct xp_surw *c)
 	free(c);
 }
 
-static bool waited_for(const struct xp_view *v, uint64_t obj)
+static bool waited_for(const struct tracer_view *v, uint64_t obj)
 {
 	for (size_t i = 0; obj && i < v->nobjs; i++)
 		if (v->objs[i] == obj)
@@ -66,7 +66,7 @@ static bool park_op(const struct xp_rev *r)
 #define WALK_THREADS 64
 struct walk {
 	struct xp_surw *s;
-	const struct xp_view *v;   /* NULL: the current thread alone, no draw */
+	const struct tracer_view *v; /* NULL: the current thread alone, no draw */
 	bool known;                /* v knows every held lock, and who[] is there */
 	bool touched;              /* an event on what the others wait for: no more draws */
 	struct xp_sim m;
@@ -86,9 +86,9 @@ struct walk {
 };
 
 /* Is view thread i offered at a pick where cur runs? */
-static bool walk_offered(const struct walk *w, size_t i)
+static bool walk_offered(struct walk *w, size_t i)
 {
-	const struct xp_view_thread *t = &w->v->thr[i];
+	const struct tracer_view_thread *t = &w->v->thr[i];
 	if (i == w->cur)
 		return true;
 	if (w->moved[i]) {
@@ -100,7 +100,7 @@ static bool walk_offered(const struct walk *w, size_t i)
 
 /* The view's threads and locks as the walk starts (v NULL when the view
  * cannot be followed: too many threads, or lid not among them). */
-static void walk_view(struct walk *w, uint32_t lid, const struct xp_view *v)
+static void walk_view(struct walk *w, uint32_t lid, const struct tracer_view *v)
 {
 	const struct xp_surw *s = w->s;
 	size_t cur = SIZE_MAX;
@@ -118,21 +118,14 @@ static void walk_view(struct walk *w, uint32_t lid, const struct xp_view *v)
 	w->v = v;
 	w->cur = cur;
 	w->known = v && w->who && v->locks_known && v->nlocks <= XP_SIM_LOCKS;
-	if (w->known) {
-		for (size_t i = 0; i < v->nlocks; i++) {
-			size_t j = xp_sim_at(&w->m, v->locks[i].obj);
-			w->m.l[j].owner = v->locks[i].owner;
-			w->m.l[j].count = v->locks[i].count;
-		}
-	}
+	for (size_t i = 0; w->known && i < v->nlocks; i++)
+		xp_sim_hold(&w->m, v->locks[i].obj, v->locks[i].owner, v->locks[i].count);
 	/* the locks the others wait to take (and, without the held locks
 	 * known, the running thread's holds on them) */
 	for (size_t i = 0; v && i < v->n; i++) {
-		size_t j = v->thr[i].lock ? xp_sim_at(&w->m, v->thr[i].lock) : XP_SIM_LOCKS;
-		if (j < XP_SIM_LOCKS && !w->known && v->thr[i].held) {
-			w->m.l[j].owner = lid;
-			w->m.l[j].count = v->thr[i].held;
-		}
+		const struct mlock *l = v->thr[i].lock ? xp_sim_at(&w->m, v->thr[i].lock) : NULL;
+		if (l && !w->known && v->thr[i].held)
+			xp_sim_hold(&w->m, v->thr[i].lock, lid, v->thr[i].held);
 	}
 	if (v)
 		w->moved[cur] = true;
@@ -162,7 +155,7 @@ static void walk_sync(struct walk *w)
 static bool walk_handover(struct walk *w, const struct xp_rev *r, uint32_t win)
 {
 	struct xp_surw *s = w->s;
-	const struct xp_view *v = w->v;
+	const struct tracer_view *v = w->v;
 	size_t wi = 0;
 
 	while (wi < v->n && v->thr[wi].lid != win)
@@ -190,7 +183,7 @@ enum { WALK_END, WALK_ON, WALK_HANDED };
 static int walk_draw(struct walk *w, const struct xp_rev *r)
 {
 	struct xp_surw *s = w->s;
-	const struct xp_view *v = w->v;
+	const struct tracer_view *v = w->v;
 
 	if (!v || w->touched || s->nahead == SURW_AHEAD)
 		return WALK_END;
@@ -217,13 +210,13 @@ static int walk_draw(struct walk *w, const struct xp_rev *r)
  * touched.  false: the model would not have it so (the budget ends). */
 static bool walk_follow(struct walk *w, const struct xp_rev *r)
 {
-	if (lock_op(r) && (w->known || xp_sim_find(&w->m, r->obj) < XP_SIM_LOCKS)) {
+	if (lock_op(r) && (w->known || xp_sim_find(&w->m, r->obj))) {
 		if (!xp_sim_step(&w->m, w->cl, r)) {
 			if (w->known)
 				return false; /* the model would not have it so */
 			w->touched = true;
 		}
-	} else if (r->kind == AVT_EV_WAIT || xp_sim_find(&w->m, r->obj) < XP_SIM_LOCKS) {
+	} else if (r->kind == AVT_EV_WAIT || xp_sim_find(&w->m, r->obj)) {
 		w->touched = true; /* a wait releases a mutex not in obj */
 	}
 	if (w->v && waited_for(w->v, r->obj))
@@ -275,7 +268,7 @@ static void walk_run(struct walk *w)
 		/* a lock held by another: the thread cannot go on (nor wait in
 		 * the agent for a turn the walk would give it); the pick decides */
 		if (w->known && r->kind == AVT_EV_ACQUIRE && !xp_sim_is_free(&w->m, r->obj) &&
-		    w->m.l[xp_sim_find(&w->m, r->obj)].owner != w->cl)
+		    model_holder(&w->m.m, r->obj) != w->cl)
 			break;
 		/* picked to make this very event: no draw (choose's first rule) */
 		bool decided = w->cl == w->dec_lid && w->p == w->dec_pos;
@@ -315,7 +308,7 @@ static void walk_run(struct walk *w)
  * and so on, every thread's events from there on acquires and releases
  * whose locks are followed (a hand-over script: each event names its
  * thread in who[]). */
-size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct tracer_view *v, struct xp_rev *ev,
 		      uint32_t *who, bool *extras, size_t max)
 {
 	s->nahead = s->next_ahead = 0;
@@ -341,11 +334,12 @@ size_t xp_surw_budget(struct xp_surw *s, uint32_t lid, const struct xp_view *v, 
 	walk_run(w);
 	size_t k = w->k;
 	ahead_free(w->c);
+	xp_sim_free(&w->m);
 	free(w);
 	return k;
 }
 
-size_t xp_surw_budget_op(void *run, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+size_t xp_surw_budget_op(void *run, uint32_t lid, const struct tracer_view *v, struct xp_rev *ev,
 			 uint32_t *who, bool *extras, size_t max)
 {
 	return xp_surw_budget(run, lid, v, ev, who, extras, max);

@@ -284,18 +284,9 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 	struct xp_rev r[256];
 	uint32_t who[256], left[256];
 	bool extras[256];
-	struct xp_view_thread vt[TRACER_VIEW_THREADS];
-	struct xp_view_lock vl[TRACER_VIEW_LOCKS];
-	for (size_t i = 0; tv && i < tv->n; i++)
-		vt[i] = (struct xp_view_thread){ tv->thr[i].lid, tv->thr[i].held, tv->thr[i].lock,
-						 tv->thr[i].park, tv->thr[i].park_obj };
-	for (size_t i = 0; tv && i < tv->nlocks; i++)
-		vl[i] = (struct xp_view_lock){ tv->locks[i].obj, tv->locks[i].owner, tv->locks[i].count };
-	struct xp_view v = { vt, tv ? tv->n : 0, tv ? tv->objs : NULL, tv ? tv->nobjs : 0,
-			     vl, tv ? tv->nlocks : 0, tv && tv->locks_known };
 	if (max > sizeof r / sizeof r[0])
 		max = sizeof r / sizeof r[0];
-	size_t n = xp_policy_budget(pk->xr, lid, tv ? &v : NULL, r, who, extras, max);
+	size_t n = xp_policy_budget(pk->xr, lid, tv, r, who, extras, max);
 	/* cut where a thread's reads could complete SPIN_REPEATS (counting
 	 * every read as a repeat; an event that is not an access starts the
 	 * count again) */

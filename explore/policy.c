@@ -15,7 +15,7 @@
 struct xp_algo_entry {
 	const char *name;
 	const struct xp_policy_ops *ops;
-	size_t (*budget)(void *run, uint32_t lid, const struct xp_view *v, struct xp_rev *ev, uint32_t *who,
+	size_t (*budget)(void *run, uint32_t lid, const struct tracer_view *v, struct xp_rev *ev, uint32_t *who,
 			 bool *extras, size_t max);
 };
 
@@ -136,7 +136,7 @@ int xp_policy_exiting(struct xp_policy *p, uint32_t lid)
 	return 1;
 }
 
-size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct tracer_view *v, struct xp_rev *ev,
 			uint32_t *who, bool *extras, size_t max)
 {
 	if (xp_prefix_on(&p->start))

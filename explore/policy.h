@@ -85,7 +85,7 @@ int xp_policy_exiting(struct xp_policy *p, uint32_t lid);
  * recording does not have came first) would give its thread that event
  * with no draw (event i is not interesting).
  * The other policies decide at every event. */
-size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct xp_view *v, struct xp_rev *ev,
+size_t xp_policy_budget(struct xp_policy *p, uint32_t lid, const struct tracer_view *v, struct xp_rev *ev,
 			uint32_t *who, bool *extras, size_t max);
 /* A guided run's target (a reads-from pair key), 0 for none or another
  * policy. */

@@ -1,7 +1,7 @@
 /*
- * The locks a look-ahead follows (sim.c), as the tracer's model would
- * hold them: owner and count per lock, for up to XP_SIM_LOCKS locks.
- * Plain data; zeroed, it holds no lock.
+ * The locks a look-ahead follows (sim.c): the tracer's lock model
+ * (tracer/model.h) on the events the look-ahead runs ahead, filled from
+ * the view of the next pick (tracer/view.h), for up to XP_SIM_LOCKS locks.
  */
 #ifndef AVT_EXPLORE_SIM_H
 #define AVT_EXPLORE_SIM_H
@@ -11,23 +11,34 @@
 #include <stdint.h>
 
 #include "explore/rec.h"
+#include "tracer/model.h"
 
+/* The locks followed: those the view lists or the threads wait for, and
+ * those the events ahead take, up to this many (a walk stops following
+ * more: its events on them end the draws, as on any lock it does not
+ * know). */
 #define XP_SIM_LOCKS 64
-#define XP_SIM_FREE UINT32_MAX
 
+/* Zeroed: no lock followed; xp_sim_free releases its table. */
 struct xp_sim {
-	struct { uint64_t obj; uint32_t owner, count; } l[XP_SIM_LOCKS];
-	size_t n;
+	struct model m;
 };
 
-/* obj's entry, XP_SIM_LOCKS if it has none. */
-size_t xp_sim_find(const struct xp_sim *m, uint64_t obj);
-/* obj's entry, added free if new; XP_SIM_LOCKS when the table is full. */
-size_t xp_sim_at(struct xp_sim *m, uint64_t obj);
+void xp_sim_free(struct xp_sim *s);
+/* obj's entry, NULL if it is not followed. */
+struct mlock *xp_sim_find(struct xp_sim *s, uint64_t obj);
+/* obj's entry, followed (free) from now on if new; NULL when the table is
+ * full. */
+struct mlock *xp_sim_at(struct xp_sim *s, uint64_t obj);
+/* A lock of the view (tracer_view_lock's owner and count; owner
+ * TRACER_VIEW_READERS: read-held, count readers); false when full. */
+bool xp_sim_hold(struct xp_sim *s, uint64_t obj, uint32_t owner, uint32_t count);
 /* No one holds obj (or it is not followed). */
-bool xp_sim_is_free(const struct xp_sim *m, uint64_t obj);
-/* An acquire or a release by t: false when the model would not take it
- * so (the lock held by another, a release of what t does not hold). */
-bool xp_sim_step(struct xp_sim *m, uint32_t t, const struct xp_rev *r);
+bool xp_sim_is_free(struct xp_sim *s, uint64_t obj);
+/* An acquire or a release of t, taken as the tracer commits it
+ * (model_acquire, model_release_lock): false, and nothing changed, when
+ * the tracer would not commit it so (the lock held by another, or
+ * read-held; a release of what t does not hold) or the table is full. */
+bool xp_sim_step(struct xp_sim *s, uint32_t t, const struct xp_rev *r);
 
 #endif

@@ -308,7 +308,7 @@ void model_view_locks(struct tracer *tr, struct tracer_view *v)
 		    (l->owner >= tr->proc->nthr || !tr->proc->thr[l->owner] || tr->proc->thr[l->owner]->state == TS_DEAD))
 			return;
 		v->locks[v->nlocks++] = (struct tracer_view_lock){
-			l->addr, l->owner != NO_THREAD ? l->owner : UINT32_MAX - 1,
+			l->addr, l->owner != NO_THREAD ? l->owner : TRACER_VIEW_READERS,
 			l->owner != NO_THREAD ? (l->count ? l->count : 1) : l->readers };
 	}
 	v->locks_known = true;

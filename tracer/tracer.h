@@ -36,6 +36,7 @@
 
 #include "trace/event.h"
 #include "trace/trace.h"
+#include "tracer/view.h"
 
 struct tracer;
 struct tthread;
@@ -349,41 +350,9 @@ void tracer_site(struct tracer *tr, uint64_t addr, uint16_t *mod, uint64_t *off)
  * -1 (no shared memory: each run decodes for itself). */
 int tracer_share_decoding(void);
 
-/* The next pick, as it stands while thread self runs on alone: the
- * threads it may offer, in order, self among them (its next request taken
- * to be possible): each one offered as it is (lock 0), or, waiting to
- * acquire a mutex or spinlock that is free or held by self alone, offered
- * once that lock is free (held: self's holds on it now); and the objects
- * the others otherwise wait for or ask for (an event of self on one may
- * change who can run).  Returns n, 0 when nothing can be said (a thread
- * starting or running, self about to give way, too many).  For the
- * agent's decisions ahead (explore).
- *
- * With the agent, a thread stopped at a mutex lock or unlock that the
- * agent could take after a hand-over has park (AVT_EV_ACQUIRE or
- * AVT_EV_RELEASE) and park_obj, and locks[] lists every lock held now
- * (owner UINT32_MAX - 1: read-held) when locks_known (not too many). */
-#define TRACER_VIEW_THREADS 64
-#define TRACER_VIEW_OBJS 192
-#define TRACER_VIEW_LOCKS 64
-struct tracer_view {
-	struct tracer_view_thread {
-		uint32_t lid;
-		uint32_t held;
-		uint64_t lock;
-		uint16_t park;
-		uint64_t park_obj;
-	} thr[TRACER_VIEW_THREADS];
-	size_t n;
-	uint64_t objs[TRACER_VIEW_OBJS];
-	size_t nobjs;
-	struct tracer_view_lock {
-		uint64_t obj;
-		uint32_t owner, count;
-	} locks[TRACER_VIEW_LOCKS];
-	size_t nlocks;
-	bool locks_known;
-};
+/* The next pick as it stands while thread self runs on alone (view.h
+ * says what it holds); n, 0 when nothing can be said.  For the agent's
+ * decisions ahead (explore). */
 size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tracer_view *v);
 
 /* The order of tracer_opts.site_lids (module, then offset). */

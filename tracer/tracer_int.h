@@ -12,6 +12,7 @@
 
 #include "bpt.h"
 #include "elfmod.h"
+#include "model.h"
 #include "tracer.h"
 #include "tree.h"
 #include "trace/log.h"
@@ -147,23 +148,6 @@ struct tracer_priv_thread {
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
 	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
 	long held_nr;          /* that call's syscall number */
-};
-
-/* Lock model entry. */
-struct mlock {
-	uint64_t addr;
-	uint32_t owner;    /* logical id of the writer/owner, or NO_THREAD */
-	uint32_t count;    /* recursion depth of the owner */
-	uint32_t readers;  /* rwlock read holders */
-	bool used;
-	bool is_cond;      /* a condition variable seen (for stats) */
-	bool acquired;     /* acquired at least once (for stats) */
-};
-#define NO_THREAD UINT32_MAX
-
-struct model {
-	struct mlock *tab;
-	size_t cap, n;
 };
 
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
@@ -555,11 +539,7 @@ int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t si
 void agent_access_left(struct tracer *tr, int idx, int32_t left);
 int32_t agent_access_left_now(struct tracer *tr, int idx);
 
-/* model.c */
-void model_init(struct model *m);
-void model_release(struct model *m);
-struct mlock *model_lock(struct model *m, uint64_t addr);
-struct mlock *model_find(struct model *m, uint64_t addr);
+/* model.c: the questions that read the threads (the table's own: model.h) */
 /* Can t commit its request now?  1 yes, 0 no, 2 only as a last resort
  * (a timed lock of a held lock: it can only time out). */
 int model_can_commit(struct tracer *tr, const struct tthread *t);
@@ -569,19 +549,6 @@ int model_can_wake(struct tracer *tr, const struct tthread *t);
 /* "Can this thread run?": 1 yes (ready, a request the model commits, a
  * waiter it wakes), 0 no (and running, new, dead), 2 as a last resort. */
 int model_can_run(struct tracer *tr, const struct tthread *t);
-/* Changes, at commit.  lid acquires obj (reader: a read lock); returns
- * whether it was a recursive acquisition; *first: the lock's first. */
-bool model_acquire(struct model *m, uint64_t obj, uint32_t lid, bool reader, bool *first);
-/* lid releases obj: 0 released, 1 still held (recursive), -1 not held by
- * lid nor read-held (not an event). */
-int model_release_lock(struct model *m, uint64_t obj, uint32_t lid);
-/* A condition wait gives obj up (if lid owns it) in one go. */
-void model_drop_owner(struct model *m, uint64_t obj, uint32_t lid);
-/* obj is a condition variable: true the first time. */
-bool model_note_cond(struct model *m, uint64_t obj);
-/* Queries. */
-bool model_owns(struct model *m, uint64_t obj, uint32_t lid);
-uint32_t model_holder(struct model *m, uint64_t obj); /* NO_THREAD: free or unknown */
 /* o is about to lock what is free or self's alone: *lock, and how deep
  * self holds it (*held). */
 bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t self,

@@ -1,6 +1,6 @@
 /*
  * The view of the threads a policy looks ahead with (tracer_pick_view,
- * tracer.h): who can run, what each waits for, the locks held.  Reads the
+ * view.h): who can run, what each waits for, the locks held.  Reads the
  * model (model.c) and the agent's hand-over kinds (agent.c).
  */
 #include "tracer_int.h"

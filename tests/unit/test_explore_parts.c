@@ -2,9 +2,9 @@
  * explore/'s parts on their own (docs/explore.md, "The files of
  * explore/"): following a starting point (prefix.c: pick leaves it when
  * its thread cannot run, find does not; with a pattern, bystanders run
- * among its threads), the locks a look-ahead follows (sim.c), and the
- * table of algorithms (policy.c: every algorithm has its verbs, only
- * guided a target).
+ * among its threads), the locks a look-ahead follows (sim.c, on the
+ * tracer's lock model), and the table of algorithms (policy.c: every
+ * algorithm has its verbs, only guided a target).
  */
 #include <check.h>
 #include <stdbool.h>
@@ -79,21 +79,42 @@ START_TEST(test_sim_locks)
 	struct xp_rev acq = { 0x1000, 0, AVT_EV_ACQUIRE, { 0 } }, rel = { 0x1000, 0, AVT_EV_RELEASE, { 0 } };
 
 	ck_assert(xp_sim_is_free(&m, 0x1000));
-	ck_assert_uint_eq(xp_sim_find(&m, 0x1000), XP_SIM_LOCKS);
+	ck_assert_ptr_null(xp_sim_find(&m, 0x1000));
 	ck_assert(xp_sim_step(&m, 1, &acq));
 	ck_assert(!xp_sim_is_free(&m, 0x1000));
+	/* the tracer's model holds what the look-ahead followed */
+	ck_assert_uint_eq(model_holder(&m.m, 0x1000), 1);
 	ck_assert(!xp_sim_step(&m, 2, &acq)); /* held by T1 */
 	ck_assert(!xp_sim_step(&m, 2, &rel)); /* not T2's */
+	ck_assert_uint_eq(model_holder(&m.m, 0x1000), 1);
 	ck_assert(xp_sim_step(&m, 1, &acq));  /* recursive */
+	ck_assert_uint_eq(xp_sim_find(&m, 0x1000)->count, 2);
 	ck_assert(xp_sim_step(&m, 1, &rel));
 	ck_assert(!xp_sim_is_free(&m, 0x1000));
 	ck_assert(xp_sim_step(&m, 1, &rel));
 	ck_assert(xp_sim_is_free(&m, 0x1000));
+	/* a lock of the view: T2 holds it twice; read-held by two readers */
+	ck_assert(xp_sim_hold(&m, 0x1100, 2, 2));
+	ck_assert(!xp_sim_step(&m, 1, &(struct xp_rev){ 0x1100, 0, AVT_EV_ACQUIRE, { 0 } }));
+	ck_assert(xp_sim_step(&m, 2, &(struct xp_rev){ 0x1100, 0, AVT_EV_RELEASE, { 0 } }));
+	ck_assert(!xp_sim_is_free(&m, 0x1100));
+	ck_assert(xp_sim_hold(&m, 0x1200, TRACER_VIEW_READERS, 2));
+	ck_assert(!xp_sim_is_free(&m, 0x1200));
+	ck_assert_uint_eq(model_holder(&m.m, 0x1200), NO_THREAD);
+	/* no writer gets it, and a reader's release is not followed (an
+	 * acquire and a release are a writer's here) */
+	ck_assert(!xp_sim_step(&m, 1, &(struct xp_rev){ 0x1200, 0, AVT_EV_ACQUIRE, { 0 } }));
+	ck_assert(!xp_sim_step(&m, 1, &(struct xp_rev){ 0x1200, 0, AVT_EV_RELEASE, { 0 } }));
+	ck_assert_uint_eq(xp_sim_find(&m, 0x1200)->readers, 2);
 	/* a full table follows no more locks */
-	for (uint64_t o = 1; o < XP_SIM_LOCKS; o++)
-		ck_assert_uint_lt(xp_sim_at(&m, 0x2000 + o), XP_SIM_LOCKS);
-	ck_assert_uint_eq(xp_sim_at(&m, 0x9000), XP_SIM_LOCKS);
+	for (uint64_t o = 3; o < XP_SIM_LOCKS; o++)
+		ck_assert_ptr_nonnull(xp_sim_at(&m, 0x2000 + o));
+	ck_assert_ptr_null(xp_sim_at(&m, 0x9000));
+	ck_assert(!xp_sim_hold(&m, 0x9000, 1, 1));
 	ck_assert(!xp_sim_step(&m, 1, &(struct xp_rev){ 0x9000, 0, AVT_EV_ACQUIRE, { 0 } }));
+	ck_assert_ptr_null(xp_sim_find(&m, 0x9000));
+	ck_assert_ptr_nonnull(xp_sim_at(&m, 0x1000)); /* one followed already */
+	xp_sim_free(&m);
 }
 END_TEST
 

@@ -687,23 +687,22 @@ static size_t runnable(const struct world *w, uint32_t *lids)
 }
 
 /* The tracer's view while t runs alone (tracer_pick_view's rules). */
-static size_t view_of(const struct world *w, uint32_t t, struct xp_view_thread *vt, uint64_t *objs,
-		      size_t *nobjs)
+static void view_of(const struct world *w, uint32_t t, struct tracer_view *v)
 {
 	size_t n = 0;
-	*nobjs = 0;
+	memset(v, 0, sizeof *v);
 	for (uint32_t o = 0; o < 3; o++) {
 		const struct xp_rev *r = next_of(w, o);
 		if (!r)
 			continue;
 		bool lock = o != t && r->kind == AVT_EV_ACQUIRE && r->obj == L;
 		if (lock && w->holder != 3 && w->holder != t) {
-			objs[(*nobjs)++] = L; /* held by a third: not offered */
+			v->objs[v->nobjs++] = L; /* held by a third: not offered */
 			continue;
 		}
-		vt[n++] = (struct xp_view_thread){ o, lock && w->holder == t ? w->count : 0, lock ? L : 0, 0, 0 };
+		v->thr[n++] = (struct tracer_view_thread){ o, lock && w->holder == t ? w->count : 0, lock ? L : 0, 0, 0 };
 	}
-	return n;
+	v->n = n;
 }
 
 static struct avt_event step(struct world *w, uint32_t t)
@@ -784,10 +783,8 @@ START_TEST(test_surw_ahead)
 				size_t n;
 				if (!both_pick(&w, a, b, &t))
 					break;
-				struct xp_view_thread vt[3];
-				uint64_t objs[3];
-				size_t nobjs, nv = view_of(&w, t, vt, objs, &nobjs);
-				struct xp_view v = { vt, nv, objs, nobjs, NULL, 0, false };
+				struct tracer_view v;
+				view_of(&w, t, &v);
 				struct xp_rev got[16];
 				size_t nb = xp_policy_budget(a, t, &v, got, NULL, NULL, 16);
 				/* the budget starts with the event t was picked for;
@@ -824,9 +821,8 @@ START_TEST(test_surw_ahead)
 
 	/* T0's P1 is what another thread waits for: no walk after it */
 	struct xp_config c = config(XP_SURW, rec, 2);
-	uint64_t waited = P1;
-	struct xp_view_thread all[3] = { { 0, 0, 0, 0, 0 }, { 1, 0, 0, 0, 0 }, { 2, 0, 0, 0, 0 } };
-	struct xp_view v = { all, 3, &waited, 1, NULL, 0, false };
+	struct tracer_view v = { .thr = { { 0, 0, 0, 0, 0 }, { 1, 0, 0, 0, 0 }, { 2, 0, 0, 0, 0 } },
+				 .n = 3, .objs = { P1 }, .nobjs = 1 };
 	for (unsigned r = 0; r < 50; r++) {
 		struct xp_policy *p = xp_policy_new(&c, 9, r);
 		uint32_t t0[1] = { 0 }; /* T0 up to its W P1 */
@@ -853,32 +849,32 @@ END_TEST
  * events.  Taken in order with no pick (each event by its thread), the
  * run is the one a policy that picks before every event makes: the same
  * picks everywhere, the same draws. */
-static size_t view_parks(const struct world *w, uint32_t t, struct xp_view_thread *vt, uint64_t *objs,
-			 size_t *nobjs, struct xp_view_lock *lk, size_t *nlk)
+static void view_parks(const struct world *w, uint32_t t, struct tracer_view *v, bool locks_known)
 {
 	size_t n = 0;
-	*nobjs = *nlk = 0;
+	memset(v, 0, sizeof *v);
+	v->locks_known = locks_known;
 	if (w->holder != 3)
-		lk[(*nlk)++] = (struct xp_view_lock){ L, w->holder, w->count };
+		v->locks[v->nlocks++] = (struct tracer_view_lock){ L, w->holder, w->count };
 	for (uint32_t o = 0; o < 3; o++) {
 		const struct xp_rev *r = next_of(w, o);
 		if (!r)
 			continue;
 		if (o == t) {
-			vt[n++] = (struct xp_view_thread){ o, 0, 0, 0, 0 };
+			v->thr[n++] = (struct tracer_view_thread){ o, 0, 0, 0, 0 };
 			continue;
 		}
 		if (r->kind == AVT_EV_ACQUIRE && r->obj == L) {
 			if (w->holder != 3 && w->holder != t) {
-				objs[(*nobjs)++] = L;
+				v->objs[v->nobjs++] = L;
 				continue;
 			}
-			vt[n++] = (struct xp_view_thread){ o, w->holder == t ? w->count : 0, L, AVT_EV_ACQUIRE, L };
+			v->thr[n++] = (struct tracer_view_thread){ o, w->holder == t ? w->count : 0, L, AVT_EV_ACQUIRE, L };
 		} else {
-			vt[n++] = (struct xp_view_thread){ o, 0, 0, r->kind, r->obj };
+			v->thr[n++] = (struct tracer_view_thread){ o, 0, 0, r->kind, r->obj };
 		}
 	}
-	return n;
+	v->n = n;
 }
 
 START_TEST(test_surw_handover)
@@ -908,11 +904,8 @@ START_TEST(test_surw_handover)
 				size_t n;
 				if (!both_pick(&w, a, b, &t))
 					break;
-				struct xp_view_thread vt[3];
-				struct xp_view_lock lk[1];
-				uint64_t objs[3];
-				size_t nobjs, nlk, nv = view_parks(&w, t, vt, objs, &nobjs, lk, &nlk);
-				struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, true };
+				struct tracer_view v;
+				view_parks(&w, t, &v, true);
 				struct xp_rev got[32];
 				uint32_t who[32];
 				size_t nb = xp_policy_budget(a, t, &v, got, who, NULL, 32);
@@ -971,11 +964,8 @@ START_TEST(test_surw_handover)
 		uint32_t lids[3];
 		size_t n = runnable(&w, lids);
 		uint32_t t = lids[xp_policy_pick(p, lids, n)];
-		struct xp_view_thread vt[3];
-		struct xp_view_lock lk[1];
-		uint64_t objs[3];
-		size_t nobjs, nlk, nv = view_parks(&w, t, vt, objs, &nobjs, lk, &nlk);
-		struct xp_view v = { vt, nv, objs, nobjs, lk, nlk, false };
+		struct tracer_view v;
+		view_parks(&w, t, &v, false);
 		struct xp_rev got[32];
 		uint32_t who[32];
 		size_t nb = xp_policy_budget(p, t, &v, got, who, NULL, 32);
