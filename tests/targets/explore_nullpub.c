@@ -5,16 +5,18 @@
  *
  * main publishes `conn` (a pointer to a global object), starts T1, then
  * uses the connection once without checking it (USE, the bug) and polls
- * it POLLS times more, checking it each time (safe).  T1 (the closer)
+ * it POLLS times more, checking each time (safe).  T1 (the closer)
  * polls `conn` WORK times, checked (safe), then clears it (CLOSE).
  * main joins T1 and prints "sum=N".
  *
  * The order that fails: T1 runs all of its WORK + 1 events between
  * main's creating it and main's USE: the unchecked read then loads NULL
- * and main dies of SIGSEGV at the line marked USE.  A scheduler that gives
- * T1 a higher priority than main (PCT, POS: about one run in two or a few
- * dozen) finds it at once; a walk that picks among the threads at every
- * event on `conn`, each weighted by its remaining events (SURW), must pick
+ * (a null dereference in the program this stands for; here main notes it
+ * and fails its assertion after the join, CHECK: SIGABRT).  A scheduler
+ * that gives T1 a higher priority than main finds it in a few runs (PCT
+ * depth 3, POS: medians 5 and 15.5 over seeds 1-10, docs/explore.md); a
+ * walk that picks among the threads at every event on `conn`, each
+ * weighted by its remaining events (SURW), must pick
  * T1 WORK + 1 times in a row against main's POLLS + 1 pending events:
  * about 1 in C(POLLS + WORK + 2, WORK + 1).  Natively and under the
  * recorder main runs first (T1 is only created), so it passes: prints
