@@ -10,6 +10,10 @@
 #include <sys/types.h>
 
 #define EXIT_USAGE 2
+/* avtrace test's exit status when no bug was reproduced but that is no
+ * clean result: most schedules never ran to their end, or the recording
+ * died of a signal that no schedule reproduced. */
+#define EXIT_INCONCLUSIVE 3
 
 int cmd_record(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

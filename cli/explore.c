@@ -15,6 +15,7 @@
 #include "explore/explore.h"
 #include "explore/policy.h"
 #include "results.h"
+#include "tree.h"
 #include "trace/log.h"
 #include "tracer/record.h"
 
@@ -31,8 +32,12 @@ static const char explore_help[] =
 	"DIR/explore/runs/NNNN.sched; a failing run becomes a recording of its own,\n"
 	"DIR/explore/runs/NNNN/, which is replayed once more to confirm it (one\n"
 	"report per distinct failure; one not confirmed is reported as such).\n"
+	"A command that starts other processes (a script, a test runner, a fork)\n"
+	"is followed down its whole tree: each other multithreaded process is\n"
+	"recorded alone (DIR/procs/NNNN/, DIR/tree.json) and explored in turn\n"
+	"(docs/process-tree.md); so is a -d DIR that holds such a tree.\n"
 	"Exit status: 0 no bug found, 1 at least one seen (a deadlock only when\n"
-	"confirmed), 2 error.\n"
+	"confirmed), 2 error; for a tree, a bug in any process first.\n"
 	"\n"
 	"policies (--policy P):\n"
 	"  surw     (default) a uniform random walk over the interleavings of the\n"
@@ -613,6 +618,31 @@ static int explore_report_only(struct explore_opts *eo)
 	return rc;
 }
 
+/* The recording in dir explored, then each other multithreaded process
+ * of its tree (tree.json, cli/tree.c); a one-threaded launcher (a script,
+ * a runner) has nothing to explore.  The tree's exit status. */
+static int explore_tree(struct explore_opts *eo, const char *dir)
+{
+	struct tree_rec *procs;
+	size_t n = tree_recordings(dir, &procs);
+	int status = 0;
+	eo->dir = dir;
+	if (!n || tree_root_threads(dir) >= 2)
+		status = explore_report_only(eo);
+	else
+		printf("%s: one thread; its processes follow\n", dir);
+	for (size_t i = 0; i < n && status < 128; i++) {
+		printf("\n== %s: %s\n", procs[i].name, procs[i].dir);
+		fflush(stdout);
+		eo->dir = procs[i].dir;
+		int rc = explore_report_only(eo);
+		status = rc >= 128 ? rc : tree_status(status, rc);
+	}
+	eo->dir = dir;
+	free(procs);
+	return status;
+}
+
 int cmd_explore(int argc, char **argv)
 {
 	struct explore_cmd x = {
@@ -631,6 +661,7 @@ int cmd_explore(int argc, char **argv)
 		x.ro.argv = argv + optind;
 		x.ro.watch = x.watch;
 		x.ro.quiet_target = true;
+		x.ro.tree = true;
 		int rs = record_run(&x.ro, NULL);
 		if (tracer_interrupted())
 			return 128 + tracer_interrupted();
@@ -638,7 +669,6 @@ int cmd_explore(int argc, char **argv)
 			return EXIT_USAGE;
 		x.dir = x.ro.dir;
 	}
-	x.eo.dir = x.dir;
 	x.eo.no_agent = x.no_agent;
-	return explore_report_only(&x.eo);
+	return explore_tree(&x.eo, x.dir);
 }

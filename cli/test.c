@@ -36,10 +36,6 @@
  * bounds it in runs instead. */
 #define TEST_EXPLORE_TIME_S 30.0
 #define TEST_EXPLORE_MIN_RUNS 100
-/* Exit status when no bug was reproduced but that is no clean result: most
- * schedules never ran to their end, or the recording died of a signal that
- * no schedule reproduced. */
-#define EXIT_INCONCLUSIVE 3
 /* How long the native run that a failed recording is compared with may take. */
 #define NATIVE_LIMIT_S 60.0
 
@@ -660,15 +656,6 @@ static void say_exec(const char *dir)
 	json_decref(m);
 }
 
-/* Of two processes' statuses, the one the tree ends with: a bug first,
- * then an error, then inconclusive. */
-static int tree_status(int a, int b)
-{
-	static const int rank[] = { [0] = 0, [1] = 3, [EXIT_USAGE] = 2, [EXIT_INCONCLUSIVE] = 1 };
-	if (a < 0 || a > EXIT_INCONCLUSIVE || b < 0 || b > EXIT_INCONCLUSIVE)
-		return a > b ? a : b;
-	return rank[a] >= rank[b] ? a : b;
-}
 
 /* The phases in turn, for the recorded process and then each other
  * multithreaded process of its tree; the exit status. */

@@ -222,3 +222,23 @@ size_t tree_recordings(const char *dir, struct tree_rec **out)
 	json_decref(doc);
 	return n;
 }
+
+/* Of two processes' statuses, the one the tree ends with: a bug first,
+ * then an error, then inconclusive. */
+int tree_status(int a, int b)
+{
+	static const int rank[] = { [0] = 0, [1] = 3, [EXIT_USAGE] = 2, [EXIT_INCONCLUSIVE] = 1 };
+	if (a < 0 || a > EXIT_INCONCLUSIVE || b < 0 || b > EXIT_INCONCLUSIVE)
+		return a > b ? a : b;
+	return rank[a] >= rank[b] ? a : b;
+}
+
+int tree_root_threads(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	json_t *m = json_load_file(path, 0, NULL);
+	int n = (int)json_integer_value(json_object_get(m, "threads"));
+	json_decref(m);
+	return n;
+}

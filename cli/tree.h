@@ -29,4 +29,11 @@ struct tree_rec {
  * *out); their number, 0 when there is no tree.json. */
 size_t tree_recordings(const char *dir, struct tree_rec **out);
 
+/* Of two processes' exit statuses (0, 1 bug, 2 error, 3 inconclusive),
+ * the one the tree ends with: a bug first, then an error, then
+ * inconclusive. */
+int tree_status(int a, int b);
+/* The threads the recording in dir had (its meta.json), 0 if unknown. */
+int tree_root_threads(const char *dir);
+
 #endif

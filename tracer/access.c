@@ -190,18 +190,6 @@ static bool touch(struct access *ac, const struct tthread *t, uint64_t a, uint64
 
 /* ---- which code */
 
-static bool system_path(const char *p)
-{
-	/* the distribution's libraries and programs (a packaged zstd is not
-	 * the code under test, and instrumenting it all costs seconds) */
-	static const char *const dirs[] = { "/lib/", "/lib64/", "/lib32/", "/usr/lib/",
-					    "/usr/lib64/", "/usr/lib32/", "/usr/libexec/", "/bin/",
-					    "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/games/" };
-	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-		if (!strncmp(p, dirs[i], strlen(dirs[i])))
-			return true;
-	return false;
-}
 
 
 /* Functions the toolchain links into every executable (crtstuff, crt1):
@@ -611,22 +599,6 @@ static bool annotated(const struct tracer *tr, const struct elfmod *m)
 	return false;
 }
 
-/* Does --access-scope name module path?  NAME matches a file name that
- * is NAME or starts with NAME and '.' or '-' (libc: libc.so.6, not
- * libcrypto.so.3); "all" matches every module. */
-static bool in_scope(const char *scope, const char *path)
-{
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	while (scope && *scope) {
-		size_t n = strcspn(scope, ",");
-		if ((n == 3 && !strncmp(scope, "all", 3)) ||
-		    (n && !strncmp(base, scope, n) &&
-		     (base[n] == 0 || base[n] == '.' || base[n] == '-')))
-			return true;
-		scope += n + (scope[n] == ',');
-	}
-	return false;
-}
 
 /* The event kind and flags of a site's (first) operand. */
 static enum avt_kind mem_kind(const struct dec_mem *m)
@@ -708,9 +680,8 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	 * program's: its accesses are no events */
 	if (tr->access_on && m->path && tracer_asan(tr))
 		sanitizer_module(tr, m);
-	if (!tr->access_on || !m->path || strstr(m->path, "/ld-linux") ||
-	    strstr(m->path, "/libavtrace-agent") || annotated(tr, m) ||
-	    (system_path(m->path) && !in_scope(tr->opts.access_scope, m->path)))
+	if (!tr->access_on || !m->path || annotated(tr, m) ||
+	    !elfmod_user_code(m->path, tr->opts.access_scope))
 		return;
 	struct access *ac = access_state(tr);
 	if (!ac)

@@ -7,6 +7,7 @@
 #ifndef AVT_TRACER_ELFMOD_H
 #define AVT_TRACER_ELFMOD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +36,12 @@ int modmap_copy(struct modmap *dst, const struct modmap *src);
 struct elfmod *modmap_find(const struct modmap *mm, uint64_t addr);
 /* First module whose basename starts with prefix ("libc.so"), or NULL. */
 struct elfmod *modmap_find_name(const struct modmap *mm, const char *prefix);
+
+/* Is the module at path the user's code: not the dynamic linker nor
+ * avtrace's agent, and outside the system directories (/usr/lib, /usr/bin,
+ * ...) unless scope (--access-scope: "all", or file names separated by
+ * commas, "libc" matching libc.so.6 but not libcrypto.so.3) names it? */
+bool elfmod_user_code(const char *path, const char *scope);
 
 /* A function symbol found in an ELF file. */
 struct elfsym {

@@ -164,8 +164,71 @@ static int plant_specs(struct tracer *tr, char *why, size_t whylen)
 	return 0;
 }
 
+/* Does the process run code of the user's (elfmod_user_code)?  The heap's
+ * hooks name the blocks that code reads and writes; a process of system
+ * code alone (the shell of a script, a test runner from /usr/bin) would
+ * stop twice for every malloc for nothing, so it gets them when the
+ * user's code is mapped (hooks_plant_module), if ever. */
+static bool user_module(const struct tracer *tr, const struct elfmod *m)
+{
+	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope);
+}
+
+static bool has_user_code(const struct tracer *tr)
+{
+	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
+		if (user_module(tr, &tr->proc->as.mods.m[i]))
+			return true;
+	return false;
+}
+
+/* Hook i, the function sym of module where. */
+static int hook_one(struct tracer *tr, int i, const struct elfmod *where, const struct elfsym *sym,
+		    char *why, size_t whylen)
+{
+	uint64_t addr = where->bias + sym->value;
+	tr->proc->as.hook_addr[i] = addr;
+	tr->proc->as.hook_size[i] = sym->size;
+	if (bpt_find(&tr->proc->as.bpts, addr))
+		return 0; /* an alias of a hooked function */
+	char w[160];
+	if (bpt_insert_entry(&tr->proc->as.bpts, addr, sym->size, BK_HOOK, i, w, sizeof w) < 0) {
+		snprintf(why, whylen, "cannot hook %s in '%s': %s", hook_defs[i].name, where->path, w);
+		return -1;
+	}
+	return 0;
+}
+
+/* The user's code was mapped late (dlopen) into a process that had none:
+ * the heap's hooks from now on (blocks allocated before have no name). */
+static void hook_heap_late(struct tracer *tr, const struct elfmod *m)
+{
+	if (tr->opts.no_heap || tr->proc->as.heap_hooked || !user_module(tr, m))
+		return;
+	struct elfmod *lib = modmap_find_name(&tr->proc->as.mods, "libc.so");
+	if (!lib)
+		return; /* static: the executable, planted with it */
+	const char *names[HOOK_MAX];
+	struct elfsym syms[HOOK_MAX];
+	size_t idx[HOOK_MAX], n = 0;
+	int has_symtab;
+	for (size_t i = 0; i < n_builtin_hooks; i++)
+		if (hop_is_heap(hook_defs[i].op)) {
+			idx[n] = i;
+			names[n++] = hook_defs[i].name;
+		}
+	if (elf_lookup_funcs(lib->path, names, n, syms, &has_symtab) < 0)
+		return;
+	tr->proc->as.heap_hooked = true;
+	char why[256];
+	for (size_t k = 0; k < n; k++)
+		if (syms[k].value && hook_one(tr, (int)idx[k], lib, &syms[k], why, sizeof why) < 0)
+			avt_warn("%s", why);
+}
+
 void hooks_plant_module(struct tracer *tr, const struct elfmod *m)
 {
+	hook_heap_late(tr, m);
 	const char *b = strrchr(m->path, '/');
 	b = b ? b + 1 : m->path;
 	char why[256];
@@ -205,25 +268,18 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		snprintf(why, whylen, "'%s' is statically linked and stripped: no symbol table to find the pthread functions in", tr->exe);
 		return -1;
 	}
+	tr->proc->as.heap_hooked = !tr->opts.no_heap && has_user_code(tr);
 	for (size_t i = 0; i < n_builtin_hooks; i++) {
 		tr->proc->as.hook_addr[i] = 0;
-		if (hop_is_heap(hook_defs[i].op) && tr->opts.no_heap)
+		if (hop_is_heap(hook_defs[i].op) && !tr->proc->as.heap_hooked)
 			continue;
 		if (!syms[i].value) {
 			if (hook_required(i) && !lib)
 				avt_debug("no %s in '%s': program does not use it", names[i], where->path);
 			continue;
 		}
-		uint64_t addr = where->bias + syms[i].value;
-		tr->proc->as.hook_addr[i] = addr;
-		tr->proc->as.hook_size[i] = syms[i].size;
-		if (bpt_find(&tr->proc->as.bpts, addr))
-			continue; /* an alias of a hooked function */
-		char w[160];
-		if (bpt_insert_entry(&tr->proc->as.bpts, addr, syms[i].size, BK_HOOK, (int)i, w, sizeof w) < 0) {
-			snprintf(why, whylen, "cannot hook %s in '%s': %s", names[i], where->path, w);
+		if (hook_one(tr, (int)i, where, &syms[i], why, whylen) < 0)
 			return -1;
-		}
 	}
 	if (tr->san.asan)
 		find_interceptors(tr);
@@ -499,6 +555,7 @@ static void emit_alloc(struct tracer *tr, struct tthread *t, enum avt_alloc_kind
 	a.size = size;
 	a.thread = t->lid;
 	a.kind = (uint16_t)kind;
+	tr->stats.heap_blocks += kind != AVT_ALLOC_FREE;
 	tracer_site(tr, site, &a.site_mod, &a.site_off);
 	if (tr->sink.alloc)
 		tr->sink.alloc(tr->sink.ctx, tr, &a);

@@ -279,6 +279,7 @@ struct tracer_stats {
 	unsigned kernel_waits;
 	unsigned stuck_waits;  /* turns ended at once: asleep on a private untimed futex */
 	unsigned mutexes, condvars;
+	uint64_t heap_blocks;  /* blocks the heap's hooks saw allocated */
 	uint64_t agent_events; /* events that came through the in-process agent */
 	uint64_t agent_parked; /* threads sent to wait their turn in the agent */
 	uint64_t agent_handovers; /* run tokens passed between threads in-process */

@@ -162,6 +162,7 @@ struct aspace {
 	uint64_t tramp;         /* address of the return trampoline int3 */
 	uint64_t hook_addr[HOOK_MAX]; /* hooked functions, by hook number */
 	uint64_t hook_size[HOOK_MAX];
+	bool heap_hooked;       /* the heap's hooks are planted (hooks.c) */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
 	struct access *acc;     /* access breakpoints (access.c), NULL when off */

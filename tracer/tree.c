@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,6 +187,61 @@ static void env_clean(char **env, const char *agent_lib)
 		env[k] = NULL;
 }
 
+/* Blanks the agent's path out of LD_PRELOAD in the environment of a light
+ * process that has just exec'd (its new stack, before the dynamic linker
+ * reads it): the agent serves the focus alone, and loading it into every
+ * program a script runs would cost each one the library's mapping and
+ * relocation (a third more for a short program).  The path's characters
+ * become ':', which the dynamic linker skips, so the strings keep their
+ * length and place; the environment recorded (node_exec) is the one
+ * before. */
+static void unpreload(pid_t pid, const char *agent_lib)
+{
+	errno = 0;
+	long sp = ptrace(PTRACE_PEEKUSER, pid, (void *)offsetof(struct user_regs_struct, rsp), 0L);
+	uint64_t argc, ptr;
+	size_t alen = strlen(agent_lib);
+	if (errno || ptu_read_u64(pid, (uint64_t)sp, &argc) < 0 || argc > 1u << 20)
+		return;
+	for (uint64_t at = (uint64_t)sp + 8 * (argc + 2);; at += 8) {
+		char val[8192];
+		if (ptu_read_u64(pid, at, &ptr) < 0 || !ptr)
+			return;
+		if (ptu_read(pid, ptr, val, 11) < 0 || memcmp(val, "LD_PRELOAD=", 11))
+			continue;
+		/* the value, read a page's rest at a time (never past a page
+		 * that may be the stack's last) */
+		size_t n = 0;
+		for (;;) {
+			uint64_t a = ptr + 11 + n;
+			size_t k = 4096 - (a & 4095);
+			if (k > sizeof val - 1 - n)
+				k = sizeof val - 1 - n;
+			if (!k || ptu_read(pid, a, val + n, k) < 0)
+				return;
+			char *z = memchr(val + n, 0, k);
+			if (z) {
+				n = (size_t)(z - val);
+				break;
+			}
+			n += k;
+		}
+		val[n] = 0;
+		bool hit = false;
+		for (char *tok = val; (tok = strstr(tok, agent_lib)); tok += alen)
+			if ((tok == val || tok[-1] == ':' || tok[-1] == ' ') &&
+			    (!tok[alen] || tok[alen] == ':' || tok[alen] == ' ')) {
+				memset(tok, ':', alen);
+				hit = true;
+			}
+		struct iovec l = { val, n }, r = { (void *)(uintptr_t)(ptr + 11), n };
+		if (hit && process_vm_writev(pid, &l, 1, &r, 1, 0) != (ssize_t)n)
+			avt_debug("tree: %d: cannot take the agent out of LD_PRELOAD: %s", (int)pid,
+				  strerror(errno));
+		return;
+	}
+}
+
 /* What a process exec'd: its own command from now on. */
 static void node_exec(struct tracer *tr, struct tracer_proc *p)
 {
@@ -194,6 +252,8 @@ static void node_exec(struct tracer *tr, struct tracer_proc *p)
 	p->argv = proc_strv(p->pid, "cmdline");
 	p->env = proc_strv(p->pid, "environ");
 	env_clean(p->env, tr->opts.agent_lib);
+	if (tr->opts.agent_lib)
+		unpreload(p->pid, tr->opts.agent_lib);
 	p->forks = 0;
 	p->threads = p->max_threads = 1;
 }

@@ -400,3 +400,49 @@ t_tree_sh_c_bug() {
 	expect_eq "$(tree_jq out '[.processes[] | select(.how == "exec")] | length')" 1 \
 		"the exec'd program"
 }
+
+# ---- avtrace explore -- CMD: each multithreaded process of the tree
+# explored in turn, under a header naming it; the tree's exit status
+
+t_tree_explore_runner() {
+	local bank bank_ok st rec
+	bank=$(target tree_bank) || exit
+	bank_ok=$(target tree_bank_ok) || exit
+	avt_timed "$TEST_LIMIT" explore -n 40 -o out -- "$(target tree_runner)" "$bank" "$bank_ok" \
+		>out.stdout 2>out.stderr
+	st=$?
+	sed 's/^/  | /' out.stdout >&3
+	expect_eq "$st" 1 "exit status of avtrace explore ($(head -n 1 out.stderr))"
+	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank [0-9]+" "a header naming tree_bank's process"
+	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank_ok [0-9]+" "a header naming tree_bank_ok's process"
+	rec=$(recordings_of out tree_bank) || exit
+	[ -d "out/$rec/explore/runs" ] || fail "tree_bank's recording $rec was not explored"
+	[ "$(reports_in out "$rec")" -ge 1 ] || fail "no report in tree_bank's recording $rec"
+	rec=$(recordings_of out tree_bank_ok) || exit
+	[ -d "out/$rec/explore/runs" ] || fail "tree_bank_ok's recording $rec was not explored"
+	expect_eq "$(reports_in out "$rec")" 0 "reports in tree_bank_ok's recording $rec"
+	# the one-threaded runner itself: nothing to explore
+	[ ! -d out/explore ] || fail "the one-threaded runner was explored"
+}
+
+# ---- what following the tree costs a script's programs: the agent is the
+# focus's alone (the programs a script runs do not even map it: it is
+# blanked out of their LD_PRELOAD at their exec), and a shell, all system
+# code, gets no heap hooks (two stops per malloc for no event)
+
+t_tree_children_without_agent() {
+	local maps
+	need_jq
+	avt_timed 120 record -o out -- sh -c 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); done
+		grep -c avtrace-agent /proc/self/maps' >out.stdout 2>out.stderr
+	expect_eq "$?" 1 "exit status of avtrace record (grep's, which found nothing)"
+	maps=$(grep -E '^[0-9]+$' out.stdout)
+	expect_eq "$maps" 0 "lines of the agent in the maps of the script's grep"
+	expect_match "$(jq -r .agent out/meta.json)" 'libavtrace-agent[.]so$' "the shell's agent (meta.json)"
+	expect_eq "$(jq -r .heap_blocks out/meta.json)" 0 "heap blocks named in the shell (meta.json)"
+	# a program of the user's, run by the same shell, has both
+	avt_timed 120 record -o out2 -- sh -c "exec $(target mutex_counter)" >/dev/null 2>out2.stderr
+	expect_eq "$?" 0 "exit status of avtrace record of the user's program"
+	[ "$(jq -r .heap_blocks out2/meta.json)" -ge 1 ] || fail "no heap block named in mutex_counter (its calloc)"
+	[ "$(jq -r .agent_events out2/meta.json)" -ge 1 ] || fail "no agent event in mutex_counter"
+}
