@@ -413,14 +413,14 @@ t_tree_explore_runner() {
 	st=$?
 	sed 's/^/  | /' out.stdout >&3
 	expect_eq "$st" 1 "exit status of avtrace explore ($(head -n 1 out.stderr))"
-	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank [0-9]+" "a header naming tree_bank's process"
-	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank_ok [0-9]+" "a header naming tree_bank_ok's process"
+	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank, pid" "a header naming tree_bank's process"
+	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($bank_ok, pid" "a header naming tree_bank_ok's process"
 	rec=$(recordings_of out tree_bank) || exit
 	[ -d "out/$rec/explore/runs" ] || fail "tree_bank's recording $rec was not explored"
-	[ "$(reports_in out "$rec")" -ge 1 ] || fail "no report in tree_bank's recording $rec"
+	[ "$(all_reports "out/$rec")" -ge 1 ] || fail "no report of tree_bank's recording $rec"
 	rec=$(recordings_of out tree_bank_ok) || exit
 	[ -d "out/$rec/explore/runs" ] || fail "tree_bank_ok's recording $rec was not explored"
-	expect_eq "$(reports_in out "$rec")" 0 "reports in tree_bank_ok's recording $rec"
+	expect_eq "$(all_reports "out/$rec")" 0 "reports of tree_bank_ok's recording $rec"
 	# the one-threaded runner itself: nothing to explore
 	[ ! -d out/explore ] || fail "the one-threaded runner was explored"
 }
