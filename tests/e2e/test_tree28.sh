@@ -446,3 +446,32 @@ t_tree_children_without_agent() {
 	[ "$(jq -r .heap_blocks out2/meta.json)" -ge 1 ] || fail "no heap block named in mutex_counter (its calloc)"
 	[ "$(jq -r .agent_events out2/meta.json)" -ge 1 ] || fail "no agent event in mutex_counter"
 }
+
+# ---- an autotools project's `make check` (tests/targets/am_proj: automake,
+# a libtool library, two test programs): make runs automake's test driver
+# (sh), which runs each program's libtool wrapper script (sh), which execs
+# the program in .libs/ (the bug is in the library, ledger.c)
+
+t_tree_automake_check_bug() {
+	local am=$TARGETS/am_proj rec lines st
+	[ -x "$am/bank_test" ] || skip "tests/targets/bin/am_proj is not built (no autoreconf or libtoolize?)"
+	head -n 1 "$am/bank_test" | grep -q '^#!' || fail "$am/bank_test is not libtool's wrapper script"
+	timeout 120 make -s -C "$am" check >native.out 2>&1 || fail "make check fails natively: $(tail -n 5 native.out)"
+	tree_test out make -s -C "$am" check
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test ($(head -n 1 out.stderr))"
+	lines=$(marker_line "$SRC/am_proj/ledger.c" "/* LEDGER READ */")\|$(marker_line "$SRC/am_proj/ledger.c" "/* LEDGER WRITE */") || exit
+	expect_match "$(cat out.stdout)" "== process [0-9]+ \\($am/[.]libs/bank_test, pid" "the header of bank_test's process"
+	expect_match "$(cat out.stdout)" "ledger[.]c:($lines)(\$|[^0-9])" "avtrace test's stdout (the racing access in the library)"
+	expect_match "$(grep -v 'balance=' out.stdout)" "on balance" "avtrace test's stdout (the variable)"
+	rec=$(recordings_of out bank_test) || exit
+	expect_eq "$(printf '%s' "$rec" | grep -c .)" 1 "recorded bank_test processes"
+	[ "$(reports_in out "$rec")" -ge 1 ] || fail "no report in bank_test's recording $rec"
+	rec=$(recordings_of out bank_ok_test) || exit
+	expect_eq "$(printf '%s' "$rec" | grep -c .)" 1 "recorded bank_ok_test processes"
+	expect_eq "$(reports_in out "$rec")" 0 "reports in bank_ok_test's recording $rec"
+	# bank_test's recording is one like any other: predicted and replayed alone
+	rec=$(recordings_of out bank_test)
+	avt_timed 60 replay -d "out/$rec" --schedule 1 >replay.out 2>&1
+	st=$?
+	[ $st -le 1 ] || fail "avtrace replay -d out/$rec --schedule 1: exit $st: $(tail -n 3 replay.out)"
+}

@@ -265,6 +265,28 @@ cmake-proj-skip:
 .PHONY: cmake-proj-skip
 endif
 
+# A tiny autotools project (am_proj/: automake, libtool), copied into bin/
+# and bootstrapped there (the generated files stay out of the source
+# tree); its test programs are built, `make check` is the test's to run.
+# Skipped without autoreconf or libtoolize; its test then skips.
+AUTORECONF ?= autoreconf
+AM_PROJ_BIN := tests/targets/bin/am_proj
+AM_PROJ_SRC := $(addprefix tests/targets/am_proj/,configure.ac Makefile.am ledger.c ledger.h bank_test.c)
+ifneq ($(and $(shell command -v $(AUTORECONF) 2>/dev/null),$(shell command -v libtoolize 2>/dev/null)),)
+targets: $(AM_PROJ_BIN)/bank_test
+else
+targets: am-proj-skip
+am-proj-skip:
+	@echo "targets: no autoreconf or libtoolize: $(AM_PROJ_BIN) not built"
+.PHONY: am-proj-skip
+endif
+
+$(AM_PROJ_BIN)/bank_test: $(AM_PROJ_SRC) tests/targets/targets.mk | tests/targets/bin
+	rm -rf $(AM_PROJ_BIN) && mkdir -p $(AM_PROJ_BIN)
+	cp $(AM_PROJ_SRC) $(AM_PROJ_BIN)/
+	cd $(AM_PROJ_BIN) && { $(AUTORECONF) -fi && ./configure CC="$(CC)" CFLAGS="-O0 -g" && \
+		MAKEFLAGS= $(MAKE) bank_test bank_ok_test; } >build.log 2>&1 || { tail -n 20 build.log; exit 1; }
+
 # configured out of tree, in bin/; bank_ok_test is built with bank_test
 $(CMAKE_PROJ_BIN)/bank_test: tests/targets/cmake_proj/CMakeLists.txt tests/targets/tree_bank.c \
 		tests/targets/tree_bank_ok.c tests/targets/targets.mk | tests/targets/bin
