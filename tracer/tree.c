@@ -247,15 +247,27 @@ static void node_exec(struct tracer *tr, struct tracer_proc *p)
 {
 	node_clear(p);
 	p->execd = true;
-	p->exe = proc_link(p->pid, "exe");
 	p->cwd = proc_link(p->pid, "cwd");
 	p->argv = proc_strv(p->pid, "cmdline");
-	p->env = proc_strv(p->pid, "environ");
-	env_clean(p->env, tr->opts.agent_lib);
 	if (tr->opts.agent_lib)
 		unpreload(p->pid, tr->opts.agent_lib);
 	p->forks = 0;
 	p->threads = p->max_threads = 1;
+}
+
+/* The rest of what an exec'd process's recording needs, read when it may
+ * need one: at its first thread or child (a forked child's recording runs
+ * its nearest exec'd ancestor's command).  Most processes of a script do
+ * neither, and skip the reads.  The image is still the exec's, and the
+ * environment's strings where the exec put them (unpreload's colons are
+ * dropped with the agent by env_clean). */
+static void node_details(struct tracer *tr, struct tracer_proc *p)
+{
+	if (!p->execd || p->exe)
+		return;
+	p->exe = proc_link(p->pid, "exe");
+	p->env = proc_strv(p->pid, "environ");
+	env_clean(p->env, tr->opts.agent_lib);
 }
 
 void tree_focus_exec(struct tracer *tr)
@@ -385,6 +397,7 @@ static void light_created(struct tracer *tr, int node, pid_t task, bool process,
 	struct tree *t = &tr->tree;
 	tree_wait_first_stop(tr, task);
 	struct tracer_proc *p = &t->nodes[node];
+	node_details(tr, p);
 	if (!process && thread_of(p->pid, task)) {
 		p->threads++;
 		p->max_threads++;
