@@ -23,7 +23,7 @@
  * main joins the workers, stops the timer's work by setting `finished`
  * and joins the progress thread, which leaves at its next tick.
  *
- * Usage: dl_progress [WORKERS=3] [CHUNKS=6] [TICK_US=200]
+ * Usage: dl_progress [WORKERS=3] [CHUNKS=6] [TICK_US=2000]
  * Prints "downloaded N bytes in C chunks"; exits 0, or SIGABRT.
  * dl_progress_ok.c is the same program with the two updates in one
  * critical section.
@@ -104,7 +104,7 @@ __attribute__((noinline)) static void *progress(void *arg)
 
 int main(int argc, char **argv)
 {
-	long tick_us = 200;
+	long tick_us = 2000;
 	if (argc > 1)
 		nworkers = atoi(argv[1]);
 	if (argc > 2)

@@ -4,7 +4,7 @@
  * offset and `written` in one critical section of progress_lock, so the
  * progress thread's check under that lock always holds.
  *
- * Usage: dl_progress_ok [WORKERS=3] [CHUNKS=6] [TICK_US=200]
+ * Usage: dl_progress_ok [WORKERS=3] [CHUNKS=6] [TICK_US=2000]
  * Prints "downloaded N bytes in C chunks"; exits 0.
  */
 #include <assert.h>
@@ -77,7 +77,7 @@ __attribute__((noinline)) static void *progress(void *arg)
 
 int main(int argc, char **argv)
 {
-	long tick_us = 200;
+	long tick_us = 2000;
 	if (argc > 1)
 		nworkers = atoi(argv[1]);
 	if (argc > 2)
