@@ -45,15 +45,19 @@ static const char explore_help[] =
 	"  pct      random priorities changing at D-1 random events\n"
 	"  pctvb    the same, changing only at events on V variables per run\n"
 	"  tb       permutations covering every order of T threads\n"
+	"  portfolio  surw, pos and pct (depth D) in turn: run i is run\n"
+	"           (i-1)/3+1 of surw, pos or pct by i mod 3, the runs each would\n"
+	"           make alone with the seed (no one policy finds every shape)\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -d, --dir DIR      explore this existing recording instead of recording\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -n, --runs N       runs (default 200)\n"
-	"      --policy P     surw, pos, guided, pct, pctvb or tb (default: surw; tb\n"
-	"                     with --threads; pct with --vars 0, pctvb with --vars\n"
-	"                     V or --depth D); --algo is the same option\n"
+	"      --policy P     surw, pos, guided, pct, pctvb, tb or portfolio\n"
+	"                     (default: surw; tb with --threads; pct with --vars\n"
+	"                     0, pctvb with --vars V or --depth D); --algo is the\n"
+	"                     same option\n"
 	"      --depth D      pct, pctvb: D-1 priority change points per run\n"
 	"                     (default 3)\n"
 	"      --vars V       pctvb: change points only at events on V variables\n"
@@ -165,6 +169,9 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 		break;
 	case XP_GUIDED:
 		snprintf(buf, len, "guided");
+		break;
+	case XP_PORTFOLIO:
+		snprintf(buf, len, "portfolio: surw, pos, pct (depth %u) in turn", c->depth);
 		break;
 	}
 }
@@ -531,7 +538,7 @@ static int explore_policy(struct explore_cmd *x)
 {
 	struct xp_config *cfg = &x->eo.cfg;
 	if (x->algo && xp_algo_parse(x->algo, &cfg->algo) < 0)
-		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw or guided)",
+		return usage_error("explore", "bad --policy '%s' (pct, pctvb, tb, pos, surw, guided or portfolio)",
 				   x->algo), -1;
 	if (!x->algo && x->threads_set)
 		cfg->algo = XP_TB;

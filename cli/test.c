@@ -17,6 +17,7 @@
 #include "args.h"
 #include "cli.h"
 #include "explore/explore.h"
+#include "explore/policy.h"
 #include "html.h"
 #include "names.h"
 #include "prediction.h"
@@ -51,6 +52,9 @@ static const char test_help[] =
 	"default policy, the first runs starting where predictions that did not\n"
 	"fail left off) within a budget.  Reports only the\n"
 	"bugs it reproduced: one report per distinct failure in DIR/reports/.\n"
+	"PROG may be any command (a script, a runner, a program that forks): each\n"
+	"other multithreaded process it starts is recorded alone (DIR/procs/NNNN/)\n"
+	"and tested in turn; the exit status is the whole tree's.\n"
 	"Exit status: 0 no bug reproduced, 1 at least one, 2 error, 3 inconclusive:\n"
 	"no bug reproduced, but most schedules did not run to their end (stuck\n"
 	"until the time limit), a failure seen in exploration did not fail again\n"
@@ -81,6 +85,10 @@ static const char test_help[] =
 	"                     time budget ends it; 0: no exploration)\n"
 	"      --no-explore   the same as --explore 0\n"
 	"      --seed S       seed of the exploration (default 1)\n"
+	"      --policy P     the exploration's policy, as for explore: surw\n"
+	"                     (default), pos, guided, pct, pctvb, tb or portfolio\n"
+	"                     (surw, pos and pct in turn), each with its default\n"
+	"                     bounds\n"
 	"      --pattern FILE  more access-anomaly patterns for pecan (docs/predict.md)\n"
 	"      --no-penelope, --no-pecan, --no-order  skip that detector\n"
 	"      --sarif FILE   also write the reproduced bugs as SARIF 2.1.0 to FILE\n"
@@ -380,6 +388,22 @@ static int record_option(struct test_run *tr, int c)
 }
 
 /* Predict, replay and explore options; 1 if c was none, -1 if bad. */
+/* --policy P: the algorithm with the bounds `avtrace explore --policy P`
+ * gives it when told no bounds (cli/explore.c); -1 after a usage error. */
+static int test_policy(struct xp_config *cfg, const char *name)
+{
+	if (xp_algo_parse(name, &cfg->algo) < 0)
+		return usage_error("test", "bad --policy '%s' (surw, pos, guided, pct, pctvb, tb or portfolio)",
+				   name), -1;
+	if (cfg->algo == XP_PCT || cfg->algo == XP_TB)
+		cfg->nvars = 0;
+	else if (cfg->algo == XP_PCTVB)
+		cfg->nvars = 1;
+	if (cfg->algo == XP_TB && !cfg->threads)
+		cfg->threads = 2;
+	return 0;
+}
+
 static int search_option(struct test_run *tr, int c)
 {
 	double secs;
@@ -398,6 +422,7 @@ static int search_option(struct test_run *tr, int c)
 	case 'X': tr->eo.runs = 0, tr->runs_set = true; return 0;
 	case 0x104: return arg_seconds("test", "--time", optarg, &tr->time_s) < 0 ? -1 : 0;
 	case 'S': return arg_u64("test", "--seed", optarg, &tr->eo.seed) < 0 ? -1 : 0;
+	case 0x105: return test_policy(&tr->eo.cfg, optarg);
 	case 'p': return pr_patterns_load(&tr->pats, optarg) < 0 ? -1 : 0;
 	case 'C': tr->po.pecan = false; return 0;
 	case 'O': tr->po.order = false; return 0;
@@ -438,6 +463,7 @@ static int test_options(struct test_run *tr, int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
 		{ "atomic", required_argument, 0, 'A' }, { "explore", required_argument, 0, 'E' },
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },
+		{ "policy", required_argument, 0, 0x105 },
 		{ "pattern", required_argument, 0, 'p' },
 		{ "no-pecan", no_argument, 0, 'C' }, { "no-penelope", no_argument, 0, 'P' },
 		{ "no-order", no_argument, 0, 'O' }, { "no-agent", no_argument, 0, 'n' },

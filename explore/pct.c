@@ -165,7 +165,7 @@ static const char *algo_name(enum xp_algo a)
 	case XP_PCT: return "pct";
 	case XP_PCTVB: return "pctvb";
 	case XP_TB: return "tb";
-	case XP_POS: case XP_SURW: case XP_GUIDED: break;
+	case XP_POS: case XP_SURW: case XP_GUIDED: case XP_PORTFOLIO: break;
 	}
 	return "?";
 }

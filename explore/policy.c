@@ -26,6 +26,7 @@ static const struct xp_algo_entry algos[] = {
 	[XP_POS] = { "pos", &xp_pos_ops, NULL },
 	[XP_SURW] = { "surw", &xp_surw_ops, xp_surw_budget_op },
 	[XP_GUIDED] = { "guided", &xp_guided_ops, NULL },
+	[XP_PORTFOLIO] = { "portfolio", NULL, NULL }, /* a member runs: xp_portfolio_member */
 };
 
 #define NALGOS (sizeof algos / sizeof *algos)
@@ -45,11 +46,35 @@ int xp_algo_parse(const char *s, enum xp_algo *a)
 	return -1;
 }
 
+void xp_portfolio_member(const struct xp_config *cfg, uint64_t run_index, struct xp_config *member,
+			 uint64_t *member_run)
+{
+	/* SURW first: the default before the portfolio, the best on most
+	 * shapes; then the two priority schedulers, which find what a
+	 * uniform walk over threads rarely does (one thread running all its
+	 * events ahead of another's). */
+	static const enum xp_algo members[XP_PORTFOLIO_N] = { XP_SURW, XP_POS, XP_PCT };
+	uint64_t i = run_index > 0 ? run_index - 1 : 0;
+
+	*member = *cfg;
+	*member_run = run_index;
+	if (cfg->algo != XP_PORTFOLIO)
+		return;
+	member->algo = members[i % XP_PORTFOLIO_N];
+	*member_run = i / XP_PORTFOLIO_N + 1;
+	/* each member with its own default bounds, as --policy gives them */
+	member->nvars = member->algo == XP_SURW ? XP_VARS_RANDOM : 0;
+	if (member->depth == 0)
+		member->depth = 3;
+}
+
 struct xp_policy {
 	const struct xp_algo_entry *algo;
+	struct xp_config cfg;     /* the run's member's (a portfolio's), or the caller's */
 	void *run;                /* the policy's state */
 	struct xp_prefix start;   /* a prediction's schedule to follow first */
 	long nstart;              /* which one, -1 none */
+	bool portfolio;           /* run by a member of a portfolio */
 };
 
 /* Run run_index (from 1) follows the run_index-th starting point from
@@ -90,8 +115,13 @@ struct xp_policy *xp_policy_new(const struct xp_config *cfg, uint64_t seed, uint
 		xp_policy_free(p);
 		return NULL;
 	}
-	p->algo = &algos[cfg->algo];
-	p->run = p->algo->ops->new(cfg, seed, run_index);
+	/* a portfolio's run is its member's run number member_run: the
+	 * prediction's start above counts the portfolio's runs */
+	uint64_t member_run;
+	xp_portfolio_member(cfg, run_index, &p->cfg, &member_run);
+	p->portfolio = cfg->algo == XP_PORTFOLIO;
+	p->algo = &algos[p->cfg.algo];
+	p->run = p->algo->ops->new(&p->cfg, seed, member_run);
 	if (!p->run) {
 		xp_policy_free(p);
 		return NULL;
@@ -161,6 +191,10 @@ void xp_policy_describe(const struct xp_policy *p, char *buf, size_t len)
 	else if (p->nstart >= 0)
 		xp_put(buf, len, &used, "from prediction start %ld (%zu/%zu events), then ",
 		       p->nstart + 1, p->start.pos, p->start.n);
+	if (used >= len)
+		return;
+	if (p->portfolio) /* the member's own line says which and its run */
+		xp_put(buf, len, &used, "portfolio: ");
 	if (used >= len)
 		return;
 	p->algo->ops->describe(p->run, buf + used, len - used);

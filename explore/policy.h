@@ -19,6 +19,11 @@
  *                    from a prefix of an earlier run that reached a new
  *                    reads-from pair (or of a prediction's schedule).
  *
+ *   portfolio        policy.c: run i is run (i - 1) / 3 + 1 of surw, pos or
+ *                    pct (depth 3), by i mod 3: no one policy finds every
+ *                    bug shape (issue 30, 6b), and each member's runs are
+ *                    those it would make alone with the same seed.
+ *
  * Each implements struct xp_policy_ops (xp.h); policy.c's table picks
  * one per algorithm, and runs 1 .. xp_guide_npredicted() first follow a
  * prediction's starting point (prefix.h).  What a policy knows of a
@@ -93,7 +98,17 @@ uint64_t xp_policy_target(const struct xp_policy *p);
 /* One line of the run's random choices (xp_run_describe's for PCT). */
 void xp_policy_describe(const struct xp_policy *p, char *buf, size_t len);
 
-/* "pct", "pctvb", "tb", "pos", "surw", "guided"; NULL if unknown. */
+/* The members of the portfolio, in the order runs 1, 2, 3 take them. */
+#define XP_PORTFOLIO_N 3u
+/* Which member runs run run_index (from 1) of a portfolio: its config
+ * (cfg's, with the member's algorithm and bounds) into *member and the
+ * index of this run among the member's own runs (from 1) into
+ * *member_run.  For another algorithm, cfg itself and run_index. */
+void xp_portfolio_member(const struct xp_config *cfg, uint64_t run_index, struct xp_config *member,
+			 uint64_t *member_run);
+
+/* "pct", "pctvb", "tb", "pos", "surw", "guided", "portfolio"; NULL if
+ * unknown. */
 const char *xp_algo_name(enum xp_algo a);
 /* The inverse; -1 if unknown. */
 int xp_algo_parse(const char *s, enum xp_algo *a);

@@ -48,8 +48,10 @@ uint64_t xp_rng_below(struct xp_rng *r, uint64_t n);
 
 /* PCT, PCTVB and TB are explore/pct.c's (xp_run_new() refuses the
  * others); POS, SURW and guided explore/pos.c's, surw.c's, guided.c's,
- * all behind struct xp_policy_ops (policy.c's table). */
-enum xp_algo { XP_PCT, XP_PCTVB, XP_TB, XP_POS, XP_SURW, XP_GUIDED };
+ * all behind struct xp_policy_ops (policy.c's table).  XP_PORTFOLIO is
+ * none of its own: policy.c gives each run to one of its members
+ * (xp_portfolio_member, policy.h). */
+enum xp_algo { XP_PCT, XP_PCTVB, XP_TB, XP_POS, XP_SURW, XP_GUIDED, XP_PORTFOLIO };
 
 /* Consecutive event-less time slices before a spinning thread drops. */
 #define XP_YIELD_LIMIT 3u

@@ -635,32 +635,6 @@ int bpt_restore_all(struct bpt_table *bt, int child_memfd)
 	return rc;
 }
 
-uint8_t *bpt_snapshot(struct bpt_table *bt)
-{
-	uint8_t *snap = calloc(bt->cap ? bt->cap : 1, BPT_JMP_LEN);
-	if (!snap)
-		return NULL;
-	for (size_t i = 0; i < bt->cap; i++) {
-		struct bpt *b = &bt->slots[i];
-		if (b->used && ptu_read(bt->pid, b->addr, snap + i * BPT_JMP_LEN, b->jump ? BPT_JMP_LEN : 1) < 0) {
-			free(snap);
-			return NULL;
-		}
-	}
-	return snap;
-}
-
-int bpt_put_back(struct bpt_table *bt, const uint8_t *snap)
-{
-	int rc = 0;
-	for (size_t i = 0; i < bt->cap; i++) {
-		struct bpt *b = &bt->slots[i];
-		if (b->used && ptu_write(bt->memfd, b->addr, snap + i * BPT_JMP_LEN, b->jump ? BPT_JMP_LEN : 1) < 0)
-			rc = -1;
-	}
-	return rc;
-}
-
 static void *dup_array(const void *src, size_t n, size_t size, bool *failed)
 {
 	if (!src || !n)

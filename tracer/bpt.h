@@ -128,11 +128,6 @@ static inline uint64_t bpt_resume_pc(const struct bpt *b)
 int bpt_read_orig(struct bpt_table *bt, uint64_t addr, void *buf, size_t len);
 /* Writes the original bytes back at every breakpoint of a process that
  * shares nothing else with us (a forked child) through its memfd. */
-/* The bytes now at each breakpoint (malloc'd, NULL on failure), and
- * putting them back: the breakpoints taken out for a while (a vfork child
- * runs in the memory) and planted again, the table unchanged between. */
-uint8_t *bpt_snapshot(struct bpt_table *bt);
-int bpt_put_back(struct bpt_table *bt, const uint8_t *snap);
 int bpt_restore_all(struct bpt_table *bt, int child_memfd);
 
 /* Checks that the instruction at code[0..len) can run out of line at

@@ -406,9 +406,6 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 		if (tree_focus_fork(tr, (pid_t)s->msg, s->vfork) && watch_arm_thread(tr, t->tid) < 0)
 			avt_warn("T%u: cannot set its watchpoints", t->lid);
 		return nx(NX_RESUME);
-	case PTU_EV_VFORK_DONE:
-		tree_focus_vfork_done(tr);
-		return nx(NX_RESUME);
 	case PTU_EV_EXEC:
 		return on_exec(tr, t, s) < 0 ? nx(NX_ERROR) : nx(NX_RESUME);
 	case PTU_EV_EXIT:

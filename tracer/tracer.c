@@ -519,8 +519,7 @@ int tracer_launch(struct tracer *tr)
 		return -1;
 	}
 	long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-		    PTRACE_O_TRACEVFORKDONE;
+		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	if (ptrace(PTRACE_SEIZE, tr->proc->pid, 0L, opts) < 0) {
 		int e = errno;
 		kill(tr->proc->pid, SIGKILL);

@@ -97,7 +97,6 @@ void tree_free(struct tree *t)
 		node_clear(&t->nodes[i]);
 	free(t->nodes);
 	free(t->tids);
-	free(t->vfork_snap);
 	memset(t, 0, sizeof *t);
 }
 
@@ -285,27 +284,9 @@ bool tree_focus_fork(struct tracer *tr, pid_t child, bool vfork)
 			bpt_restore_all(&tr->proc->as.bpts, fd);
 			close(fd);
 		}
-	} else if (!t->vfork_snap) {
-		/* it runs in our memory until it execs or exits, the focus
-		 * held meanwhile (no other thread of it runs either): our
-		 * breakpoints are out until the focus's vfork returns */
-		t->vfork_snap = bpt_snapshot(&tr->proc->as.bpts);
-		if (t->vfork_snap)
-			bpt_restore_all(&tr->proc->as.bpts, tr->proc->memfd);
 	}
 	light_start(tr, child, node);
 	return false;
-}
-
-void tree_focus_vfork_done(struct tracer *tr)
-{
-	struct tree *t = &tr->tree;
-	if (!t->vfork_snap)
-		return;
-	if (bpt_put_back(&tr->proc->as.bpts, t->vfork_snap) < 0)
-		avt_warn("cannot plant the breakpoints again after a vfork");
-	free(t->vfork_snap);
-	t->vfork_snap = NULL;
 }
 
 bool tree_muted(const struct tracer *tr)
@@ -387,6 +368,25 @@ static void light_gone(struct tracer *tr, size_t i, const struct ptu_status *s)
 	}
 }
 
+/* A vfork child of the focus runs in the focus's memory, breakpoints
+ * included (the focus is held meanwhile): at one of them it goes on as
+ * the focus's threads do, from the breakpoint's resume point, with no
+ * event.  A return trampoline is the focus's own: not taken. */
+static bool vfork_child_trap(struct tracer *tr, int node, pid_t tid)
+{
+	const struct tracer_proc *p = &tr->tree.nodes[node];
+	if (!p->vfork || p->execd || p->parent != tr->tree.focus)
+		return false;
+	struct user_regs_struct r;
+	if (ptu_getregs(tid, &r) < 0)
+		return false;
+	struct bpt *b = bpt_at_trap(&tr->proc->as.bpts, r.rip - 1);
+	if (!b || b->kind == BK_TRAMP)
+		return false;
+	r.rip = bpt_resume_pc(b);
+	return ptu_setregs(tid, &r) == 0;
+}
+
 void tree_on_stop(struct tracer *tr, pid_t tid, struct ptu_status *s)
 {
 	struct tree *t = &tr->tree;
@@ -409,7 +409,7 @@ void tree_on_stop(struct tracer *tr, pid_t tid, struct ptu_status *s)
 		light_exec(tr, node);
 		break;
 	case PTU_SIGNAL:
-		ptu_resume(tid, s->sig);
+		ptu_resume(tid, s->sig == SIGTRAP && vfork_child_trap(tr, node, tid) ? 0 : s->sig);
 		return;
 	default:
 		break;

@@ -36,8 +36,6 @@ struct tree {
 	size_t path_at;           /* fork path entries taken so far */
 	pid_t ancestors[16];      /* the fork path's, let go (run free) */
 	size_t nancestors;
-	uint8_t *vfork_snap;      /* the focus's breakpoints while a vfork
-	                             child runs in its memory (bpt_snapshot) */
 };
 
 /* The root node (the launched process, pid). */
@@ -52,8 +50,6 @@ void tree_wait_first_stop(struct tracer *tr, pid_t tid);
  * its watchpoints are the caller's to set). vfork: it shares the
  * focus's memory. */
 bool tree_focus_fork(struct tracer *tr, pid_t child, bool vfork);
-/* The focus's vfork returned: its breakpoints are planted again. */
-void tree_focus_vfork_done(struct tracer *tr);
 /* The focus exec'd: its fork ordinals count again from 0. */
 void tree_focus_exec(struct tracer *tr);
 /* Is tid a thread of a light process? */

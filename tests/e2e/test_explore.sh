@@ -216,7 +216,7 @@ t_explore_usage_errors() {
 	expect_match "$(cat err2)" "bad --policy 'nope'" "bad --algo message"
 	avt explore --policy nope -- /bin/true >/dev/null 2>err2
 	expect_eq "$?" 2 "exit status of a bad --policy"
-	expect_match "$(cat err2)" "bad --policy 'nope' \(pct, pctvb, tb, pos, surw or guided\)" "bad --policy message"
+	expect_match "$(cat err2)" "bad --policy 'nope' \(pct, pctvb, tb, pos, surw, guided or portfolio\)" "bad --policy message"
 	avt explore --depth 0 -- /bin/true >/dev/null 2>err3
 	expect_eq "$?" 2 "exit status of --depth 0"
 	expect_match "$(cat err3)" "bad --depth '0'" "bad --depth message"

@@ -341,7 +341,9 @@ t_tree_json_output() {
 t_tree_sigterm_with_child() {
 	local pid i st
 	# the child's argument tells it apart from any other sleep on the machine
-	avt record -o out -- sh -c 'sleep 71.28; echo never' >out.stdout 2>out.stderr &
+	# avtrace itself in the background (avt would put a subshell between)
+	echo "+ avtrace record -o out -- sh -c 'sleep 71.28; echo never' &" >&3
+	"$AVTRACE" record -o out -- sh -c 'sleep 71.28; echo never' >out.stdout 2>out.stderr &
 	pid=$!
 	for i in $(seq 300); do
 		pgrep -f '^sleep 71[.]28' >/dev/null && break
@@ -356,4 +358,45 @@ t_tree_sigterm_with_child() {
 	expect_match "$(cat out.stderr)" "interrupted by SIGTERM" "avtrace's stderr"
 	pgrep -f '^sleep 71[.]28' >/dev/null && fail "the child outlived avtrace"
 	[ -f out/meta.json ] || fail "no out/meta.json after SIGTERM"
+}
+
+# ---- each process recording is one for every command: record alone, then
+# predict, replay and explore it with -d (a fork path replayed: the parent
+# runs again up to its fork, the child is the one scheduled)
+
+t_tree_commands_per_process() {
+	local n k st found=
+	need_jq
+	avt_timed 120 record -o out -- "$(target tree_forkrace)" >out.stdout 2>out.stderr
+	expect_eq "$?" 0 "exit status of avtrace record"
+	expect_eq "$(tree_jq out -c '[.processes[] | select(.recording == "procs/0001") | .how]')" '["fork"]' \
+		"the recorded child"
+	expect_eq "$(jq -c .fork_path out/procs/0001/meta.json)" "[1]" "the child's fork path"
+	avt_timed 120 predict -d out/procs/0001 >predict.out 2>&1 || fail "avtrace predict -d out/procs/0001 failed"
+	n=$(jq '.predictions | length' out/procs/0001/predictions.json)
+	[ "$n" -ge 1 ] || fail "no prediction for the child"
+	for k in $(seq "$n"); do
+		avt_timed 60 replay -d out/procs/0001 --schedule "$k" >"replay$k.out" 2>&1
+		st=$?
+		[ $st -eq 1 ] && grep -q "BUG" "replay$k.out" && found=$k
+	done
+	[ -n "$found" ] || fail "no replay of the child's predictions reproduced its bug"
+	expect_match "$(cat "replay$found.out")" "tree_forkrace[.]c:[0-9]+" "the replay's report"
+	# the same schedule twice: the same outcome (the ancestors are no schedule's)
+	avt_timed 60 replay -d out/procs/0001 --schedule "$found" >again.out 2>&1
+	expect_eq "$?" 1 "exit status of the second replay of schedule $found"
+	avt_timed 120 explore -d out/procs/0001 -n 20 --seed 3 >explore.out 2>&1
+	st=$?
+	[ $st -le 1 ] || fail "avtrace explore -d out/procs/0001: exit $st: $(tail -n 3 explore.out)"
+}
+
+# ---- sh -c 'PROG; echo done': the shell vforks, and its child runs in the
+# shell's memory, over the shell's breakpoints, until it execs (it used to
+# die there of SIGTRAP)
+
+t_tree_sh_c_bug() {
+	tree_test out sh -c "$(target tree_bank) 250; echo done"
+	expect_tree_bug out tree_bank balance tree_bank.c "/* TREE BANK READ */" "/* TREE BANK WRITE */"
+	expect_eq "$(tree_jq out '[.processes[] | select(.how == "exec")] | length')" 1 \
+		"the exec'd program"
 }

@@ -390,6 +390,69 @@ START_TEST(test_pos_race_is_a_coin)
 }
 END_TEST
 
+/* ---- portfolio */
+
+/* Run r of a portfolio is run (r-1)/3+1 of surw, pos, pct by r mod 3:
+ * the same order of threads as that member alone with the same seed
+ * makes in its own run, and the members differ (a 6-event recording
+ * with T1 and T2 racing on X: none of them picks alike every run). */
+START_TEST(test_portfolio_runs_are_its_members_runs)
+{
+	static const struct spec s[] = {
+		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_READ, X, 2 }, { 0, AVT_EV_WRITE, X, 3 },
+		{ 1, AVT_EV_WRITE, X, 4 }, { 1, AVT_EV_READ, X, 5 }, { 1, AVT_EV_WRITE, X, 6 },
+	};
+	static const enum xp_algo members[] = { XP_SURW, XP_POS, XP_PCT };
+	struct avt_event *ev = events(s, 6);
+	struct xp_rec *rec = xp_rec_new(ev, 6);
+	struct xp_config pc = config(XP_PORTFOLIO, rec, 0);
+	unsigned differs = 0;
+
+	for (uint64_t r = 1; r <= 60; r++) {
+		struct xp_config m;
+		uint64_t mr;
+		xp_portfolio_member(&pc, r, &m, &mr);
+		ck_assert_int_eq(m.algo, members[(r - 1) % 3]);
+		ck_assert_uint_eq(mr, (r - 1) / 3 + 1);
+		ck_assert_uint_eq(m.nvars, m.algo == XP_SURW ? XP_VARS_RANDOM : 0);
+		struct xp_policy *p = xp_policy_new(&pc, 9, r), *q = xp_policy_new(&m, 9, mr);
+		struct xp_config other = m;
+		other.algo = members[r % 3];
+		other.nvars = other.algo == XP_SURW ? XP_VARS_RANDOM : 0;
+		struct xp_policy *o = xp_policy_new(&other, 9, mr);
+		uint32_t a[6], b[6], c[6];
+		ck_assert_uint_eq(simulate(p, rec, a, NULL), 6);
+		ck_assert_uint_eq(simulate(q, rec, b, NULL), 6);
+		ck_assert_uint_eq(simulate(o, rec, c, NULL), 6);
+		ck_assert_mem_eq(a, b, sizeof a);
+		differs += memcmp(a, c, sizeof a) != 0;
+		xp_policy_free(p);
+		xp_policy_free(q);
+		xp_policy_free(o);
+	}
+	ck_assert_uint_gt(differs, 5); /* the member's run, not any policy's */
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
+/* A policy that is not a portfolio is its own member, run for run. */
+START_TEST(test_portfolio_member_of_a_single_policy)
+{
+	struct xp_config c, m;
+	uint64_t mr;
+
+	memset(&c, 0, sizeof c);
+	c.algo = XP_POS;
+	c.nvars = 4;
+	xp_portfolio_member(&c, 17, &m, &mr);
+	ck_assert_int_eq(m.algo, XP_POS);
+	ck_assert_uint_eq(m.nvars, 4);
+	ck_assert_uint_eq(mr, 17);
+	ck_assert_str_eq(xp_algo_name(XP_PORTFOLIO), "portfolio");
+}
+END_TEST
+
 /* ---- reads-from */
 
 START_TEST(test_rf_keys)
@@ -997,6 +1060,8 @@ static Suite *explore_policy_suite(void)
 	suite_add_tcase(s, surw);
 	tcase_add_test(pos, test_pos_reassigns_racing_events);
 	tcase_add_test(pos, test_pos_race_is_a_coin);
+	tcase_add_test(pos, test_portfolio_runs_are_its_members_runs);
+	tcase_add_test(pos, test_portfolio_member_of_a_single_policy);
 	suite_add_tcase(s, pos);
 	tcase_add_test(rf, test_rf_keys);
 	tcase_add_test(rf, test_guided_reaches_new_pair);
