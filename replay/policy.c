@@ -78,8 +78,6 @@ static bool same_event(const struct avt_event *a, const struct avt_event *b)
 	return a->kind != AVT_EV_WAIT || a->obj2 == b->obj2;
 }
 
-static void raise_due(struct replay *rp, struct tracer *tr, const struct tthread *t);
-
 int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 {
 	struct replay *rp = ctx;
@@ -138,7 +136,6 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 		return -1;
 	}
 	rp->left--;
-	raise_due(rp, tr, tracer_thread(tr, ev->thread));
 	return 0;
 }
 
@@ -146,11 +143,12 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
  *
  * While a schedule is followed, the signals the recording delivered to a
  * handler are delivered where it did: the kernel's own (a timer's, at a
- * time of the clock's) are dropped, and when a run step picks thread T
- * with as many events as it had when the recording delivered signal S,
- * S is raised to T and delivered then.  Under a picker, and after the
- * schedule, signals come as they come; the run notes where (its trace:
- * a failing explored run is replayed to confirm it). */
+ * time of the clock's) are dropped, and when the schedule next picks
+ * thread T after it made as many events as it had when the recording
+ * delivered signal S, S is raised to T and delivered before anything
+ * else T does.  Under a picker, and after the schedule, signals come as
+ * they come; the run notes where (its trace: a failing explored run is
+ * replayed to confirm it). */
 
 static bool holds_signals(const struct replay *rp)
 {
@@ -187,13 +185,16 @@ bool policy_signal(void *ctx, struct tracer *tr, const struct tthread *t, int si
 	return true;
 }
 
-/* t made its event as the schedule says: the signals the recording
- * delivered to it before its next event are raised now (once each), so
- * that the resume that follows this event's commit delivers them, before
- * t reaches its next request (whose commit would be that next event). */
-static void raise_due(struct replay *rp, struct tracer *tr, const struct tthread *t)
+/* t, the schedule's thread, stands at its next scheduling point: the
+ * signals the recording delivered to it before its next event are raised
+ * now (once each), and come before that event.  Not at the commit of the
+ * event before them: the resume after a commit delivered them before the
+ * instruction the event stands for (a handler that locks, run before the
+ * unlock it follows, waited for itself; one run before a read of a flag
+ * left the thread asleep in pause() where the recording read it again). */
+static void raise_due(struct replay *rp, struct tracer *tr, struct tthread *t)
 {
-	if (!t || !holds_signals(rp))
+	if (!holds_signals(rp))
 		return;
 	const struct avt_signal_rec *r = rp->trace->signals;
 	for (size_t i = rp->sig_lo; i < rp->trace->nsignals; i++)
@@ -205,7 +206,8 @@ static void raise_due(struct replay *rp, struct tracer *tr, const struct tthread
 }
 
 /* Events t may make in-process before its next recorded signal: the
- * event before the signal must be a stop (raise_due after its commit). */
+ * event before the signal is a stop, and so is the scheduling point after
+ * it (where raise_due raises the signal). */
 static uint64_t before_signal(const struct replay *rp, const struct tthread *t)
 {
 	uint64_t n = UINT64_MAX;
@@ -400,6 +402,7 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		no_event(rp, lid, t ? "has exited" : "does not exist (not created yet)");
 		return -1;
 	}
+	raise_due(rp, tr, t);
 	uint64_t timeout_ns = (uint64_t)(rp->opts.timeout_s * 1e9);
 	if (t->idle_ns > timeout_ns) {
 		char why[128];

@@ -71,7 +71,29 @@ bool sig_pass(struct tracer *tr, struct tthread *t, struct ptu_status *s, int si
 	return tr->sink.signal(tr->sink.ctx, tr, t, sig, raised);
 }
 
-int tracer_raise_signal(struct tracer *tr, const struct tthread *t, int sig)
+/* A thread stopped at a request is moved back before its breakpoint: the
+ * signal, pending at its resume, is delivered there, before the request
+ * commits; its handler returns to the breakpoint, which makes the request
+ * again.  (Committed first, the request's event would come before the
+ * handler's, and its call would run only after them.) */
+static void withdraw_request(struct tthread *t)
 {
-	return (int)syscall(SYS_tgkill, tr->proc->pid, t->tid, sig);
+	struct user_regs_struct r;
+	struct tracer_priv_thread *p = t->priv;
+	if (t->state != TS_REQ || !p->stop_pc || ptu_getregs(t->tid, &r) < 0)
+		return;
+	r.rip = p->stop_pc;
+	if (ptu_setregs(t->tid, &r) < 0)
+		return;
+	p->regs_valid = false;
+	p->resume_pc = 0;
+	t->state = TS_READY;
+}
+
+int tracer_raise_signal(struct tracer *tr, struct tthread *t, int sig)
+{
+	if (syscall(SYS_tgkill, tr->proc->pid, t->tid, sig) < 0)
+		return -1;
+	withdraw_request(t);
+	return 0;
 }

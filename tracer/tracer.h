@@ -220,9 +220,11 @@ void tracer_free(struct tracer *tr);
  * nothing else can run, or when everything that can has just spun through
  * a slice without an event (it may be waiting for one of them: glibc's
  * condition variables hand off internal state between threads). */
-/* Sends sig to t (tgkill): delivered at its next resume, and offered to
- * the sink as raised (tracer_sink.signal).  -1 with errno on failure. */
-int tracer_raise_signal(struct tracer *tr, const struct tthread *t, int sig);
+/* Sends sig to t (tgkill): delivered at its next resume, before its
+ * pending request if it has one (the request is made again after the
+ * handler), and offered to the sink as raised (tracer_sink.signal).  -1
+ * with errno on failure. */
+int tracer_raise_signal(struct tracer *tr, struct tthread *t, int sig);
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
 			    struct tthread **last, size_t nlast, bool *use_last);
 
