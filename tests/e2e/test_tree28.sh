@@ -433,7 +433,8 @@ t_tree_explore_runner() {
 t_tree_children_without_agent() {
 	local maps
 	need_jq
-	avt_timed 120 record -o out -- sh -c 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); done
+	# --agent: the pass on ptrace alone (AVTRACE_AGENT=0) too
+	avt_timed 120 record --agent -o out -- sh -c 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); done
 		grep -c avtrace-agent /proc/self/maps' >out.stdout 2>out.stderr
 	expect_eq "$?" 1 "exit status of avtrace record (grep's, which found nothing)"
 	maps=$(grep -E '^[0-9]+$' out.stdout)
@@ -441,7 +442,7 @@ t_tree_children_without_agent() {
 	expect_match "$(jq -r .agent out/meta.json)" 'libavtrace-agent[.]so$' "the shell's agent (meta.json)"
 	expect_eq "$(jq -r .heap_blocks out/meta.json)" 0 "heap blocks named in the shell (meta.json)"
 	# a program of the user's, run by the same shell, has both
-	avt_timed 120 record -o out2 -- sh -c "exec $(target mutex_counter)" >/dev/null 2>out2.stderr
+	avt_timed 120 record --agent -o out2 -- sh -c "exec $(target mutex_counter)" >/dev/null 2>out2.stderr
 	expect_eq "$?" 0 "exit status of avtrace record of the user's program"
 	[ "$(jq -r .heap_blocks out2/meta.json)" -ge 1 ] || fail "no heap block named in mutex_counter (its calloc)"
 	[ "$(jq -r .agent_events out2/meta.json)" -ge 1 ] || fail "no agent event in mutex_counter"
