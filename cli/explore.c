@@ -40,7 +40,10 @@ static const char explore_help[] =
 	"confirmed), 2 error; for a tree, a bug in any process first.\n"
 	"\n"
 	"policies (--policy P):\n"
-	"  surw     (default) a uniform random walk over the interleavings of the\n"
+	"  portfolio  (default) surw, pos, surw, pct (depth D) in turn: run i is\n"
+	"           the run its member would make alone with the seed (no one\n"
+	"           policy finds every shape; surw, the best on most, runs half)\n"
+	"  surw     a uniform random walk over the interleavings of the\n"
 	"           events on shared objects drawn per run, each thread weighted\n"
 	"           by its remaining events on them (selectively uniform)\n"
 	"  pos      partial-order sampling: random priorities per pending event,\n"
@@ -50,9 +53,6 @@ static const char explore_help[] =
 	"  pct      random priorities changing at D-1 random events\n"
 	"  pctvb    the same, changing only at events on V variables per run\n"
 	"  tb       permutations covering every order of T threads\n"
-	"  portfolio  surw, pos and pct (depth D) in turn: run i is run\n"
-	"           (i-1)/3+1 of surw, pos or pct by i mod 3, the runs each would\n"
-	"           make alone with the seed (no one policy finds every shape)\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
@@ -60,7 +60,7 @@ static const char explore_help[] =
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -n, --runs N       runs (default 200)\n"
 	"      --policy P     surw, pos, guided, pct, pctvb, tb or portfolio\n"
-	"                     (default: surw; tb with --threads; pct with --vars\n"
+	"                     (default: portfolio; tb with --threads; pct with --vars\n"
 	"                     0, pctvb with --vars V or --depth D); --algo is the\n"
 	"                     same option\n"
 	"      --depth D      pct, pctvb: D-1 priority change points per run\n"
@@ -176,7 +176,7 @@ static void describe_cfg(const struct xp_config *c, char *buf, size_t len)
 		snprintf(buf, len, "guided");
 		break;
 	case XP_PORTFOLIO:
-		snprintf(buf, len, "portfolio: surw, pos, pct (depth %u) in turn", c->depth);
+		snprintf(buf, len, "portfolio: surw, pos, surw, pct (depth %u) in turn", c->depth);
 		break;
 	}
 }

@@ -39,10 +39,12 @@
 #define EXPLORE_SPIN_SLICES 10u
 
 /* The policy of `avtrace explore` and `avtrace test` unless told
- * otherwise: SURW, drawing how many objects per run (the best measured
- * by bench/explore over the exploration targets: docs/explore.md). */
+ * otherwise: the portfolio (SURW, drawing how many objects per run, in
+ * every other run; POS and PCT between): SURW alone is the best on most
+ * shapes measured by bench/explore, but never finds one a priority
+ * scheduler finds in a few runs (docs/explore.md, "Portfolio"). */
 #define EXPLORE_DEFAULT_CFG                                                  \
-	{ .algo = XP_SURW, .depth = 3, .nvars = XP_VARS_RANDOM, .contexts = 1, \
+	{ .algo = XP_PORTFOLIO, .depth = 3, .nvars = XP_VARS_RANDOM, .contexts = 1, \
 	  .yield_limit = EXPLORE_SPIN_SLICES }
 
 struct explore_progress {

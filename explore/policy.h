@@ -19,9 +19,9 @@
  *                    from a prefix of an earlier run that reached a new
  *                    reads-from pair (or of a prediction's schedule).
  *
- *   portfolio        policy.c: run i is run (i - 1) / 3 + 1 of surw, pos or
- *                    pct (depth 3), by i mod 3: no one policy finds every
- *                    bug shape (issue 30, 6b), and each member's runs are
+ *   portfolio        policy.c, the default: runs cycle through surw, pos,
+ *                    surw, pct (depth 3): no one policy finds every bug
+ *                    shape (issue 30, 6b), and each member's runs are
  *                    those it would make alone with the same seed.
  *
  * Each implements struct xp_policy_ops (xp.h); policy.c's table picks
@@ -98,8 +98,9 @@ uint64_t xp_policy_target(const struct xp_policy *p);
 /* One line of the run's random choices (xp_run_describe's for PCT). */
 void xp_policy_describe(const struct xp_policy *p, char *buf, size_t len);
 
-/* The members of the portfolio, in the order runs 1, 2, 3 take them. */
-#define XP_PORTFOLIO_N 3u
+/* The portfolio's cycle of members: runs 1, 2, 3, 4 are surw, pos, surw,
+ * pct, and so on (policy.c). */
+#define XP_PORTFOLIO_N 4u
 /* Which member runs run run_index (from 1) of a portfolio: its config
  * (cfg's, with the member's algorithm and bounds) into *member and the
  * index of this run among the member's own runs (from 1) into

@@ -25,7 +25,7 @@ found_by_exploration() {
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test $name"
 	expect_match "$(cat "$out.test")" '^no bug reproduced by the predictions; exploring \(--explore 100\)$' \
 		"exploration after the predictions"
-	expect_match "$(cat "$out.test")" '^exploring 100 runs \(surw, objects drawn per run, seed 1, -j [0-9]+\)$' \
+	expect_match "$(cat "$out.test")" '^exploring 100 runs \(portfolio: surw, pos, surw, pct \(depth 3\) in turn, seed 1, -j [0-9]+\)$' \
 		"the budget printed"
 	expect_match "$(cat "$out.test")" "$want" "the bug found"
 	expect_match "$(cat "$out.test")" '^  found by run [0-9]+: [0-9]+ runs? to find it' "runs to find it"
@@ -54,7 +54,7 @@ t_explore_updaters_before_checker() {
 	# its predictions replayed without failing: the first runs start there
 	expect_match "$(cat out.test)" '^the first [1-9][0-9]* runs? starts? where a prediction that did not fail left off$' \
 		"runs starting where predictions left off"
-	expect_match "$(head -n 2 out/explore/runs/0001.sched)" '# explore run 1 \(seed 1, from prediction start 1 \([0-9]+/[0-9]+ pattern events, bystanders at random\), then surw ' \
+	expect_match "$(head -n 2 out/explore/runs/0001.sched)" '# explore run 1 \(seed 1, from prediction start 1 \([0-9]+/[0-9]+ pattern events, bystanders at random\), then portfolio: surw ' \
 		"run 1's choices"
 }
 
@@ -99,7 +99,7 @@ t_explore_rare_variable() {
 	avt_timed 150 explore -q -o out --stop -- "$(target explore_rare)" 0 >out.explore 2>/dev/null
 	expect_eq "$?" 1 "exit status of avtrace explore explore_rare"
 	sed 's/^/  | /' out.explore >&3
-	expect_match "$(cat out.explore)" '^exploring 200 runs \(surw, objects drawn per run, seed 1, -j [0-9]+\)$' \
+	expect_match "$(cat out.explore)" '^exploring 200 runs \(portfolio: surw, pos, surw, pct \(depth 3\) in turn, seed 1, -j [0-9]+\)$' \
 		"the default budget"
 	expect_match "$(cat out.explore)" "$want" "the bug found by exploration"
 	rundir=$(sed -n 's/^  confirmed: avtrace replay -d \(.*\) --schedule 0$/\1/p' out.explore)

@@ -88,7 +88,7 @@ t_test_default_budget_stops_at_bug() {
 	run_test out --no-order -- "$(target acc_account)"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test"
 	expect_match "$(cat out.test)" '^no bug reproduced by the predictions; exploring \(--time 30\)$' "the default budget"
-	expect_match "$(cat out.test)" '^exploring for up to 30 s \(at least 100 runs\) or until a bug \(surw, ' "the first line"
+	expect_match "$(cat out.test)" '^exploring for up to 30 s \(at least 100 runs\) or until a bug \(portfolio: ' "the first line"
 	expect_match "$(cat out.test)" '^stopped: a run failed$' "why it stopped"
 	expect_match "$(cat out.test)" '^  found by run [0-9]+: ' "runs to find it"
 }
@@ -126,7 +126,7 @@ t_test_time_budget_stops() {
 t_test_runs_budget_honoured() {
 	run_test out --no-order --explore 7 -- "$(target acc_account)"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test --explore 7"
-	expect_match "$(cat out.test)" '^exploring 7 runs \(surw, ' "the first line"
+	expect_match "$(cat out.test)" '^exploring 7 runs \(portfolio: ' "the first line"
 	expect_match "$(cat out.test)" '^7 runs in .*: [0-9]+ pass, [1-9][0-9]* bug, ' "all 7 runs, the bug among them"
 	expect_no_match "$(cat out.test)" '^stopped: ' "no other reason to stop"
 }

@@ -392,7 +392,8 @@ END_TEST
 
 /* ---- portfolio */
 
-/* Run r of a portfolio is run (r-1)/3+1 of surw, pos, pct by r mod 3:
+/* Run r of a portfolio is its member's own run: runs cycle through surw,
+ * pos, surw, pct, so run r of surw is its ((r-1)/4*2 + 1 or 2)-th:
  * the same order of threads as that member alone with the same seed
  * makes in its own run, and the members differ (a 6-event recording
  * with T1 and T2 racing on X: none of them picks alike every run). */
@@ -402,7 +403,9 @@ START_TEST(test_portfolio_runs_are_its_members_runs)
 		{ 0, AVT_EV_WRITE, X, 1 }, { 0, AVT_EV_READ, X, 2 }, { 0, AVT_EV_WRITE, X, 3 },
 		{ 1, AVT_EV_WRITE, X, 4 }, { 1, AVT_EV_READ, X, 5 }, { 1, AVT_EV_WRITE, X, 6 },
 	};
-	static const enum xp_algo members[] = { XP_SURW, XP_POS, XP_PCT };
+	static const enum xp_algo members[] = { XP_SURW, XP_POS, XP_SURW, XP_PCT };
+	/* the member's run number by slot in the cycle of 4 */
+	static const unsigned per[] = { 2, 1, 2, 1 }, before[] = { 0, 0, 1, 0 };
 	struct avt_event *ev = events(s, 6);
 	struct xp_rec *rec = xp_rec_new(ev, 6);
 	struct xp_config pc = config(XP_PORTFOLIO, rec, 0);
@@ -412,12 +415,13 @@ START_TEST(test_portfolio_runs_are_its_members_runs)
 		struct xp_config m;
 		uint64_t mr;
 		xp_portfolio_member(&pc, r, &m, &mr);
-		ck_assert_int_eq(m.algo, members[(r - 1) % 3]);
-		ck_assert_uint_eq(mr, (r - 1) / 3 + 1);
+		unsigned slot = (unsigned)((r - 1) % 4);
+		ck_assert_int_eq(m.algo, members[slot]);
+		ck_assert_uint_eq(mr, (r - 1) / 4 * per[slot] + before[slot] + 1);
 		ck_assert_uint_eq(m.nvars, m.algo == XP_SURW ? XP_VARS_RANDOM : 0);
 		struct xp_policy *p = xp_policy_new(&pc, 9, r), *q = xp_policy_new(&m, 9, mr);
 		struct xp_config other = m;
-		other.algo = members[r % 3];
+		other.algo = m.algo == XP_POS ? XP_PCT : XP_POS;
 		other.nvars = other.algo == XP_SURW ? XP_VARS_RANDOM : 0;
 		struct xp_policy *o = xp_policy_new(&other, 9, mr);
 		uint32_t a[6], b[6], c[6];
