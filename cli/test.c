@@ -38,6 +38,9 @@
 #define TEST_EXPLORE_MIN_RUNS 100
 /* How long the native run that a failed recording is compared with may take. */
 #define NATIVE_LIMIT_S 60.0
+/* A control run (state_failure): a native run longer than this is taken
+ * as no failure, so that a program that hangs natively costs little. */
+#define CONTROL_LIMIT_S 10.0
 
 static const char test_help[] =
 	"usage: avtrace test [options] -- PROG [ARGS...]\n"
@@ -98,19 +101,22 @@ static const char test_help[] =
 	"                     status; docs/json-output.md) instead of the table\n";
 
 /* Runs argv natively: no ptrace, ASLR off as in the recording, standard
- * streams on /dev/null, at most NATIVE_LIMIT_S.  Its shell-style status,
- * or -1 if it could not run or had to be killed. */
-static int run_natively(char *const *argv)
+ * streams on /dev/null (stdin: what recording dir kept of it, as replays
+ * read it), at most limit_s seconds.  Its shell-style status, or -1 if it
+ * could not run or had to be killed. */
+static int run_natively(char *const *argv, const char *dir, double limit_s)
 {
+	char in[4300];
+	snprintf(in, sizeof in, "%s/stdin", dir);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		personality(ADDR_NO_RANDOMIZE);
-		int fd = open("/dev/null", O_RDWR);
+		int fd = open("/dev/null", O_RDWR), kept = open(in, O_RDONLY);
 		if (fd >= 0) {
-			dup2(fd, 0);
+			dup2(kept >= 0 ? kept : fd, 0);
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
@@ -120,7 +126,7 @@ static int run_natively(char *const *argv)
 	}
 	int st;
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	for (double waited = 0; waited < NATIVE_LIMIT_S && !tracer_interrupted(); waited += 0.01) {
+	for (double waited = 0; waited < limit_s && !tracer_interrupted(); waited += 0.01) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		if (w == pid)
 			return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
@@ -179,6 +185,7 @@ struct test_run {
 	struct names names;      /* for the table's "where" */
 	char rdir[4200];         /* DIR/reports */
 	struct results res;
+	int control;             /* state_failure's answer: 0 not asked */
 };
 
 /* "BUG (SIGSEGV)" for a fatal signal, else the outcome. */
@@ -239,6 +246,69 @@ static void test_replay_done(void *ctx, size_t i)
 		remove(staged);
 }
 
+/* Does PROG now fail on its own, whatever the order (issue 30)?  Every
+ * run starts where the recording and the runs before it left PROG's
+ * files: a script that created a table in db.sqlite, a program that made
+ * its output with O_CREAT|O_EXCL, fails in every later run.  Those files
+ * are not put back: which of them PROG made cannot be told apart from
+ * what another process (a parallel build, an editor) made there meanwhile
+ * without following every file system call, and avtrace removes nothing
+ * it cannot prove was PROG's.  So PROG runs natively in the state as it
+ * is now, twice: the status both runs fail with (a failure once only is
+ * no state's), or -1 (none, or a run longer than CONTROL_LIMIT_S). */
+static int state_failure(struct test_run *tr)
+{
+	int first = run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S);
+	if (first <= 0 || tracer_interrupted())
+		return -1;
+	return run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S) == first ? first : -1;
+}
+
+/* Only when the recording passed: a failed one is compared with a native
+ * run already (compare_natively); not for a process of a tree, whose
+ * command is not PROG alone. */
+static bool control_applies(const struct test_run *tr)
+{
+	return tr->rs == 0 && !tr->out.tree && !tracer_interrupted();
+}
+
+/* The shell-style status a replay failed with, or -1 (a deadlock, none). */
+static int replay_status(const json_t *rp)
+{
+	const char *oc = json_string_value(json_object_get(rp, "outcome"));
+	int sig = (int)json_integer_value(json_object_get(rp, "signal"));
+	json_t *ex = json_object_get(rp, "exit_status");
+	if (!oc || strcmp(oc, "BUG"))
+		return -1;
+	return sig > 0 ? 128 + sig : json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
+}
+
+/* A bug counted so far that fails with the status PROG fails with
+ * natively now is the state's doing, not the interleaving's: not counted,
+ * its report removed.  A real bug that fails exactly so is missed; the
+ * recording passed from the state it started from, so the program did
+ * not fail so then. */
+static void drop_state_bugs(struct test_run *tr)
+{
+	if (!tr->res.nbugs || !control_applies(tr))
+		return;
+	tr->control = state_failure(tr);
+	for (size_t i = tr->res.nbugs; tr->control > 0 && i-- > 0;) {
+		const struct result_bug *b = &tr->res.bugs[i];
+		int st = replay_status(b->replay);
+		char who[64];
+		if (st != tr->control)
+			continue;
+		if (b->explored)
+			snprintf(who, sizeof who, "explored run %u", b->run);
+		else
+			snprintf(who, sizeof who, "replay #%u", b->schedule);
+		printf("%s failed (%s %d), but so does a native run now, twice: the program's files changed (state), not counted\n",
+		       who, st > 128 ? "signal" : "exit status", st > 128 ? st - 128 : st);
+		results_drop(&tr->res, i);
+	}
+}
+
 /* Replays every prediction, the table as they end; -1 on error, else the
  * signal that stopped it (0: none). */
 static int test_replay(struct test_run *tr)
@@ -255,6 +325,8 @@ static int test_replay(struct test_run *tr)
 	int rc = run_replays(&b);
 	names_close(&tr->names);
 	free(ids);
+	if (rc == 0) /* before minimising what may not count */
+		drop_state_bugs(tr);
 	for (size_t k = 0; rc == 0 && tr->min_cap && k < tr->res.nbugs; k++)
 		test_minimize(tr, &tr->res.bugs[k]);
 	return rc;
@@ -505,7 +577,7 @@ static int test_options(struct test_run *tr, int argc, char **argv)
 static void compare_natively(struct test_run *tr)
 {
 	char what[64], nat[96];
-	tr->native = run_natively(tr->ro.argv);
+	tr->native = run_natively(tr->ro.argv, tr->ro.dir, NATIVE_LIMIT_S);
 	if (tr->rec_sig)
 		snprintf(what, sizeof what, "died of SIG%s", sigabbrev_np(tr->rec_sig) ?: "?");
 	else
@@ -590,7 +662,19 @@ static int test_explore(struct test_run *tr)
 	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
 				      .minimize_cap = tr->min_cap, .res = &tr->res,
 				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? tr->rs : 0 };
-	return explore_and_report(&tr->eo, &how) == EXIT_USAGE ? EXIT_USAGE : 0;
+	/* runs failing as PROG does natively now (the state the runs before
+	 * left) are no finding either, and end no budget */
+	if (control_applies(tr) && !tr->control)
+		tr->control = state_failure(tr);
+	if (!how.baseline_status && tr->control > 0) {
+		how.baseline_status = tr->control;
+		how.baseline_who = "a native run now does, from the files earlier runs left";
+	}
+	tr->eo.stop_except = how.baseline_status;
+	if (explore_and_report(&tr->eo, &how) == EXIT_USAGE)
+		return EXIT_USAGE;
+	drop_state_bugs(tr); /* the runs may have changed the state again */
+	return 0;
 }
 
 /* Predicts, replays and explores the recording in tr->ro.dir (tr->t
@@ -624,6 +708,7 @@ static int test_take(struct test_run *tr, const struct tree_rec *p)
 {
 	results_release(&tr->res);
 	memset(&tr->res, 0, sizeof tr->res);
+	tr->control = 0;
 	prediction_set_release(&tr->set);
 	memset(&tr->set, 0, sizeof tr->set);
 	if (tr->t)
