@@ -72,20 +72,6 @@ t_state_race_found_by_exploration() {
 	expect_eq "$(head -n 1 again.out)" "$(head -n 1 "$r")" "first line of '$cmd'"
 }
 
-# The race found by the predictions (the default): every replay fails at
-# the assert, before the file; nothing is dropped.
-# limit: 200
-t_state_race_found_by_predictions() {
-	local l_assert
-	l_assert=$(marker_line "$SRC/state_file.c" "/* ASSERT LINE */") || exit
-	TEST_LIMIT=170 run_test out --explore 10 -- "$(target state_file)" 20000
-	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test on state_file"
-	expect_eq "$(reports out)" 1 "reports"
-	expect_match "$(cat out.test)" "^  bug 1: BUG reproduced: SIGABRT in T0 at state_file[.]c:$l_assert \\(main\\)" \
-		"the bug"
-	expect_no_match "$(cat out.test)" 'not counted' "the replays"
-}
-
 # The issue's own case, when sqlite3 is installed: a script that creates a
 # table (single-threaded: no prediction, exploration only).
 # limit: 200
