@@ -58,9 +58,9 @@ static const char test_help[] =
 	"no bug reproduced, but most schedules did not run to their end (stuck\n"
 	"until the time limit), a failure seen in exploration did not fail again\n"
 	"when replayed, or the recording died of a signal that no schedule\n"
-	"reproduced (a native run of PROG is compared then).  A failure that a\n"
-	"native run of PROG in the state the runs left (its files) shows too,\n"
-	"twice, is not counted.  SIGINT, SIGTERM or\n"
+	"reproduced (a native run of PROG is compared then).  A failure that two\n"
+	"native runs of PROG and the recorded order show too, in the state the\n"
+	"runs left (its files), is not counted.  SIGINT, SIGTERM or\n"
 	"SIGHUP while the predictions are replayed: the summary so far, exit 128+N.\n"
 	"\n"
 	"options:\n"
@@ -248,32 +248,6 @@ static void test_replay_done(void *ctx, size_t i)
 		remove(staged);
 }
 
-/* Does PROG now fail on its own, whatever the order (issue 30)?  Every
- * run starts where the recording and the runs before it left PROG's
- * files: a script that created a table in db.sqlite, a program that made
- * its output with O_CREAT|O_EXCL, fails in every later run.  Those files
- * are not put back: which of them PROG made cannot be told apart from
- * what another process (a parallel build, an editor) made there meanwhile
- * without following every file system call, and avtrace removes nothing
- * it cannot prove was PROG's.  So PROG runs natively in the state as it
- * is now, twice: the status both runs fail with (a failure once only is
- * no state's), or -1 (none, or a run longer than CONTROL_LIMIT_S). */
-static int state_failure(struct test_run *tr)
-{
-	int first = run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S);
-	if (first <= 0 || tracer_interrupted())
-		return -1;
-	return run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S) == first ? first : -1;
-}
-
-/* Only when the recording passed: a failed one is compared with a native
- * run already (compare_natively); not for a process of a tree, whose
- * command is not PROG alone. */
-static bool control_applies(const struct test_run *tr)
-{
-	return tr->rs == 0 && !tr->out.tree && !tracer_interrupted();
-}
-
 /* The shell-style status a replay failed with, or -1 (a deadlock, none). */
 static int replay_status(const json_t *rp)
 {
@@ -285,11 +259,65 @@ static int replay_status(const json_t *rp)
 	return sig > 0 ? 128 + sig : json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
 }
 
-/* A bug counted so far that fails with the status PROG fails with
- * natively now is the state's doing, not the interleaving's: not counted,
- * its report removed.  A real bug that fails exactly so is missed; the
- * recording passed from the state it started from, so the program did
- * not fail so then. */
+/* The recorded order, replayed now (replays/0000.*, removed after): does
+ * it fail with status too, or take another path (INFEASIBLE)?  The
+ * recording passed in that order from the state it started from, so a
+ * race that also shows natively now and then passes here (a replay is
+ * deterministic); the state the runs left does not. */
+static bool recorded_order_fails(struct test_run *tr, int status)
+{
+	unsigned zero = 0;
+	char path[4300];
+	struct replay_batch b = { .dir = tr->ro.dir, .nums = &zero, .n = 1, .jobs = 1, .timeout = tr->timeout };
+	if (run_replays(&b) != 0)
+		return false;
+	snprintf(path, sizeof path, "%s/replays/0000.json", tr->ro.dir);
+	json_t *rp = json_load_file(path, 0, NULL);
+	const char *oc = json_string_value(json_object_get(rp, "outcome"));
+	bool fails = replay_status(rp) == status || (oc && !strcmp(oc, "INFEASIBLE"));
+	json_decref(rp);
+	remove(path);
+	snprintf(path, sizeof path, "%s/replays/0000.avt", tr->ro.dir);
+	remove(path);
+	return fails;
+}
+
+/* Does PROG now fail on its own, whatever the order (issue 30)?  Every
+ * run starts where the recording and the runs before it left PROG's
+ * files: a script that created a table in db.sqlite, a program that made
+ * its output with O_CREAT|O_EXCL, fails in every later run.  Those files
+ * are not put back: which of them PROG made cannot be told apart from
+ * what another process (a parallel build, an editor) made there meanwhile
+ * without following every file system call, and avtrace removes nothing
+ * it cannot prove was PROG's.  So PROG runs natively in the state as it
+ * is now, twice, and then in the recorded order: the status all three
+ * fail with (a failure once only is no state's, nor one the recorded
+ * order does not show), or -1 (none, or a native run longer than
+ * CONTROL_LIMIT_S).  The replay is paid for only when both native runs
+ * failed alike. */
+static int state_failure(struct test_run *tr)
+{
+	int first = run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S);
+	if (first <= 0 || tracer_interrupted())
+		return -1;
+	if (run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S) != first || tracer_interrupted())
+		return -1;
+	return recorded_order_fails(tr, first) ? first : -1;
+}
+
+/* Only when the recording passed: a failed one is compared with a native
+ * run already (compare_natively); not for a process of a tree, whose
+ * command is not PROG alone. */
+static bool control_applies(const struct test_run *tr)
+{
+	return tr->rs == 0 && !tr->out.tree && !tracer_interrupted();
+}
+
+/* A bug counted so far that fails with the status PROG fails with now,
+ * natively and in the recorded order (state_failure), is the state's
+ * doing, not the interleaving's: not counted, its report removed.  A
+ * real bug that fails exactly so is missed; the recording passed in that
+ * order from the state it started from, so it did not fail so then. */
 static void drop_state_bugs(struct test_run *tr)
 {
 	if (!tr->res.nbugs || !control_applies(tr))
@@ -305,7 +333,7 @@ static void drop_state_bugs(struct test_run *tr)
 			snprintf(who, sizeof who, "explored run %u", b->run);
 		else
 			snprintf(who, sizeof who, "replay #%u", b->schedule);
-		printf("%s failed (%s %d), but so does a native run now, twice: the program's files changed (state), not counted\n",
+		printf("%s failed (%s %d), but so do two native runs and the recorded order now: the program's files changed (state), not counted\n",
 		       who, st > 128 ? "signal" : "exit status", st > 128 ? st - 128 : st);
 		results_drop(&tr->res, i);
 	}
@@ -649,6 +677,51 @@ static int test_predict(struct test_run *tr)
 	return 0;
 }
 
+/* One exploration, its bugs then asked about (drop_state_bugs): runs
+ * failing as the recorded run did, or as PROG does now natively and in
+ * the recorded order (tr->control, when asked already), are no finding
+ * and end no budget.  0, or EXIT_USAGE. */
+static int explore_round(struct test_run *tr)
+{
+	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
+				      .minimize_cap = tr->min_cap, .res = &tr->res,
+				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? tr->rs : 0 };
+	if (!how.baseline_status && tr->control > 0) {
+		how.baseline_status = tr->control;
+		how.baseline_who = "native runs and the recorded order now do, from the files earlier runs left";
+	}
+	tr->eo.stop_except = how.baseline_status;
+	const struct run_tally *t = &tr->res.tally;
+	unsigned before = t->ran + t->diverged + t->unfinished;
+	if (explore_and_report(&tr->eo, &how) == EXIT_USAGE)
+		return EXIT_USAGE;
+	unsigned done = t->ran + t->diverged + t->unfinished - before;
+	tr->eo.first_run += done; /* a next round numbers its runs on */
+	if (tr->eo.runs < EXPLORE_MAX_RUNS) /* else the budget is time alone */
+		tr->eo.runs = tr->eo.runs > done ? tr->eo.runs - done : 0;
+	tr->eo.min_runs = tr->eo.min_runs > done ? tr->eo.min_runs - done : 0;
+	drop_state_bugs(tr); /* the runs may have changed the state again */
+	return 0;
+}
+
+/* What is left of the budget after the rounds so far, begun at t0, in
+ * tr->eo; false when nothing is. */
+static bool explore_rest(struct test_run *tr, const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double spent = (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+	if (!tr->eo.runs || tracer_interrupted())
+		return false;
+	if (tr->eo.time_s > 0) {
+		if (spent >= tr->eo.time_s && !tr->eo.min_runs)
+			return false;
+		double left = (double)(long)((tr->eo.time_s - spent) * 10) / 10; /* as said: 0.1 s */
+		tr->eo.time_s = left > 0.1 ? left : 0.1;
+	}
+	return true;
+}
+
 /* Prediction only reorders what the recording did: when it reproduced
  * nothing, look further.  0, or EXIT_USAGE. */
 static int test_explore(struct test_run *tr)
@@ -661,22 +734,22 @@ static int test_explore(struct test_run *tr)
 		printf("no bug reproduced by the predictions; exploring (--time %g)\n", tr->eo.time_s);
 	tr->eo.dir = tr->ro.dir;
 	tr->eo.jobs = tr->jobs;
-	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
-				      .minimize_cap = tr->min_cap, .res = &tr->res,
-				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? tr->rs : 0 };
-	/* runs failing as PROG does natively now (the state the runs before
-	 * left) are no finding either, and end no budget */
-	if (control_applies(tr) && !tr->control)
-		tr->control = state_failure(tr);
-	if (!how.baseline_status && tr->control > 0) {
-		how.baseline_status = tr->control;
-		how.baseline_who = "a native run now does, from the files earlier runs left";
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct explore_opts budget = tr->eo; /* the rounds spend it; a tree's next process has it whole */
+	int rc = 0;
+	for (int round = 0; round < 2 && !rc; round++) {
+		rc = explore_round(tr);
+		/* every failure it counted was the state's (drop_state_bugs),
+		 * and the first may have ended the budget: the rest of it,
+		 * those failures now counted apart */
+		if (rc || tr->res.nbugs || tr->control <= 0 || tr->eo.stop_except == tr->control ||
+		    !explore_rest(tr, &t0))
+			break;
+		printf("every failure exploration saw was the state's: exploring the rest of the budget\n");
 	}
-	tr->eo.stop_except = how.baseline_status;
-	if (explore_and_report(&tr->eo, &how) == EXIT_USAGE)
-		return EXIT_USAGE;
-	drop_state_bugs(tr); /* the runs may have changed the state again */
-	return 0;
+	tr->eo = budget;
+	return rc;
 }
 
 /* Predicts, replays and explores the recording in tr->ro.dir (tr->t

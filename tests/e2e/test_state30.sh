@@ -2,9 +2,9 @@
 # Issue 30, "a false report from the program's own files": a script that
 # creates a table in db.sqlite fails when run again in the same
 # directory, and every explored run of `avtrace test` re-ran it where the
-# recording had left the table: "1 bug reproduced".  A failure that a
-# native run in the state as it is now shows too is the state's, not the
-# interleaving's: not counted (docs/explore.md, "Runs and the program's
+# recording had left the table: "1 bug reproduced".  A failure that two
+# native runs and the recorded order, in the state as it is now, show too
+# is the state's, not the interleaving's: not counted (docs/explore.md, "Runs and the program's
 # own files").
 #
 # state_file_ok and state_file write their result to a new file made with
@@ -33,18 +33,18 @@ t_state_correct_program_passes() {
 	TEST_LIMIT=170 run_test out --explore 30 -- "$(target state_file_ok)" 20000
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on state_file_ok"
 	expect_eq "$(reports out)" 0 "reports"
-	expect_match "$(cat out.test)" '^replay #[0-9]+ failed \(exit status 1\), but so does a native run now, twice: the program.s files changed \(state\), not counted$' \
+	expect_match "$(cat out.test)" '^replay #[0-9]+ failed \(exit status 1\), but so do two native runs and the recorded order now: the program.s files changed \(state\), not counted$' \
 		"the replays' failure"
-	expect_match "$(cat out.test)" '^30 of 30 runs failed as a native run now does, from the files earlier runs left \(exit status\): not a finding of exploration$' \
+	expect_match "$(cat out.test)" '^30 of 30 runs failed as native runs and the recorded order now do, from the files earlier runs left \(exit status\): not a finding of exploration$' \
 		"the explored runs"
 	expect_match "$(cat out.test)" '^no bug reproduced$' "the verdict"
 	expect_file state_file_ok.out
 }
 
 # The race is still found, by exploration (no prediction: the detectors
-# that would predict it are off), at its line: the runs that fail as a
-# native run now does (exit 1) neither count nor end the budget, which
-# ends at the first other failure.  The report's replay command, run
+# that would predict it are off), at its line: the runs that fail as
+# native runs do now (exit 1) do not count, and the rest of the budget is
+# explored (runs failing so counted apart) until the first other failure.  The report's replay command, run
 # after the test (the file there), reproduces it.
 # limit: 200
 t_state_race_found_by_exploration() {
@@ -56,11 +56,12 @@ t_state_race_found_by_exploration() {
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test on state_file"
 	expect_match "$(cat out.test)" '; 0 predictions;' "the predictions"
 	expect_eq "$(reports out)" 1 "reports"
-	expect_match "$(cat out.test)" '^[1-9][0-9]* of [0-9]+ runs failed as a native run now does, from the files earlier runs left \(exit status\)' \
+	expect_match "$(cat out.test)" '^explored run [0-9]+ failed \(exit status 1\), but so do two native runs and the recorded order now: the program.s files changed \(state\), not counted$' \
 		"the explored runs failing for the state"
 	expect_match "$(cat out.test)" "^  bug 1: BUG reproduced: SIGABRT in T0 at state_file[.]c:$l_assert \\(main\\)" \
 		"the bug"
-	expect_no_match "$(cat out.test)" 'reproduced: exit status 1' "the bugs"
+	expect_no_match "$(cat out.test)" '^  bug [0-9]+: BUG reproduced: exit status 1' "the bugs counted"
+	expect_match "$(tail -n 1 out.test)" '^1 bug reproduced; ' "the last line"
 	r=$(find out/reports -name '*.txt' | head -n 1)
 	expect_match "$(head -n 1 "$r")" "^BUG reproduced: SIGABRT in T0 at state_file[.]c:$l_assert \\(main\\)" "the report"
 	expect_file state_file.out
@@ -80,7 +81,7 @@ t_state_sqlite_create_table() {
 	TEST_LIMIT=170 run_test out --explore 20 -- sqlite3 db.sqlite 'create table t(x int);'
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on sqlite3"
 	expect_eq "$(reports out)" 0 "reports"
-	expect_match "$(cat out.test)" '^20 of 20 runs failed as a native run now does, from the files earlier runs left \(exit status\)' \
+	expect_match "$(cat out.test)" '^explored run 1 failed \(exit status 1\), but so do two native runs and the recorded order now: the program.s files changed \(state\), not counted$' \
 		"the explored runs"
 	expect_eq "$(sqlite3 db.sqlite .tables)" t "the table the recording created"
 }
