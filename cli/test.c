@@ -259,27 +259,28 @@ static int replay_status(const json_t *rp)
 	return sig > 0 ? 128 + sig : json_is_integer(ex) ? (int)json_integer_value(ex) : -1;
 }
 
-/* The recorded order, replayed now (replays/0000.*, removed after): does
- * it fail with status too, or take another path (INFEASIBLE)?  The
- * recording passed in that order from the state it started from, so a
- * race that also shows natively now and then passes here (a replay is
- * deterministic); the state the runs left does not. */
-static bool recorded_order_fails(struct test_run *tr, int status)
+/* The recorded order, replayed now (replays/0000.*, removed after): the
+ * status it fails with, 0 if it takes another path (INFEASIBLE), or -1
+ * (it passed, or no answer).  The recording passed in that order from the
+ * state it started from, so a race that also shows natively now and then
+ * passes here (a replay is deterministic); the state the runs left does
+ * not. */
+static int recorded_order_now(struct test_run *tr)
 {
 	unsigned zero = 0;
 	char path[4300];
 	struct replay_batch b = { .dir = tr->ro.dir, .nums = &zero, .n = 1, .jobs = 1, .timeout = tr->timeout };
 	if (run_replays(&b) != 0)
-		return false;
+		return -1;
 	snprintf(path, sizeof path, "%s/replays/0000.json", tr->ro.dir);
 	json_t *rp = json_load_file(path, 0, NULL);
 	const char *oc = json_string_value(json_object_get(rp, "outcome"));
-	bool fails = replay_status(rp) == status || (oc && !strcmp(oc, "INFEASIBLE"));
+	int st = oc && !strcmp(oc, "INFEASIBLE") ? 0 : replay_status(rp);
 	json_decref(rp);
 	remove(path);
 	snprintf(path, sizeof path, "%s/replays/0000.avt", tr->ro.dir);
 	remove(path);
-	return fails;
+	return st;
 }
 
 /* Does PROG now fail on its own, whatever the order (issue 30)?  Every
@@ -289,20 +290,21 @@ static bool recorded_order_fails(struct test_run *tr, int status)
  * are not put back: which of them PROG made cannot be told apart from
  * what another process (a parallel build, an editor) made there meanwhile
  * without following every file system call, and avtrace removes nothing
- * it cannot prove was PROG's.  So PROG runs natively in the state as it
- * is now, twice, and then in the recorded order: the status all three
- * fail with (a failure once only is no state's, nor one the recorded
- * order does not show), or -1 (none, or a native run longer than
- * CONTROL_LIMIT_S).  The replay is paid for only when both native runs
- * failed alike. */
+ * it cannot prove was PROG's.  So PROG runs in the state as it is now, in
+ * the recorded order and then natively, twice: the status all three fail
+ * with (a failure once only is no state's, nor one the recorded order
+ * does not show), or -1 (none, or a native run longer than
+ * CONTROL_LIMIT_S).  The replay first: a real race passes there, and
+ * costs no native run (some sleep for seconds). */
 static int state_failure(struct test_run *tr)
 {
+	int replayed = recorded_order_now(tr);
+	if (replayed < 0 || tracer_interrupted())
+		return -1;
 	int first = run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S);
-	if (first <= 0 || tracer_interrupted())
+	if (first <= 0 || (replayed && first != replayed) || tracer_interrupted())
 		return -1;
-	if (run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S) != first || tracer_interrupted())
-		return -1;
-	return recorded_order_fails(tr, first) ? first : -1;
+	return run_natively(tr->ro.argv, tr->ro.dir, CONTROL_LIMIT_S) == first ? first : -1;
 }
 
 /* Only when the recording passed: a failed one is compared with a native
@@ -320,7 +322,10 @@ static bool control_applies(const struct test_run *tr)
  * order from the state it started from, so it did not fail so then. */
 static void drop_state_bugs(struct test_run *tr)
 {
-	if (!tr->res.nbugs || !control_applies(tr))
+	bool statused = false; /* a deadlock is never dropped: no need to ask */
+	for (size_t i = 0; i < tr->res.nbugs; i++)
+		statused |= replay_status(tr->res.bugs[i].replay) > 0;
+	if (!statused || !control_applies(tr))
 		return;
 	tr->control = state_failure(tr);
 	for (size_t i = tr->res.nbugs; tr->control > 0 && i-- > 0;) {
