@@ -66,6 +66,7 @@ struct explore_report {
 	int baseline_status;    /* the recorded run itself failed so (shell
 	                           style; 0: it did not): runs failing the same
 	                           way are counted apart, not reported */
+	const char *baseline_who; /* who fails so (NULL: the recorded run did) */
 	struct results *res;    /* the model each confirmed, distinct bug and
 	                           the runs' tally go to */
 };

@@ -454,8 +454,9 @@ int explore_and_report(struct explore_opts *eo, const struct explore_report *how
 	say_stop(eo, &r);
 	for (size_t i = 0; i < r.nbugs && !tracer_interrupted(); i++) {
 		if (as_recorded(&r.bugs[i], how->baseline_status))
-			printf("%u of %u runs failed as the recorded run did (%s): not a finding of exploration\n",
-			       r.bugs[i].hits, r.done, r.bugs[i].signal ? "a fatal signal" : "exit status");
+			printf("%u of %u runs failed as %s (%s): not a finding of exploration\n",
+			       r.bugs[i].hits, r.done, how->baseline_who ? how->baseline_who : "the recorded run did",
+			       r.bugs[i].signal ? "a fatal signal" : "exit status");
 		else
 			confirm_bug(&r.bugs[i], eo, r.done, how);
 	}

@@ -236,6 +236,35 @@ int results_add_explored(struct results *r, const char *run_dir, unsigned run, b
 	return i;
 }
 
+/* X.txt and what is written beside it (X.min.*, X.html, X.events.json). */
+static void remove_report(const char *txt)
+{
+	static const char *const ext[] = { ".txt", ".min.sched", ".min.json", ".min.avt", ".html", ".events.json" };
+	size_t n = strlen(txt);
+	if (n < 4 || strcmp(txt + n - 4, ".txt"))
+		return;
+	for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+		char path[4500];
+		snprintf(path, sizeof path, "%.*s%s", (int)(n - 4), txt, ext[k]);
+		remove(path);
+	}
+}
+
+void results_drop(struct results *r, size_t i)
+{
+	if (i >= r->nbugs)
+		return;
+	remove_report(r->bugs[i].report);
+	memmove(&r->bugs[i], &r->bugs[i + 1], (r->nbugs - i - 1) * sizeof *r->bugs);
+	r->nbugs--;
+	for (size_t k = 0; k < r->nrows; k++) { /* rows name bugs by index */
+		if (r->rows[k].bug == (int)i)
+			r->rows[k].bug = -1, r->rows[k].first = false;
+		else if (r->rows[k].bug > (int)i)
+			r->rows[k].bug--;
+	}
+}
+
 /* The exploration runs whose report was written (a confirmed, distinct
  * bug of the run that wrote them). */
 static void load_explored(struct results *r)

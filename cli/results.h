@@ -91,6 +91,10 @@ struct result_row *results_add_replay(struct results *r, unsigned schedule);
  * its distinct bug (*is_new: first seen), or -1 when the replay did not
  * fail (not confirmed) or on error. */
 int results_add_explored(struct results *r, const char *run_dir, unsigned run, bool *is_new);
+/* Takes out bug i, its report (X.txt and what was written beside it)
+ * removed, its rows no bug's: a failure that is not counted
+ * (cli/test.c, the program fails so on its own now). */
+void results_drop(struct results *r, size_t i);
 /* Numbers N of the files PREFIX-NNNN.EXT (prefix may be "") in path,
  * sorted, into a malloc'ed *out; how many. */
 size_t results_scan_numbered(const char *path, const char *prefix, const char *ext, unsigned **out);

@@ -776,6 +776,19 @@ static void kill_runs(struct slot *slot, unsigned jobs)
 	}
 }
 
+/* A failure that ends exploration under stop_at_bug: any but one with
+ * o->stop_except's status (a deadlock always counts). */
+static bool found_bug(const struct explore_opts *o, const struct explore_result *res)
+{
+	for (size_t i = 0; i < res->nbugs; i++) {
+		const struct explore_bug *b = &res->bugs[i];
+		int st = b->signal ? 128 + b->signal : b->exit_status;
+		if (!o->stop_except || st != o->stop_except || !strncmp(b->key, "deadlock", 8))
+			return true;
+	}
+	return false;
+}
+
 /* Whether to start no more runs after `next` of them, `elapsed` seconds
  * in; res->stop says why.  A run that could not start stops it too
  * (EXPLORE_STOP_ERROR, set by the caller). */
@@ -785,7 +798,7 @@ static bool stopping(const struct explore_opts *o, struct explore_result *res, u
 		return true;
 	if (tracer_interrupted())
 		res->stop = EXPLORE_STOP_SIGNAL;
-	else if (o->stop_at_bug && res->nbugs)
+	else if (o->stop_at_bug && found_bug(o, res))
 		res->stop = EXPLORE_STOP_BUG;
 	else if (next >= o->runs)
 		res->stop = EXPLORE_STOP_RUNS;

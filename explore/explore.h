@@ -91,6 +91,10 @@ struct explore_opts {
 	double timeout_s;       /* a run longer than this is abandoned */
 	const char *oracle;     /* as replay --oracle */
 	bool stop_at_bug;       /* stop starting runs once one failed */
+	int stop_except;        /* ... but not for a run that exited with this
+	                           shell-style status (128+N: signal N; 0:
+	                           none): the program fails so on its own
+	                           (cli/test.c), no finding to stop at */
 	bool no_agent;          /* runs on ptrace alone, even if the recording
 	                           was made with the agent */
 	/* starting points (predictions that replayed INFEASIBLE or PASS, or
