@@ -697,8 +697,14 @@ static int rewrite_report(const char *path, const char *lead)
 		free(old);
 		return -1;
 	}
+	errno = 0;
 	fprintf(f, "%s\n%s\n%s", lead, REPORT_MARK, orig);
-	int rc = fclose(f) == 0 && rename(tmp, path) == 0 ? 0 : -1;
+	int bad = ferror(f);
+	int rc = fclose(f) == 0 && !bad && rename(tmp, path) == 0 ? 0 : -1;
+	if (rc < 0) {
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		remove(tmp);
+	}
 	free(old);
 	return rc;
 }
@@ -778,8 +784,14 @@ static int write_minimal(const char *dir, const char *x, json_t *mj, const struc
 						      (json_int_t)out->replays, "neighbour_replays",
 						      (json_int_t)out->neighbour_replays, "capped",
 						      st->capped, "seconds", out->seconds));
-	if (schedule_write(ms, msched) < 0 || json_dump_file(mj, mjson, JSON_INDENT(2)) < 0)
+	errno = 0;
+	if (schedule_write(ms, msched) < 0)
 		rc = -1;
+	else if (json_dump_file(mj, mjson, JSON_INDENT(2)) < 0) {
+		avt_write_error("cannot write '%s': %s", mjson, strerror(errno ? errno : EIO));
+		remove(mjson);
+		rc = -1;
+	}
 	char *lead = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&lead, &len);
@@ -789,8 +801,7 @@ static int write_minimal(const char *dir, const char *x, json_t *mj, const struc
 		     mavt);
 	fclose(mem);
 	snprintf(path, sizeof path, "%s/reports/%s.txt", dir, x);
-	if (rewrite_report(path, lead) < 0)
-		avt_warn("cannot rewrite the report '%s'", path);
+	rewrite_report(path, lead); /* it said why it could not */
 	if (print)
 		fputs(lead, stdout);
 	free(lead);
