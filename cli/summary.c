@@ -162,10 +162,10 @@ static void pool_fill(struct replay_pool *p, const struct replay_batch *b)
 		}
 }
 
-/* A worker exited 2: the results it could not write are an error of the
- * whole batch (its other messages, of a replay that could not run, are its
- * outcome "error" in its results). */
-static void worker_errors(int fd)
+/* A replay worker exited 2: the results it could not write are an error of
+ * the whole batch (its other messages, of a replay that could not run, are
+ * its outcome "error" in its results).  fd: its stderr (a memfd). */
+void cli_worker_errors(int fd)
 {
 	char buf[4096];
 	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
@@ -189,7 +189,7 @@ static void pool_reap(struct replay_pool *p, const struct replay_batch *b, pid_t
 			continue;
 		p->slot[j] = 0;
 		if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE)
-			worker_errors(p->err[j]);
+			cli_worker_errors(p->err[j]);
 		p->ended[p->which[j]] = true;
 		p->done++;
 		if (isatty(2) && !b->done) /* with done, the caller shows them */

@@ -70,11 +70,12 @@ t_diskfull_test_report_efbig() {
 	expect_no_file out/reports/0001.html.tmp
 }
 
-# `avtrace minimize` of a bug whose report is larger than the limit.
+# `avtrace minimize`: its candidates' replays (workers of their own) cannot
+# keep their traces; their messages reach minimize's stderr.
 # limit: 180
 t_diskfull_minimize_efbig() {
 	run_test out --no-agent -- "$(target acc_wronglock)"
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test"
 	limited 1 m minimize -d out --schedule 1
-	expect_write_error m "out/reports/0001[.][a-z.]*"
+	expect_write_error m "out/replays/custom[.](avt|json)"
 }
