@@ -41,6 +41,9 @@ struct replay_batch {
  * stopped it (the replays under way are killed, done() is not called for
  * them); -1 on error. */
 int run_replays(const struct replay_batch *b);
+/* A replay worker's messages (fd, from offset 0) exited with status 2:
+ * its "cannot write" lines become ours (avt_write_error). */
+void cli_worker_errors(int fd);
 int cmd_predict(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int default_cpu(void);

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 #include "symbolizer/sym.h"
@@ -214,7 +215,12 @@ int facts_add(const char *jpath, struct names *n, const struct replay *rp,
 	}
 	char tmp[4300];
 	snprintf(tmp, sizeof tmp, "%s.tmp", jpath);
+	errno = 0;
 	int rc = json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, jpath) < 0 ? -1 : 0;
 	json_decref(o);
+	if (rc < 0) {
+		avt_write_error("cannot write '%s': %s", jpath, strerror(errno ? errno : EIO));
+		remove(tmp);
+	}
 	return rc;
 }

@@ -933,7 +933,7 @@ int html_write(struct results *r, const struct result_bug *b, const char *path)
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *f = out ? stdout : fopen(tmp, "w");
 	if (!f) {
-		avt_error("cannot write '%s': %s", path, strerror(errno));
+		avt_write_error("cannot write '%s': %s", path, strerror(errno));
 		page_release(&pg);
 		return -1;
 	}
@@ -943,7 +943,7 @@ int html_write(struct results *r, const struct result_bug *b, const char *path)
 		return fflush(f) == 0 ? 0 : -1;
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-		avt_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
 		remove(tmp);
 		return -1;
 	}

@@ -1,7 +1,10 @@
 /* avtrace: find concurrency bugs and replay them deterministically. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trace/log.h"
@@ -55,6 +58,32 @@ static const char usage[] =
 	"'avtrace <command> --help' describes each command's options; so does\n"
 	"'man avtrace' (docs/avtrace.1).\n";
 
+/* Standard output redirected to a file (a replay worker's text report,
+ * `avtrace test > out.txt`) that could not be written in full. */
+static void check_stdout(void)
+{
+	struct stat st;
+	errno = 0;
+	bool bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno ? errno : EIO;
+	if (!bad || fstat(STDOUT_FILENO, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	char path[4096] = "standard output";
+	ssize_t n = readlink("/proc/self/fd/1", path, sizeof path - 1);
+	if (n > 0)
+		path[n] = 0;
+	avt_write_error("cannot write '%s': %s", path, strerror(e));
+}
+
+/* A result that could not be written (avt_write_error) is an error
+ * (exit 2), never a pass nor a bug found: what a caller reads from the
+ * output directory is missing.  A stop signal's 128+N stays. */
+static int with_writes_checked(int rc)
+{
+	check_stdout();
+	return avt_nwrite_errors && rc < 128 ? EXIT_USAGE : rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -86,7 +115,7 @@ int main(int argc, char **argv)
 			continue;
 		if (cmds[i].fn != cmd_dump && cmds[i].fn != cmd_predict && cmds[i].fn != cmd_schedule)
 			cli_catch_stop_signals();
-		return cmds[i].fn(argc - 1, argv + 1);
+		return with_writes_checked(cmds[i].fn(argc - 1, argv + 1));
 	}
 	avt_error("unknown command '%s' (see 'avtrace --help')", argv[1]);
 	return EXIT_USAGE;

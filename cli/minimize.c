@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,8 +117,9 @@ struct mctx {
 	unsigned confirmations; /* second replays of candidates that failed */
 };
 
-/* Replays sched_path in a process of its own (stdout, stderr to
- * /dev/null); its JSON (DIR/replays/custom.json), or NULL. */
+/* Replays sched_path in a process of its own (stdout to /dev/null, stderr
+ * kept for the results it could not write); its JSON
+ * (DIR/replays/custom.json), or NULL. */
 static json_t *replay_file(const char *dir, const char *sched_path, const char *timeout)
 {
 	char scpu[16], jpath[4200];
@@ -126,20 +128,29 @@ static json_t *replay_file(const char *dir, const char *sched_path, const char *
 	remove(jpath);
 	fflush(NULL);
 	pid_t parent = getpid();
+	int err = memfd_create("avtrace-minimize-err", MFD_CLOEXEC);
 	pid_t p = fork();
-	if (p < 0)
+	if (p < 0) {
+		if (err >= 0)
+			close(err);
 		return NULL;
+	}
 	if (p == 0) {
 		cli_worker_dies_with_parent(parent);
-		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+		if (!freopen("/dev/null", "w", stdout) ||
+		    (err >= 0 ? dup2(err, STDERR_FILENO) < 0 : !freopen("/dev/null", "w", stderr)))
 			_exit(2);
 		execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--file", sched_path, "--cpu", scpu,
 		      "--timeout", timeout, (char *)NULL);
 		_exit(2);
 	}
-	int st;
+	int st = 0;
 	while (waitpid(p, &st, 0) < 0 && errno == EINTR)
 		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE)
+		cli_worker_errors(err);
+	if (err >= 0)
+		close(err);
 	return json_load_file(jpath, 0, NULL);
 }
 
@@ -159,7 +170,8 @@ static int candidate(void *ctx, const struct schedule *cand)
 	json_t *j = replay_file(m->dir, m->cand_path, m->timeout);
 	m->seconds += now_s() - t0;
 	if (!j) {
-		avt_error("cannot read the replay of candidate '%s'", m->cand_path);
+		if (!avt_nwrite_errors) /* else it said what it could not write */
+			avt_error("cannot read the replay of candidate '%s'", m->cand_path);
 		return -1;
 	}
 	struct failure f;
@@ -697,8 +709,14 @@ static int rewrite_report(const char *path, const char *lead)
 		free(old);
 		return -1;
 	}
+	errno = 0;
 	fprintf(f, "%s\n%s\n%s", lead, REPORT_MARK, orig);
-	int rc = fclose(f) == 0 && rename(tmp, path) == 0 ? 0 : -1;
+	int bad = ferror(f);
+	int rc = fclose(f) == 0 && !bad && rename(tmp, path) == 0 ? 0 : -1;
+	if (rc < 0) {
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		remove(tmp);
+	}
 	free(old);
 	return rc;
 }
@@ -778,8 +796,14 @@ static int write_minimal(const char *dir, const char *x, json_t *mj, const struc
 						      (json_int_t)out->replays, "neighbour_replays",
 						      (json_int_t)out->neighbour_replays, "capped",
 						      st->capped, "seconds", out->seconds));
-	if (schedule_write(ms, msched) < 0 || json_dump_file(mj, mjson, JSON_INDENT(2)) < 0)
+	errno = 0;
+	if (schedule_write(ms, msched) < 0)
 		rc = -1;
+	else if (json_dump_file(mj, mjson, JSON_INDENT(2)) < 0) {
+		avt_write_error("cannot write '%s': %s", mjson, strerror(errno ? errno : EIO));
+		remove(mjson);
+		rc = -1;
+	}
 	char *lead = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&lead, &len);
@@ -789,8 +813,7 @@ static int write_minimal(const char *dir, const char *x, json_t *mj, const struc
 		     mavt);
 	fclose(mem);
 	snprintf(path, sizeof path, "%s/reports/%s.txt", dir, x);
-	if (rewrite_report(path, lead) < 0)
-		avt_warn("cannot rewrite the report '%s'", path);
+	rewrite_report(path, lead); /* it said why it could not */
 	if (print)
 		fputs(lead, stdout);
 	free(lead);

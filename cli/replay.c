@@ -326,13 +326,22 @@ static int replay_one(const struct replay_opts *o, bool json)
 	 * (a full disk) is an error: a caller reading replays/ must not take
 	 * the missing files for a pass. */
 	bool saved = replay_write(rp, &res, tpath, jpath, NULL) == 0;
-	if (!saved)
-		avt_error("the replay's results are not saved in '%s'", dir);
 	struct names n;
 	names_open(&n, replay_trace(rp));
-	if (saved && facts_add(jpath, &n, rp, &res) < 0)
-		avt_warn("cannot add the report's facts to '%s'", jpath);
-	bool shown = show_result(o, json, jpath, &n, rp, &res);
+	if (saved && facts_add(jpath, &n, rp, &res) < 0) {
+		/* results without their facts are taken for whole by a reader */
+		unlink(jpath);
+		saved = false;
+	}
+	if (!saved) {
+		/* both or neither: a results file without its trace (or an
+		 * older run's) would be read as this run's */
+		unlink(tpath);
+		unlink(jpath);
+		avt_error("the replay's results are not saved in '%s'", dir);
+	}
+	/* and no verdict: a PASS whose results are missing reads as a pass */
+	bool shown = saved && show_result(o, json, jpath, &n, rp, &res);
 	/* the program's stderr was held back: pass on what no report showed */
 	if (res.stderr_tail && !shown)
 		replay_stderr_copy(rp, stderr);

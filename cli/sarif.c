@@ -8,6 +8,7 @@
  * directory are relative to the base id SRCROOT.  docs/json-output.md
  * describes the mapping.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,9 +363,11 @@ int sarif_write_runs(json_t *runs, const char *path)
 	} else {
 		char tmp[4200];
 		snprintf(tmp, sizeof tmp, "%s.tmp", path);
+		errno = 0;
 		if (json_dump_file(log, tmp, JSON_INDENT(2)) < 0 || rename(tmp, path) < 0) {
+			int e = errno ? errno : EIO;
 			remove(tmp);
-			avt_error("cannot write the SARIF log '%s'", path);
+			avt_write_error("cannot write the SARIF log '%s': %s", path, strerror(e));
 			rc = -1;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -110,8 +111,10 @@ int summary_table(const char *dir)
 
 /* One replay as its own process (the architecture's unit of work); with
  * text, its text report goes to DIR/replays/NNNN.txt, else nowhere (its
- * results are DIR/replays/NNNN.json either way). */
-static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout, bool text)
+ * results are DIR/replays/NNNN.json either way).  Its messages go to err
+ * (worker_errors), or nowhere when err < 0. */
+static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *timeout, bool text,
+			  int err)
 {
 	char snum[16], scpu[16], report[4200];
 	snprintf(snum, sizeof snum, "%u", num);
@@ -122,7 +125,8 @@ static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *ti
 	pid_t p = fork();
 	if (p == 0) {
 		cli_worker_dies_with_parent(parent);
-		if (!freopen(text ? report : "/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+		if (!freopen(text ? report : "/dev/null", "w", stdout) ||
+		    (err >= 0 ? dup2(err, STDERR_FILENO) < 0 : !freopen("/dev/null", "w", stderr)))
 			_exit(2);
 		execl("/proc/self/exe", "avtrace", "replay", "-d", dir, "--schedule", snum, "--cpu", scpu,
 		      "--timeout", timeout, text ? (char *)NULL : "--json", (char *)NULL);
@@ -134,6 +138,8 @@ static pid_t spawn_replay(const char *dir, unsigned num, int cpu, const char *ti
 /* The replays under way, jobs at a time, and which have ended. */
 struct replay_pool {
 	pid_t *slot;   /* [jobs]: the worker in each CPU's slot, 0 if none */
+	int *err;      /* [jobs]: its messages (a memfd: a full disk has room
+	                  for them), -1 if none */
 	size_t *which; /* [jobs]: its index in nums */
 	bool *ended;   /* [n] */
 	size_t next, done, told;
@@ -145,19 +151,45 @@ static void pool_fill(struct replay_pool *p, const struct replay_batch *b)
 	for (unsigned j = 0; j < b->jobs && p->next < b->n; j++)
 		if (!p->slot[j]) {
 			p->which[j] = p->next;
+			if (p->err[j] < 0 || ftruncate(p->err[j], 0) < 0 ||
+			    lseek(p->err[j], 0, SEEK_SET) < 0) {
+				if (p->err[j] >= 0)
+					close(p->err[j]);
+				p->err[j] = memfd_create("avtrace-replay-err", MFD_CLOEXEC);
+			}
 			p->slot[j] = spawn_replay(b->dir, b->nums[p->next++], tracer_nth_cpu(j), b->timeout,
-						  b->text);
+						  b->text, p->err[j]);
 		}
 }
 
-/* Worker pid ended: its slot is free; tells b->done of the replays that
- * have ended with every one before them. */
-static void pool_reap(struct replay_pool *p, const struct replay_batch *b, pid_t pid)
+/* A replay worker exited 2: the results it could not write are an error of
+ * the whole batch (its other messages, of a replay that could not run, are
+ * its outcome "error" in its results).  fd: its stderr (a memfd). */
+void cli_worker_errors(int fd)
+{
+	char buf[4096];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (char *line = buf, *end; *line; line = end + (*end != 0)) {
+		end = line + strcspn(line, "\n");
+		*end = 0;
+		if (!strncmp(line, "avtrace: cannot write", 21))
+			avt_write_error("%s", line + 9);
+	}
+}
+
+/* Worker pid ended (status st): its slot is free; tells b->done of the
+ * replays that have ended with every one before them. */
+static void pool_reap(struct replay_pool *p, const struct replay_batch *b, pid_t pid, int st)
 {
 	for (unsigned j = 0; j < b->jobs; j++) {
 		if (p->slot[j] != pid || !pid)
 			continue;
 		p->slot[j] = 0;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE)
+			cli_worker_errors(p->err[j]);
 		p->ended[p->which[j]] = true;
 		p->done++;
 		if (isatty(2) && !b->done) /* with done, the caller shows them */
@@ -192,8 +224,11 @@ int run_replays(const struct replay_batch *b)
 {
 	struct replay_pool p = { .slot = calloc(b->jobs, sizeof *p.slot),
 				 .which = calloc(b->jobs, sizeof *p.which),
+				 .err = malloc(b->jobs * sizeof *p.err),
 				 .ended = calloc(b->n ? b->n : 1, sizeof *p.ended) };
-	int rc = p.slot && p.which && p.ended ? 0 : -1;
+	int rc = p.slot && p.which && p.ended && p.err ? 0 : -1;
+	for (unsigned j = 0; p.err && j < b->jobs; j++)
+		p.err[j] = -1;
 	char rdir[4200];
 	snprintf(rdir, sizeof rdir, "%s/replays", b->dir);
 	mkdir(rdir, 0777); /* where the text reports go (replay makes it too) */
@@ -204,13 +239,13 @@ int run_replays(const struct replay_batch *b)
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
 	while (rc == 0 && p.done < b->n && !tracer_interrupted()) {
 		pool_fill(&p, b);
-		int st;
+		int st = 0;
 		pid_t pid = waitpid(-1, &st, WNOHANG);
 		if (pid < 0 && errno != EINTR)
 			rc = -1;
 		if (pid == 0)
 			nanosleep(&tick, NULL);
-		pool_reap(&p, b, pid > 0 ? pid : 0);
+		pool_reap(&p, b, pid > 0 ? pid : 0, st);
 	}
 	if (p.slot)
 		pool_stop(&p, b);
@@ -224,6 +259,10 @@ int run_replays(const struct replay_batch *b)
 		fputc('\n', stderr);
 	free(p.slot);
 	free(p.which);
+	for (unsigned j = 0; p.err && j < b->jobs; j++)
+		if (p.err[j] >= 0)
+			close(p.err[j]);
+	free(p.err);
 	free(p.ended);
 	return rc == 0 && tracer_interrupted() ? tracer_interrupted() : rc;
 }

@@ -772,6 +772,11 @@ static int test_process(struct test_run *tr)
 		return EXIT_USAGE;
 	if (sig > 0)
 		return test_output_finish(&tr->out, &tr->res, test_stopped(tr, sig));
+	if (avt_nwrite_errors) {
+		/* a full disk: the runs to come could keep nothing either */
+		avt_error("stopped: results cannot be written in '%s'", tr->ro.dir);
+		return EXIT_USAGE;
+	}
 	if (test_explore(tr))
 		return EXIT_USAGE;
 	if (tracer_interrupted()) /* while exploring: the summary so far */

@@ -151,10 +151,13 @@ static int write_tree(const char *dir, json_t *procs)
 	snprintf(path, sizeof path, "%s/tree.json", dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	json_t *doc = json_pack("{s:o}", "processes", procs);
+	errno = 0;
 	int rc = json_dump_file(doc, tmp, JSON_INDENT(1)) < 0 || rename(tmp, path) < 0 ? -1 : 0;
 	json_decref(doc);
-	if (rc < 0)
-		avt_error("cannot write '%s': %s", path, strerror(errno));
+	if (rc < 0) {
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		remove(tmp);
+	}
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -272,8 +273,13 @@ static int write_events_json(const char *path, const struct vf_desc *d, const st
 	json_object_set_new(o, "events", ev);
 	char tmp[4500];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	errno = 0;
 	int rc = json_dump_file(o, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0 ? 0 : -1;
 	json_decref(o);
+	if (rc < 0) {
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		remove(tmp);
+	}
 	return rc;
 }
 

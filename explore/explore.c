@@ -200,8 +200,11 @@ static int write_run_meta(const char *dir, const char *rundir, const struct repl
 	json_object_set_new(m, "explored", json_pack("{s:I,s:i,s:s}", "seed", (json_int_t)seed,
 						      "run", (int)num, "choices", choices));
 	snprintf(path, sizeof path, "%s/meta.json", rundir);
+	errno = 0;
 	int rc = json_dump_file(m, path, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
+	if (rc < 0)
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
 	return rc;
 }
 

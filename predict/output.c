@@ -112,13 +112,14 @@ static int write_json(const struct prediction_set *s, const struct trace *t, con
 	json_object_set(root, "predictions", arr);
 	snprintf(path, sizeof path, "%s/predictions.json", dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	errno = 0;
 	if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_ENSURE_ASCII) < 0) {
-		avt_error("cannot write '%s': %s", tmp, strerror(errno));
+		avt_write_error("cannot write '%s': %s", tmp, strerror(errno ? errno : EIO));
 		unlink(tmp);
 		goto out;
 	}
 	if (rename(tmp, path) < 0) {
-		avt_error("cannot write '%s': %s", path, strerror(errno));
+		avt_write_error("cannot write '%s': %s", path, strerror(errno));
 		unlink(tmp);
 		goto out;
 	}

@@ -836,7 +836,7 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		snprintf(tmp, sizeof tmp, "%s.tmp", json_path);
 		errno = 0;
 		if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0) {
-			avt_error("cannot write '%s': %s", json_path, strerror(errno ? errno : EIO));
+			avt_write_error("cannot write '%s': %s", json_path, strerror(errno ? errno : EIO));
 			unlink(tmp);
 			rc = -1;
 		}

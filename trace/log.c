@@ -6,6 +6,7 @@
 int avt_verbose;
 int avt_quiet;
 unsigned long avt_nerrors;
+unsigned long avt_nwrite_errors;
 char avt_last_error[256];
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
@@ -19,6 +20,19 @@ void avt_error(const char *fmt, ...)
 {
 	va_list ap;
 	avt_nerrors++;
+	va_start(ap, fmt);
+	vsnprintf(avt_last_error, sizeof avt_last_error, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void avt_write_error(const char *fmt, ...)
+{
+	va_list ap;
+	avt_nerrors++;
+	avt_nwrite_errors++;
 	va_start(ap, fmt);
 	vsnprintf(avt_last_error, sizeof avt_last_error, fmt, ap);
 	va_end(ap);

@@ -12,6 +12,11 @@
 
 /* "avtrace: " + message + newline on stderr. */
 void avt_error(const char *fmt, ...) AVT_PRINTF(1, 2);
+/* avt_error() for an output that could not be written (a full disk, a
+ * file size limit: "cannot write 'PATH': REASON"); counted in
+ * avt_nwrite_errors, which makes every command exit 2 (cli/main.c): a
+ * result that was not kept must never read as a pass. */
+void avt_write_error(const char *fmt, ...) AVT_PRINTF(1, 2);
 /* "avtrace: warning: " + message. */
 void avt_warn(const char *fmt, ...) AVT_PRINTF(1, 2);
 /* Printed only when avt_verbose > 0 ("avtrace: debug: "). */
@@ -24,6 +29,7 @@ extern int avt_quiet;
 /* How many avt_error() lines were printed: lets cli/ say something when a
  * library call failed without a word (an error must never be silent). */
 extern unsigned long avt_nerrors;
+extern unsigned long avt_nwrite_errors;
 /* The last avt_error() message (no prefix): for a worker whose stderr is
  * closed to report why it failed. */
 extern char avt_last_error[256];

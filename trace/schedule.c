@@ -410,7 +410,7 @@ int schedule_write_fp(const struct schedule *s, FILE *fp)
 	}
 	errno = 0;
 	if (write_text(s, fp) < 0) {
-		avt_error("cannot write schedule: %s", strerror(errno));
+		avt_write_error("cannot write schedule: %s", strerror(errno ? errno : EIO));
 		return -1;
 	}
 	return 0;
@@ -461,7 +461,7 @@ int schedule_write(const struct schedule *s, const char *path)
 		return -1;
 	}
 	if (write_and_rename(s, tmp, path) < 0) {
-		avt_error("cannot write schedule '%s': %s", path, strerror(errno));
+		avt_write_error("cannot write schedule '%s': %s", path, strerror(errno));
 		free(tmp);
 		return -1;
 	}

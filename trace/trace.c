@@ -74,7 +74,7 @@ static void writer_fail(struct trace_writer *w, int errnum)
 {
 	/* Report only the first failure: every later write fails the same way. */
 	if (!w->failed)
-		avt_error("cannot write trace '%s': %s", w->path, strerror(errnum));
+		avt_write_error("cannot write trace '%s': %s", w->path, strerror(errnum ? errnum : EIO));
 	w->failed = 1;
 }
 

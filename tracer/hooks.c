@@ -168,10 +168,14 @@ static int plant_specs(struct tracer *tr, char *why, size_t whylen)
  * hooks name the blocks that code reads and writes; a process of system
  * code alone (the shell of a script, a test runner from /usr/bin) would
  * stop twice for every malloc for nothing, so it gets them when the
- * user's code is mapped (hooks_plant_module), if ever. */
+ * user's code is mapped (hooks_plant_module), if ever.  The program named
+ * on the command line does not count here when it is installed in a
+ * system directory: its accesses are events, but a packaged program
+ * (sqlite3) ran 50x slower with the heap hooked, so its heap blocks are
+ * named only with --access-scope (docs/memory-access.md). */
 static bool user_module(const struct tracer *tr, const struct elfmod *m)
 {
-	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope);
+	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope, NULL);
 }
 
 static bool has_user_code(const struct tracer *tr)

@@ -486,10 +486,12 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "seconds", json_real(res->seconds));
 	snprintf(path, sizeof path, "%s/meta.json", rec->dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	errno = 0;
 	int rc = json_dump_file(m, tmp, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
 	if (rc < 0 || rename(tmp, path) < 0) {
-		avt_error("cannot write '%s': %s", path, strerror(errno));
+		avt_write_error("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
+		unlink(tmp);
 		return -1;
 	}
 	return 0;
@@ -514,9 +516,7 @@ static int write_observed_schedule(struct recorder *rec)
 	snprintf(path, sizeof path, "%s/schedules/0000.sched", rec->dir);
 	int rc = schedule_write(s, path);
 	schedule_free(s);
-	if (rc < 0)
-		avt_error("cannot write '%s'", path);
-	return rc;
+	return rc; /* schedule_write said why */
 }
 
 int record_finish(struct recorder *rec, enum tstep last, struct record_result *res)

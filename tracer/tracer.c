@@ -119,6 +119,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->procs);
 	tree_free(&tr->tree);
 	free(tr->exe);
+	free(tr->named);
 	free(tr);
 }
 
@@ -473,6 +474,9 @@ int tracer_check(struct tracer *tr)
 		tr->exe = NULL;
 		return -1;
 	}
+	/* a script's interpreter (/bin/sh) is not what the user named */
+	if (!tr->script && !(tr->named = strdup(tr->exe)))
+		return -1;
 	return 0;
 }
 
