@@ -497,10 +497,35 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
 	return mask & (w ? c->wmask[i] : ~c->wmask[i]);
 }
 
+/* Whether step k, after event i is bound to access x, can bind anything:
+ * false when it is a walk along x's thread for a bound variable
+ * (step_bound()) and the Bloom filters of both blocks of its reach rule
+ * the variable out (it would bind nothing; most such walks are empty, and
+ * this spares the binding and the step). */
+static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
+{
+	const struct pr_pat *p = c->p;
+	if (k >= p->n || !c->thrstep[k] || c->nb[k] != i)
+		return true;
+	unsigned i2 = p->order[k];
+	uint8_t role = p->ev[i2].var;
+	uint32_t v = role == p->ev[i].var ? c->ta[x].vw >> 1 : c->var[role];
+	if (v == PR_NONE)
+		return true; /* a new variable: step_thread()'s own walk */
+	int dir = i < i2 ? 1 : -1;
+	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
+	uint32_t b0 = (uint32_t)(pos / WALK), b1 = end < 0 ? 0 : (uint32_t)(end / WALK);
+	if (b1 > (c->na - 1) / WALK)
+		b1 = (c->na - 1) / WALK;
+	return bloom_has(c, b0, v) || bloom_has(c, b1, v);
+}
+
 /* Binds event i to access x of thread u for the patterns of mask and goes
  * on with step k + 1. */
 static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t u, uint32_t mask)
 {
+	if (!walk_may_find(c, k + 1, i, x))
+		return 0;
 	const struct pr_pat_ev *pe = &c->p->ev[i];
 	uint32_t oldv = c->var[pe->var], oldt = c->thr[pe->thr];
 	c->var[pe->var] = c->ta[x].vw >> 1;
