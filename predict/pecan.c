@@ -41,6 +41,8 @@
  * first feasible instance only; without a cap a trace of many variables
  * gives millions of candidates (docs/predict.md, PECAN, The search). */
 #define SITE_CAP 4
+/* Slots of struct pec's cache of full site groups (a power of 2). */
+#define FULL_CACHE 256
 /* Patterns searched together (see struct pec). */
 #define GROUP_MAX 32
 
@@ -59,9 +61,11 @@ struct vacc {
 };
 
 /* The candidates of one (pattern, sites) key: the sites, and how many
- * candidates there are. */
+ * candidates there are.  A slot of struct pec's open-addressing table
+ * (pp NULL: empty): the key and the count in one cache line, since most
+ * look-ups find a full group and go no further. */
 struct site_grp {
-	uint32_t site[PR_PAT_MAX]; /* site ids (struct pec tsite) */
+	uint32_t site[PR_PAT_MAX]; /* site ids (struct pec tsite); 0 past the pattern's n */
 	const struct pr_pat *pp;
 	uint32_t n;
 };
@@ -92,14 +96,23 @@ struct pec {
 	struct vacc *va;       /* variable v's: va[voff[v] .. voff[v + 1]) */
 	uint32_t *voff;
 	uint8_t *vshared;      /* accessed by two threads or more */
-	struct pr_hmap sites;  /* hash of (pattern, sites) -> index of a site group */
-	struct site_grp *grp;  /* a candidate of each (pattern, sites) and their count */
-	uint32_t ngrp, capgrp;
+	struct site_grp *grp;  /* the (pattern, sites) groups: a linear-probing table */
+	size_t ngrp, capgrp;   /* capgrp a power of 2 (or 0), ngrp <= capgrp / 2 */
+	/* groups found full lately, by hash: a group never stops being
+	 * full, and the same sites come back in runs (threads running one
+	 * code path), so most look-ups end in this small table */
+	struct site_grp full[FULL_CACHE];
 	/* the search: its patterns (roles as p's), and per event the mask of
 	 * those that want a write there */
 	const struct pr_pat *p, *gp[GROUP_MAX];
 	unsigned ngp;
 	uint32_t wmask[PR_PAT_MAX];
+	/* the search plan of c->p, fixed per search (search_plan()): step k
+	 * binds event order[k] next to event nb[k], along a bound thread
+	 * (thrstep[k]) or as a new thread role on nb[k]'s variable; and
+	 * whether each variable role is used by two thread roles */
+	uint8_t nb[PR_PAT_MAX];
+	bool thrstep[PR_PAT_MAX], vshared_role[PR_PAT_MAX];
 	/* the bindings */
 	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX], pthr[PR_PAT_MAX];
 };
@@ -339,48 +352,67 @@ static bool feasible(const struct pec *c, const uint32_t *e)
 	return true;
 }
 
-static uint64_t sites_hash(const struct pec *c, const uint32_t *site)
+/* The hash of a site group: one multiply per site and one mix (it runs
+ * for most matches; only the group table and its cache use it). */
+static uint64_t sites_hash(const struct pr_pat *pp, const uint32_t *site)
 {
-	uint64_t h = pr_hash64((uint64_t)(uintptr_t)c->p);
-	for (unsigned i = 0; i < c->p->n; i++)
-		h = pr_hash64(h ^ site[i]);
-	return h;
+	uint64_t h = (uint64_t)(uintptr_t)pp;
+	for (unsigned i = 0; i < pp->n; i++)
+		h = (h ^ site[i]) * 0x9e3779b97f4a7c15ULL;
+	return pr_hash64(h);
 }
 
-/* The site group of the match (its events' site ids), or PR_NONE if there
+/* The slot of pattern pp's site group site[] (hash h) in table t of cap
+ * slots: the group's, or the empty slot where it would go. */
+static size_t grp_slot(const struct site_grp *t, size_t cap, const struct pr_pat *pp,
+		       const uint32_t *site, uint64_t h)
+{
+	size_t i = h & (cap - 1);
+	while (t[i].pp && (t[i].pp != pp || memcmp(t[i].site, site, sizeof t[i].site)))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* The site group of the match (its events' site ids), or NULL if there
  * is none yet. */
-static uint32_t site_group(const struct pec *c, const uint32_t *site, uint64_t h)
+static struct site_grp *site_group(const struct pec *c, const uint32_t *site, uint64_t h)
 {
-	size_t pos = 0;
-	uint32_t i;
-	while (pr_hmap_next(&c->sites, h, &pos, &i))
-		if (c->grp[i].pp == c->p && !memcmp(c->grp[i].site, site, c->p->n * sizeof *site))
-			return i;
-	return PR_NONE;
+	if (!c->capgrp)
+		return NULL;
+	struct site_grp *g = &c->grp[grp_slot(c->grp, c->capgrp, c->p, site, h)];
+	return g->pp ? g : NULL;
 }
 
-/* Counts a candidate just added in its site group.  0, or -1 if out of
- * memory. */
-static int count_site(struct pec *c, uint32_t g, const uint32_t *site, uint64_t h)
+static int grow_groups(struct pec *c)
 {
-	if (g != PR_NONE) {
-		c->grp[g].n++;
+	size_t nc = c->capgrp ? c->capgrp * 2 : 1024;
+	struct site_grp *t = calloc(nc, sizeof *t);
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < c->capgrp; i++)
+		if (c->grp[i].pp)
+			t[grp_slot(t, nc, c->grp[i].pp, c->grp[i].site, sites_hash(c->grp[i].pp, c->grp[i].site))] = c->grp[i];
+	free(c->grp);
+	c->grp = t;
+	c->capgrp = nc;
+	return 0;
+}
+
+/* Counts a candidate just added in its site group g (NULL: a new one).
+ * 0, or -1 if out of memory. */
+static int count_site(struct pec *c, struct site_grp *g, const uint32_t *site, uint64_t h)
+{
+	if (g) {
+		g->n++;
 		return 0;
 	}
-	if (c->ngrp == c->capgrp) {
-		uint32_t nc = c->capgrp ? c->capgrp * 2 : 64;
-		struct site_grp *n = realloc(c->grp, nc * sizeof *n);
-		if (!n)
-			return -1;
-		c->grp = n;
-		c->capgrp = nc;
-	}
-	if (pr_hmap_add(&c->sites, h, c->ngrp) < 0)
+	if ((c->ngrp + 1) * 2 > c->capgrp && grow_groups(c) < 0)
 		return -1;
-	struct site_grp *n = &c->grp[c->ngrp++];
-	memcpy(n->site, site, sizeof n->site);
-	n->pp = c->p;
-	n->n = 1;
+	g = &c->grp[grp_slot(c->grp, c->capgrp, c->p, site, h)];
+	memcpy(g->site, site, sizeof g->site);
+	g->pp = c->p;
+	g->n = 1;
+	c->ngrp++;
 	return 0;
 }
 
@@ -397,10 +429,15 @@ static int add_match(struct pec *c)
 		return 0;
 	for (unsigned i = 0; i < p->n; i++)
 		site[i] = c->tsite[c->pick[i]];
-	uint64_t h = sites_hash(c, site);
-	uint32_t g = site_group(c, site, h);
-	if (g != PR_NONE && c->grp[g].n >= SITE_CAP)
+	uint64_t h = sites_hash(p, site);
+	struct site_grp *f = &c->full[(h >> 32) & (FULL_CACHE - 1)];
+	if (f->pp == p && !memcmp(f->site, site, sizeof f->site))
 		return 0;
+	struct site_grp *g = site_group(c, site, h);
+	if (g && g->n >= SITE_CAP) {
+		*f = *g;
+		return 0;
+	}
 	struct pr_cand k;
 	memset(&k, 0, sizeof k);
 	k.det = PR_DET_PECAN;
@@ -415,7 +452,9 @@ static int add_match(struct pec *c)
 		if (ev[i] < k.order)
 			k.order = ev[i];
 	}
-	if (pr_cands_has(c->cs, &k) || !feasible(c, k.ev))
+	/* feasibility first: most matches that get here are not, and it
+	 * reads fewer events than the candidate table's key (both are pure) */
+	if (!feasible(c, k.ev) || pr_cands_has(c->cs, &k))
 		return 0;
 	if (pr_cands_add(c->cs, &k) < 0)
 		return -1;
@@ -449,15 +488,7 @@ static bool thread_taken(const struct pec *c, uint32_t u)
 /* A variable role used by two thread roles needs a shared variable. */
 static bool var_ok(const struct pec *c, uint8_t role, uint32_t v)
 {
-	const struct pr_pat *p = c->p;
-	int t = -1;
-	for (unsigned i = 0; i < p->n; i++)
-		if (p->ev[i].var == role) {
-			if (t >= 0 && t != p->ev[i].thr)
-				return c->vshared[v];
-			t = p->ev[i].thr;
-		}
-	return true;
+	return !c->vshared_role[role] || c->vshared[v];
 }
 
 /* The patterns of mask whose event i wants access type w. */
@@ -466,10 +497,35 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
 	return mask & (w ? c->wmask[i] : ~c->wmask[i]);
 }
 
+/* Whether step k, after event i is bound to access x, can bind anything:
+ * false when it is a walk along x's thread for a bound variable
+ * (step_bound()) and the Bloom filters of both blocks of its reach rule
+ * the variable out (it would bind nothing; most such walks are empty, and
+ * this spares the binding and the step). */
+static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
+{
+	const struct pr_pat *p = c->p;
+	if (k >= p->n || !c->thrstep[k] || c->nb[k] != i)
+		return true;
+	unsigned i2 = p->order[k];
+	uint8_t role = p->ev[i2].var;
+	uint32_t v = role == p->ev[i].var ? c->ta[x].vw >> 1 : c->var[role];
+	if (v == PR_NONE)
+		return true; /* a new variable: step_thread()'s own walk */
+	int dir = i < i2 ? 1 : -1;
+	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
+	uint32_t b0 = (uint32_t)(pos / WALK), b1 = end < 0 ? 0 : (uint32_t)(end / WALK);
+	if (b1 > (c->na - 1) / WALK)
+		b1 = (c->na - 1) / WALK;
+	return bloom_has(c, b0, v) || bloom_has(c, b1, v);
+}
+
 /* Binds event i to access x of thread u for the patterns of mask and goes
  * on with step k + 1. */
 static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t u, uint32_t mask)
 {
+	if (!walk_may_find(c, k + 1, i, x))
+		return 0;
 	const struct pr_pat_ev *pe = &c->p->ev[i];
 	uint32_t oldv = c->var[pe->var], oldt = c->thr[pe->thr];
 	c->var[pe->var] = c->ta[x].vw >> 1;
@@ -494,30 +550,34 @@ static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_
 	bool same_reg = c->p->ev[j].reg == c->p->ev[i].reg;
 	int dir = j < i ? 1 : -1;
 	int64_t pos = (int64_t)nx + dir, end = (int64_t)nx + WALK * dir;
-	{ /* the blocks of both ends */
-		uint32_t b0 = (uint32_t)(pos / WALK), b1 = end < 0 ? 0 : (uint32_t)(end / WALK);
-		if (b1 > (c->na - 1) / WALK)
-			b1 = (c->na - 1) / WALK;
-		if (!bloom_has(c, b0, bound) && !bloom_has(c, b1, bound))
-			return 0;
-	}
 	if (end < (int64_t)c->toff[u])
 		end = (int64_t)c->toff[u];
 	if (end > (int64_t)c->toff[u + 1] - 1)
 		end = (int64_t)c->toff[u + 1] - 1;
 	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
-	for (; (left[0] | left[1]) && (dir > 0 ? pos <= end : pos >= end); pos += dir) {
-		const struct tacc *a = &c->ta[pos];
-		if (a->vw >> 1 != bound)
+	/* the reach spans two blocks at most: a block whose Bloom filter
+	 * rules the variable out is skipped whole */
+	while ((left[0] | left[1]) && (dir > 0 ? pos <= end : pos >= end)) {
+		int64_t b = pos / WALK, bend = dir > 0 ? (b + 1) * WALK - 1 : b * WALK;
+		if (dir > 0 ? bend > end : bend < end)
+			bend = end;
+		if (!bloom_has(c, (uint32_t)b, bound)) {
+			pos = bend + dir;
 			continue;
-		if (same_reg && a->reg != nreg)
-			break;
-		uint32_t w = a->vw & 1, now = left[w]; /* the nearest */
-		if ((!same_reg && a->reg == nreg) || !now)
-			continue;
-		left[w] = 0;
-		if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
-			return -1;
+		}
+		for (; (left[0] | left[1]) && (dir > 0 ? pos <= bend : pos >= bend); pos += dir) {
+			const struct tacc *a = &c->ta[pos];
+			if (a->vw >> 1 != bound)
+				continue;
+			if (same_reg && a->reg != nreg)
+				return 0;
+			uint32_t w = a->vw & 1, now = left[w]; /* the nearest */
+			if ((!same_reg && a->reg == nreg) || !now)
+				continue;
+			left[w] = 0;
+			if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -604,24 +664,48 @@ static int step(struct pec *c, unsigned k, uint32_t mask)
 		return 0;
 	}
 	unsigned i = p->order[k];
-	bool chosen[PR_PAT_MAX] = { false };
-	for (unsigned s = 0; s < k; s++)
-		chosen[p->order[s]] = true;
-	if (c->thr[p->ev[i].thr] != PR_NONE) {
-		for (int d = -1; d <= 1; d += 2)
+	if (c->thrstep[k])
+		return step_thread(c, k, i, c->nb[k], mask);
+	return step_new(c, k, i, c->nb[k], mask);
+}
+
+/* The plan of pattern c->p (struct pec): which bound event each step
+ * starts from.  Whether a step's thread role is bound depends on the
+ * order only: the roles of the events order[0 .. k) are. */
+static void search_plan(struct pec *c)
+{
+	const struct pr_pat *p = c->p;
+	for (unsigned r = 0; r < PR_PAT_MAX; r++) {
+		int t = -1;
+		c->vshared_role[r] = false;
+		for (unsigned i = 0; i < p->n; i++)
+			if (p->ev[i].var == r) {
+				if (t >= 0 && t != p->ev[i].thr)
+					c->vshared_role[r] = true;
+				t = p->ev[i].thr;
+			}
+	}
+	for (unsigned k = 1; k < p->n; k++) {
+		unsigned i = p->order[k];
+		bool chosen[PR_PAT_MAX] = { false }, thr_bound = false;
+		for (unsigned s = 0; s < k; s++) {
+			chosen[p->order[s]] = true;
+			thr_bound |= p->ev[p->order[s]].thr == p->ev[i].thr;
+		}
+		c->thrstep[k] = thr_bound;
+		c->nb[k] = PR_PAT_MAX;
+		for (int d = -1; thr_bound && d <= 1 && c->nb[k] == PR_PAT_MAX; d += 2)
 			for (int j = (int)i + d; j >= 0 && j < p->n; j += d)
 				if (p->ev[j].thr == p->ev[i].thr) {
 					if (chosen[j])
-						return step_thread(c, k, i, (unsigned)j, mask);
+						c->nb[k] = (uint8_t)j;
 					break;
 				}
-		BUG_ON(1); /* pr_pat_prepare() picked a neighbour */
+		for (unsigned s = 0; !thr_bound && s < k && c->nb[k] == PR_PAT_MAX; s++)
+			if (p->ev[p->order[s]].var == p->ev[i].var)
+				c->nb[k] = p->order[s];
+		BUG_ON(c->nb[k] == PR_PAT_MAX); /* pr_pat_prepare() picked a neighbour */
 	}
-	for (unsigned s = 0; s < k; s++)
-		if (p->ev[p->order[s]].var == p->ev[i].var)
-			return step_new(c, k, i, p->order[s], mask);
-	BUG_ON(1);
-	return -1;
 }
 
 /* Patterns a and b have the same roles and search order. */
@@ -642,6 +726,7 @@ static bool same_roles(const struct pr_pat *a, const struct pr_pat *b)
 static int search(struct pec *c)
 {
 	c->p = c->gp[0];
+	search_plan(c);
 	memset(c->wmask, 0, sizeof c->wmask);
 	for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++)
 		for (unsigned i = 0; i < c->p->n; i++)
@@ -682,7 +767,6 @@ static void pec_release(struct pec *c)
 	free(c->bloom);
 	free(c->voff);
 	free(c->vshared);
-	pr_hmap_release(&c->sites);
 	free(c->grp);
 }
 
@@ -701,7 +785,6 @@ int pr_pecan_atomic(const struct pr_model *m, struct pr_cands *cs,
 	memset(&c, 0, sizeof c);
 	c.m = m;
 	c.cs = cs;
-	pr_hmap_init(&c.sites);
 	struct pr_txn *txn = pr_txn_new(m);
 	if (!txn)
 		goto out; /* it said why */
