@@ -364,7 +364,11 @@ struct replay *replay_open(const struct replay_opts *opts)
 		avt_error("%s", err);
 		goto fail;
 	}
-	if (index_expected(rp) < 0) {
+	/* a schedule's run delivers the recording's signals where they were
+	 * (policy.c); under a picker they come as they come */
+	if (!opts->picker)
+		rp->sig_state = calloc(rp->trace->nsignals + 1, 1);
+	if (index_expected(rp) < 0 || (!opts->picker && !rp->sig_state)) {
 		avt_error("cannot replay: out of memory");
 		goto fail;
 	}
@@ -476,7 +480,7 @@ int replay_launch(struct replay *rp)
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .allow = policy_allow,
 		.module = rp_module,
-		.stack = rp_stack, .alloc = rp_alloc,
+		.stack = rp_stack, .alloc = rp_alloc, .signal = policy_signal,
 	};
 	rp->tr = tracer_new(&to, &sink);
 	rp->t0 = mono();
@@ -741,6 +745,8 @@ void replay_free(struct replay *rp)
 	free(rp->marks);
 	free(rp->bt);
 	free(rp->allocs);
+	free(rp->sigs);
+	free(rp->sig_state);
 	for (size_t i = 0; i < rp->nmods; i++)
 		free(rp->modpaths[i]);
 	free(rp->modpaths);
@@ -774,15 +780,19 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		}
 		for (size_t i = 0; i < rp->nmods; i++)
 			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
-		size_t a = 0;
+		size_t a = 0, g = 0;
 		for (size_t i = 0; i < res->nev; i++) {
-			/* allocations interleaved where they happened */
+			/* allocations and signals interleaved where they happened */
 			for (; a < rp->nallocs && rp->allocs[a].after_seq <= res->ev[i].seq; a++)
 				trace_write_alloc(w, &rp->allocs[a]);
+			for (; g < rp->nsigs && rp->sigs[g].after_seq <= i; g++)
+				trace_write_signal(w, &rp->sigs[g]);
 			trace_write_event(w, &res->ev[i]);
 		}
 		for (; a < rp->nallocs; a++)
 			trace_write_alloc(w, &rp->allocs[a]);
+		for (; g < rp->nsigs; g++)
+			trace_write_signal(w, &rp->sigs[g]);
 		if (res->nbt && res->nev)
 			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
 		if (trace_writer_close(w) < 0) {

@@ -145,6 +145,8 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
+	else if (!sig_pass(tr, t, s, sig))
+		return nx(NX_RESUME); /* dropped: a replay delivers it where recorded */
 	else if (fidelity_before_signal(t))
 		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
 			  sigabbrev_np(sig) ?: "?");
