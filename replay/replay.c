@@ -767,6 +767,20 @@ static json_t *event_json(const struct avt_event *e)
 			 "site_mod", (int)e->site_mod, "site_off", (json_int_t)e->site_off);
 }
 
+/* The access breakpoints the run removed, and when, were the
+ * recording's (by site and hits, replay_launch): its trace carries them,
+ * or a replay of it (explore's check of a failing run) removed none and
+ * met accesses the run never made ("T2's event N differs from the
+ * recording").  Before the events: what the run was given to follow. */
+static void write_disarms(struct trace_writer *w, const struct replay *rp)
+{
+	for (size_t i = 0; rp->trace && i < rp->trace->ndisarms; i++) {
+		struct avt_disarm_rec d = rp->trace->disarms[i];
+		d.after_seq = 0;
+		trace_write_disarm(w, &d);
+	}
+}
+
 int replay_write(const struct replay *rp, const struct replay_result *res,
 		 const char *trace_path, const char *json_path, const char *unused)
 {
@@ -780,6 +794,7 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		}
 		for (size_t i = 0; i < rp->nmods; i++)
 			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
+		write_disarms(w, rp);
 		size_t a = 0, g = 0;
 		for (size_t i = 0; i < res->nev; i++) {
 			/* allocations and signals interleaved where they happened */

@@ -65,3 +65,28 @@ t_signals_explored_failure_confirmed() {
 			"the failure of seed $s"
 	done
 }
+
+# A failing explored run's trace carries the access breakpoint removals
+# it followed (the recording's, by site and hits).  acc_disarm_race's
+# workers sweep private arrays (two sites removed after 256 hits), then
+# race on `total`: every failing run comes after the removals.  Without
+# them in the run's trace the check replay removed nothing, met the
+# sweep's 257th access ("T1's event 461 differs from the recording") and
+# the failure was reported unconfirmed; the removals are decided by hits,
+# not by the clock, so this holds on any machine.
+# limit: 200
+t_explored_failure_after_disarm_confirmed() {
+	local lc out st
+	lc=$(marker_line "$SRC/acc_disarm_race.c" "/* CHECK LINE */") || exit
+	avt_timed 150 explore -f -n 4 -j 1 --seed 1 -o out -- \
+		"$(target acc_disarm_race)" 20 >out.log 2>&1
+	st=$?
+	out=$(cat out.log)
+	sed 's/^/  | /' out.log >&3
+	expect_match "$out" '[1-9][0-9]* sites? disarmed' "the recording's removals"
+	expect_eq "$st" 1 "exit status of avtrace explore"
+	expect_no_match "$out" 'unconfirmed|did not fail again' "the failures"
+	expect_match "$out" "^BUG reproduced: SIGABRT in T0 at acc_disarm_race[.]c:$lc \\(main\\)" "the failure"
+	avt dump -d out/explore/runs/0001 >dump.txt 2>&1 || fail "avtrace dump of the failing run"
+	expect_match "$(cat dump.txt)" '^# disarmed .* after 256 hits' "the removals in the run's trace"
+}
