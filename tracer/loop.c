@@ -640,8 +640,11 @@ static void script_over(struct tracer *tr, struct tthread *stopped)
 				q->priv->interrupt_pending = true;
 				ptu_interrupt(q->tid);
 			}
+			/* the leader of a process that is exiting is reported
+			 * only once its other threads are reaped: waited for
+			 * alone, it never came (a SIGABRT inside a script) */
 			int st;
-			pid_t p = ptu_wait(q->tid, &st, __WALL);
+			pid_t p = ptu_wait(q->tid == tr->proc->pid ? -1 : q->tid, &st, __WALL);
 			if (p < 0) {
 				q->state = TS_DEAD;
 				break;
