@@ -351,7 +351,12 @@ static void note_pick(struct replay *rp, uint32_t lid, bool cont)
 }
 
 /* A yield step: its thread runs on to its next scheduling point, once
- * per point; a thread that cannot (blocked, gone) is as far as it gets. */
+ * per point; a thread that cannot (blocked, gone) is as far as it gets,
+ * and so is one that stands at a request with an event: it is at its
+ * next point already.  (Where the run stopped it short of that request,
+ * an agent's script ended after its last event, the turn that took it
+ * there made no event; run again here, it made that event, out of turn:
+ * "T0's event 43 differs from the recording".) */
 static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, size_t nrun,
 		      struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -359,6 +364,11 @@ static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, siz
 	*use_last = false;
 	if (i < 0 && (i = find(last, nlast, lid)) >= 0)
 		*use_last = true;
+	const struct tthread *t = i >= 0 ? (*use_last ? last : run)[i] : NULL;
+	if (t && t->state == TS_REQ && t->req.kind != AVT_EV_NONE) {
+		rp->left = 0;
+		return -1;
+	}
 	if (i >= 0 && !computing(rp, (*use_last ? last : run)[i]))
 		rp->left--;
 	else
