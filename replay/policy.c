@@ -139,6 +139,89 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	return 0;
 }
 
+/* ---- asynchronous signals (tracer/signals.c)
+ *
+ * While a schedule is followed, the signals the recording delivered to a
+ * handler are delivered where it did: the kernel's own (a timer's, at a
+ * time of the clock's) are dropped, and when the schedule next picks
+ * thread T after it made as many events as it had when the recording
+ * delivered signal S, S is raised to T and delivered before anything
+ * else T does.  Under a picker, and after the schedule, signals come as
+ * they come; the run notes where (its trace: a failing explored run is
+ * replayed to confirm it). */
+
+static bool holds_signals(const struct replay *rp)
+{
+	return !rp->opts.picker && !rp->in_free && rp->sig_state;
+}
+
+static void note_signal(struct replay *rp, const struct tthread *t, int sig)
+{
+	struct avt_signal_rec *n = realloc(rp->sigs, (rp->nsigs + 1) * sizeof *n);
+	if (!n)
+		return;
+	rp->sigs = n;
+	rp->sigs[rp->nsigs++] = (struct avt_signal_rec){ .after_seq = rp->nev, .thread = t->lid,
+							 .tindex = t->nevents, .signo = (uint16_t)sig };
+}
+
+bool policy_signal(void *ctx, struct tracer *tr, const struct tthread *t, int sig, bool raised)
+{
+	struct replay *rp = ctx;
+	(void)tr;
+	if (holds_signals(rp)) {
+		const struct avt_signal_rec *r = rp->trace->signals;
+		size_t i = rp->sig_lo;
+		while (i < rp->trace->nsignals &&
+		       !(rp->sig_state[i] == 1 && r[i].thread == t->lid && r[i].signo == sig))
+			i++;
+		if (!raised || i == rp->trace->nsignals)
+			return false; /* the kernel's, or not (yet) where recorded */
+		rp->sig_state[i] = 2;
+		while (rp->sig_lo < rp->trace->nsignals && rp->sig_state[rp->sig_lo] == 2)
+			rp->sig_lo++;
+	}
+	note_signal(rp, t, sig);
+	return true;
+}
+
+/* t, the schedule's thread, stands at its next scheduling point: the
+ * signals the recording delivered to it before its next event are raised
+ * now (once each), and come before that event.  Not at the commit of the
+ * event before them: the resume after a commit delivered them before the
+ * instruction the event stands for (a handler that locks, run before the
+ * unlock it follows, waited for itself; one run before a read of a flag
+ * left the thread asleep in pause() where the recording read it again). */
+static void raise_due(struct replay *rp, struct tracer *tr, struct tthread *t)
+{
+	if (!holds_signals(rp))
+		return;
+	const struct avt_signal_rec *r = rp->trace->signals;
+	for (size_t i = rp->sig_lo; i < rp->trace->nsignals; i++)
+		if (!rp->sig_state[i] && r[i].thread == t->lid && r[i].tindex <= t->nevents) {
+			rp->sig_state[i] = 1;
+			if (tracer_raise_signal(tr, t, r[i].signo) < 0)
+				avt_debug("cannot raise SIG%d in T%u", r[i].signo, t->lid);
+		}
+}
+
+/* Events t may make in-process before its next recorded signal: the
+ * event before the signal is a stop, and so is the scheduling point after
+ * it (where raise_due raises the signal). */
+static uint64_t before_signal(const struct replay *rp, const struct tthread *t)
+{
+	uint64_t n = UINT64_MAX;
+	if (!holds_signals(rp))
+		return n;
+	const struct avt_signal_rec *r = rp->trace->signals;
+	for (size_t i = rp->sig_lo; i < rp->trace->nsignals; i++)
+		if (rp->sig_state[i] < 2 && r[i].thread == t->lid) {
+			uint64_t c = r[i].tindex > t->nevents ? r[i].tindex - t->nevents - 1 : 0;
+			n = c < n ? c : n;
+		}
+	return n;
+}
+
 static void no_event(struct replay *rp, uint32_t lid, const char *why)
 {
 	rp->has_div = true;
@@ -268,7 +351,12 @@ static void note_pick(struct replay *rp, uint32_t lid, bool cont)
 }
 
 /* A yield step: its thread runs on to its next scheduling point, once
- * per point; a thread that cannot (blocked, gone) is as far as it gets. */
+ * per point; a thread that cannot (blocked, gone) is as far as it gets,
+ * and so is one that stands at a request with an event: it is at its
+ * next point already.  (Where the run stopped it short of that request,
+ * an agent's script ended after its last event, the turn that took it
+ * there made no event; run again here, it made that event, out of turn:
+ * "T0's event 43 differs from the recording".) */
 static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, size_t nrun,
 		      struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -276,6 +364,11 @@ static int pick_yield(struct replay *rp, uint32_t lid, struct tthread **run, siz
 	*use_last = false;
 	if (i < 0 && (i = find(last, nlast, lid)) >= 0)
 		*use_last = true;
+	const struct tthread *t = i >= 0 ? (*use_last ? last : run)[i] : NULL;
+	if (t && t->state == TS_REQ && t->req.kind != AVT_EV_NONE) {
+		rp->left = 0;
+		return -1;
+	}
 	if (i >= 0 && !computing(rp, (*use_last ? last : run)[i]))
 		rp->left--;
 	else
@@ -319,6 +412,7 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		no_event(rp, lid, t ? "has exited" : "does not exist (not created yet)");
 		return -1;
 	}
+	raise_due(rp, tr, t);
 	uint64_t timeout_ns = (uint64_t)(rp->opts.timeout_s * 1e9);
 	if (t->idle_ns > timeout_ns) {
 		char why[128];
@@ -396,5 +490,6 @@ uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
 	const struct sched_step *st = &rp->sched->steps[rp->step];
 	if (st->kind != SCHED_RUN || st->thread != t->lid)
 		return 0;
-	return rp->left;
+	uint64_t sig = before_signal(rp, t);
+	return sig < rp->left ? sig : rp->left;
 }

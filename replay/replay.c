@@ -364,7 +364,11 @@ struct replay *replay_open(const struct replay_opts *opts)
 		avt_error("%s", err);
 		goto fail;
 	}
-	if (index_expected(rp) < 0) {
+	/* a schedule's run delivers the recording's signals where they were
+	 * (policy.c); under a picker they come as they come */
+	if (!opts->picker)
+		rp->sig_state = calloc(rp->trace->nsignals + 1, 1);
+	if (index_expected(rp) < 0 || (!opts->picker && !rp->sig_state)) {
 		avt_error("cannot replay: out of memory");
 		goto fail;
 	}
@@ -476,7 +480,7 @@ int replay_launch(struct replay *rp)
 	struct tracer_sink sink = {
 		.ctx = rp, .event = policy_event, .pick = policy_pick, .allow = policy_allow,
 		.module = rp_module,
-		.stack = rp_stack, .alloc = rp_alloc,
+		.stack = rp_stack, .alloc = rp_alloc, .signal = policy_signal,
 	};
 	rp->tr = tracer_new(&to, &sink);
 	rp->t0 = mono();
@@ -741,6 +745,8 @@ void replay_free(struct replay *rp)
 	free(rp->marks);
 	free(rp->bt);
 	free(rp->allocs);
+	free(rp->sigs);
+	free(rp->sig_state);
 	for (size_t i = 0; i < rp->nmods; i++)
 		free(rp->modpaths[i]);
 	free(rp->modpaths);
@@ -761,6 +767,20 @@ static json_t *event_json(const struct avt_event *e)
 			 "site_mod", (int)e->site_mod, "site_off", (json_int_t)e->site_off);
 }
 
+/* The access breakpoints the run removed, and when, were the
+ * recording's (by site and hits, replay_launch): its trace carries them,
+ * or a replay of it (explore's check of a failing run) removed none and
+ * met accesses the run never made ("T2's event N differs from the
+ * recording").  Before the events: what the run was given to follow. */
+static void write_disarms(struct trace_writer *w, const struct replay *rp)
+{
+	for (size_t i = 0; rp->trace && i < rp->trace->ndisarms; i++) {
+		struct avt_disarm_rec d = rp->trace->disarms[i];
+		d.after_seq = 0;
+		trace_write_disarm(w, &d);
+	}
+}
+
 int replay_write(const struct replay *rp, const struct replay_result *res,
 		 const char *trace_path, const char *json_path, const char *unused)
 {
@@ -774,15 +794,20 @@ int replay_write(const struct replay *rp, const struct replay_result *res,
 		}
 		for (size_t i = 0; i < rp->nmods; i++)
 			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
-		size_t a = 0;
+		write_disarms(w, rp);
+		size_t a = 0, g = 0;
 		for (size_t i = 0; i < res->nev; i++) {
-			/* allocations interleaved where they happened */
+			/* allocations and signals interleaved where they happened */
 			for (; a < rp->nallocs && rp->allocs[a].after_seq <= res->ev[i].seq; a++)
 				trace_write_alloc(w, &rp->allocs[a]);
+			for (; g < rp->nsigs && rp->sigs[g].after_seq <= i; g++)
+				trace_write_signal(w, &rp->sigs[g]);
 			trace_write_event(w, &res->ev[i]);
 		}
 		for (; a < rp->nallocs; a++)
 			trace_write_alloc(w, &rp->allocs[a]);
+		for (; g < rp->nsigs; g++)
+			trace_write_signal(w, &rp->sigs[g]);
 		if (res->nbt && res->nev)
 			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
 		if (trace_writer_close(w) < 0) {

@@ -61,6 +61,11 @@ struct replay {
 	uint32_t nbt;
 	struct avt_alloc_rec *allocs; /* heap records of the run (for its trace) */
 	size_t nallocs;
+	struct avt_signal_rec *sigs;  /* signals the run delivered (for its trace) */
+	size_t nsigs;
+	unsigned char *sig_state;     /* per recorded delivery (trace->signals):
+	                                 0 due later, 1 raised, 2 delivered */
+	size_t sig_lo;                /* recorded deliveries before it: delivered */
 	int fatal_sig;
 	uint32_t fatal_thread;
 	enum tstep last_step;
@@ -81,6 +86,7 @@ uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t);
 int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		struct tthread **last, size_t nlast, bool *use_last);
 int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev);
+bool policy_signal(void *ctx, struct tracer *tr, const struct tthread *t, int sig, bool raised);
 /* Stops the run as INFEASIBLE with a reason. */
 void policy_infeasible(struct replay *rp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

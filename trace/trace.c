@@ -210,6 +210,13 @@ int trace_write_disarm(struct trace_writer *w, const struct avt_disarm_rec *d)
 	return write_record(w, AVT_REC_DISARM, d, sizeof *d, NULL, 0);
 }
 
+int trace_write_signal(struct trace_writer *w, const struct avt_signal_rec *s)
+{
+	struct avt_signal_rec r = *s;
+	r.after_seq = w->nevents; /* where it is written: after those events */
+	return write_record(w, AVT_REC_SIGNAL, &r, sizeof r, NULL, 0);
+}
+
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth)
 {
@@ -265,7 +272,7 @@ struct reader {
 	unsigned char *scratch; /* owned; payloads of variable-length records */
 	size_t scratchcap;
 	struct trace *t;
-	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap, disarmcap;
+	size_t evcap, modcap, thrcap, notecap, stackcap, alloccap, disarmcap, signalcap;
 	/* Invariant state (trace_read's header comment in trace.h). */
 	uint32_t *tnext;     /* owned; per thread id: its next tindex */
 	unsigned char *seen; /* owned; per thread id: referenced somewhere */
@@ -397,6 +404,7 @@ static const struct {
 	{ AVT_REC_STACK, "stack", sizeof(struct avt_stack_rec), UINT32_MAX },
 	{ AVT_REC_ALLOC, "alloc", sizeof(struct avt_alloc_rec), sizeof(struct avt_alloc_rec) },
 	{ AVT_REC_DISARM, "disarm", sizeof(struct avt_disarm_rec), sizeof(struct avt_disarm_rec) },
+	{ AVT_REC_SIGNAL, "signal", sizeof(struct avt_signal_rec), sizeof(struct avt_signal_rec) },
 };
 
 static int check_length(struct reader *r, uint16_t type, uint32_t len, uint64_t at)
@@ -638,6 +646,19 @@ static int read_disarm(struct reader *r, uint32_t len)
 	return ret;
 }
 
+static int read_signal(struct reader *r, uint32_t len)
+{
+	struct trace *t = r->t;
+	int ret;
+
+	if (grow(r, (void **)&t->signals, &r->signalcap, t->nsignals, sizeof(*t->signals)) < 0)
+		return -1;
+	ret = read_bytes(r, &t->signals[t->nsignals], len);
+	if (ret == 0)
+		t->nsignals++;
+	return ret;
+}
+
 static int read_record(struct reader *r)
 {
 	unsigned char hdr[REC_HDR_SIZE];
@@ -674,6 +695,8 @@ static int read_record(struct reader *r)
 		return read_alloc(r, len, at);
 	case AVT_REC_DISARM:
 		return read_disarm(r, len);
+	case AVT_REC_SIGNAL:
+		return read_signal(r, len);
 	default:
 		/* Unknown types: skipping them is what the version contract allows. */
 		return read_payload(r, len);
@@ -749,6 +772,7 @@ void trace_free(struct trace *t)
 	free(t->stacks);
 	free(t->allocs);
 	free(t->disarms);
+	free(t->signals);
 	free(t->mod);
 	free(t->notes);
 	free(t->thr);

@@ -31,6 +31,7 @@ enum avt_rec_type {
 	AVT_REC_NOTE = 5,   /* free text: a warning or fact the recorder wants kept */
 	AVT_REC_ALLOC = 6,  /* struct avt_alloc_rec: a heap allocation or free */
 	AVT_REC_DISARM = 7, /* struct avt_disarm_rec: an access breakpoint removed */
+	AVT_REC_SIGNAL = 8, /* struct avt_signal_rec: a signal delivered to a handler */
 };
 
 enum avt_alloc_kind { AVT_ALLOC_MALLOC = 1, AVT_ALLOC_CALLOC, AVT_ALLOC_REALLOC, AVT_ALLOC_FREE };
@@ -57,6 +58,19 @@ struct avt_disarm_rec {
 	uint64_t site_off;  /* the instruction */
 	uint64_t hits;      /* removed right after this many hits */
 	uint16_t site_mod;
+	uint16_t pad[3];
+};
+
+/* An asynchronous signal (a timer's, another process's or thread's: not
+ * a fault) delivered to a handler of thread `thread` after its first
+ * `tindex` events.  Where it lands depends on the clock, so a replay that
+ * follows a schedule holds such signals and delivers each at the point
+ * the recording has (tracer/signals.c).  Not an event. */
+struct avt_signal_rec {
+	uint64_t after_seq; /* events before it */
+	uint32_t thread;
+	uint32_t tindex;    /* the thread's events before it */
+	uint16_t signo;
 	uint16_t pad[3];
 };
 
@@ -132,6 +146,8 @@ struct trace {
 	size_t nallocs;
 	struct avt_disarm_rec *disarms; /* in trace order */
 	size_t ndisarms;
+	struct avt_signal_rec *signals; /* in trace order */
+	size_t nsignals;
 	int truncated; /* the file ended inside a record (e.g. a crash) */
 };
 
@@ -171,6 +187,8 @@ int trace_write_event(struct trace_writer *w, const struct avt_event *ev);
 int trace_write_note(struct trace_writer *w, const char *text);
 int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a);
 int trace_write_disarm(struct trace_writer *w, const struct avt_disarm_rec *d);
+/* (after_seq: the events written before it) */
+int trace_write_signal(struct trace_writer *w, const struct avt_signal_rec *s);
 int trace_write_stack(struct trace_writer *w, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
 /* The stack recorded for event seq, or NULL. */

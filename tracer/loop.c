@@ -145,6 +145,8 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 		tr_capture_stack(tr, t, seq);
 		tr->fatal_sig = sig;
 	}
+	else if (!sig_pass(tr, t, s, sig))
+		return nx(NX_RESUME); /* dropped: a replay delivers it where recorded */
 	else if (fidelity_before_signal(t))
 		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
 			  sigabbrev_np(sig) ?: "?");
@@ -619,6 +621,27 @@ static struct tthread *script_part(struct tracer *tr, pid_t pid)
 	return NULL;
 }
 
+/* The leader of a process that is exiting is reported only once its
+ * other threads are reaped: waited for alone, it never came (a SIGABRT
+ * inside a script left the tracer waiting for ever).  A zombie leader is
+ * gone, as in run_until_stop; -1 with errno ECHILD. */
+static pid_t wait_part(struct tracer *tr, struct tthread *q, int *st)
+{
+	if (q->tid != tr->proc->pid)
+		return ptu_wait(q->tid, st, __WALL);
+	for (;;) {
+		pid_t p = waitpid(q->tid, st, __WALL | WNOHANG);
+		if (p != 0 && !(p < 0 && errno == EINTR))
+			return p;
+		if (ptu_thread_state(tr->proc->pid, q->tid) == 'Z') {
+			errno = ECHILD;
+			return -1;
+		}
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* A script's thread stopped where the scheduler decides: the script is
  * over.  Every other thread of it is brought to a stop: those waiting in
  * the agent are woken and take the ptrace path to their request; the one
@@ -639,7 +662,7 @@ static void script_over(struct tracer *tr, struct tthread *stopped)
 				ptu_interrupt(q->tid);
 			}
 			int st;
-			pid_t p = ptu_wait(q->tid, &st, __WALL);
+			pid_t p = wait_part(tr, q, &st);
 			if (p < 0) {
 				q->state = TS_DEAD;
 				break;

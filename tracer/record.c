@@ -276,6 +276,18 @@ static void rec_disarm(void *ctx, struct tracer *tr, const struct avt_disarm_rec
 	trace_write_disarm(rec->w, d);
 }
 
+/* A caught asynchronous signal: delivered as it comes, and where it came
+ * noted, for replays to deliver it there (tracer/signals.c). */
+static bool rec_signal(void *ctx, struct tracer *tr, const struct tthread *t, int sig, bool raised)
+{
+	struct recorder *rec = ctx;
+	(void)tr;
+	(void)raised;
+	struct avt_signal_rec s = { .thread = t->lid, .tindex = t->nevents, .signo = (uint16_t)sig };
+	trace_write_signal(rec->w, &s);
+	return true;
+}
+
 static int rec_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		    struct tthread **last, size_t nlast, bool *use_last)
 {
@@ -305,7 +317,7 @@ struct recorder *record_start(const struct record_opts *opts)
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
 		.module = rec_module, .note = rec_note, .stack = rec_stack, .alloc = rec_alloc,
-		.disarm = rec_disarm,
+		.disarm = rec_disarm, .signal = rec_signal,
 	};
 	rec->tr = tracer_new(&to, &sink);
 	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0 ||

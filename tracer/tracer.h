@@ -134,6 +134,11 @@ struct tracer_sink {
 	void (*alloc)(void *ctx, struct tracer *tr, const struct avt_alloc_rec *a);
 	/* Optional: an access breakpoint was removed (record only). */
 	void (*disarm)(void *ctx, struct tracer *tr, const struct avt_disarm_rec *d);
+	/* Optional: an asynchronous signal (no fault) that t's process has a
+	 * handler for is about to be delivered to t (tracer/signals.c);
+	 * raised: tracer_raise_signal's.  true: deliver it now; false: drop
+	 * it (a replay raises it again where the recording has it). */
+	bool (*signal)(void *ctx, struct tracer *tr, const struct tthread *t, int sig, bool raised);
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
@@ -215,6 +220,11 @@ void tracer_free(struct tracer *tr);
  * nothing else can run, or when everything that can has just spun through
  * a slice without an event (it may be waiting for one of them: glibc's
  * condition variables hand off internal state between threads). */
+/* Sends sig to t (tgkill): delivered at its next resume, before its
+ * pending request if it has one (the request is made again after the
+ * handler), and offered to the sink as raised (tracer_sink.signal).  -1
+ * with errno on failure. */
+int tracer_raise_signal(struct tracer *tr, struct tthread *t, int sig);
 int tracer_pick_round_robin(struct tracer *tr, struct tthread **run, size_t nrun,
 			    struct tthread **last, size_t nlast, bool *use_last);
 

@@ -568,6 +568,10 @@ bool model_lock_offered(struct tracer *tr, const struct tthread *o, uint32_t sel
  * are too many, or an owner is gone (a robust mutex's may be taken). */
 void model_view_locks(struct tracer *tr, struct tracer_view *v);
 
+/* signals.c: may a caught asynchronous signal be delivered now?  (the
+ * sink decides, tracer_sink.signal; false: it is dropped) */
+bool sig_pass(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig);
+
 /* fidelity.c: blocking calls return as without avtrace */
 void fidelity_stopped(struct tthread *t);     /* an interrupt (or group) stop: inside a timed call? */
 void fidelity_left(struct tthread *t);        /* it stopped outside any wait */
