@@ -23,15 +23,24 @@
  * duration: a timeout returns its timeout code once its clock has reached
  * the deadline (elapsed >= timeout, a lower bound only), an untimed wait
  * returns when its condition holds, nothing returns EINTR (no signal is
- * ever sent).  Any deviation: prints what and abort()s.  Natively it
- * always prints "ok" and exits 0.
+ * sent).  Any deviation: prints what and abort()s.  Natively it always
+ * prints "ok" and exits 0.
  *
- * usage: fidelity_waits [ROUNDS [TIMEOUT_MS [LOCKS]]]   (default 3 10 150)
+ * With SIGNALS 1 a pester thread sends the four waiters SIGUSR1 (handler
+ * with SA_RESTART) every 2 ms until they are done: the untimed futex wait
+ * and the read are restarted by the kernel (EINTR there is avtrace's);
+ * the timed calls may natively return EINTR and are made again for the
+ * time left (pthread_cond_timedwait never returns it).
+ *
+ * usage: fidelity_waits [ROUNDS [TIMEOUT_MS [LOCKS [SIGNALS]]]]
+ *        (default 3 10 150 0)
  */
 #include <errno.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +60,32 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv;          /* nobody signals it */
 static long shared;                /* under m */
+static int signals;                /* the pester thread runs */
+static pid_t waiter_tid[4];        /* futexer, sleeper, reader, conder */
+static int waiters_done;
+static volatile sig_atomic_t caught;
+
+static void on_usr1(int sig)
+{
+	caught++;
+}
+
+/* A timed call interrupted by a handled signal: natively possible only
+ * when signals are sent (the caller makes it again for the time left). */
+static bool again(long rc, int err)
+{
+	return signals && rc == -1 && err == EINTR;
+}
+
+static uint64_t left(uint64_t deadline, uint64_t now)
+{
+	return deadline > now ? deadline - now : 0;
+}
 
 static void fail(const char *what, const char *why)
 {
+	/* on both: a replay captures stdout */
+	printf("fidelity_waits: %s: %s (errno %d)\n", what, why, errno);
 	fprintf(stderr, "fidelity_waits: %s: %s\n", what, why);
 	fflush(NULL);
 	abort();
@@ -77,13 +109,18 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts, 
 	return syscall(SYS_futex, w, op, val, ts, NULL, mask);
 }
 
-/* A few hand-overs of m: the next wait starts right after one. */
+/* A few hand-overs of m: the next wait starts right after one.  glibc's
+ * lock and unlock never set errno (their futex calls leave it alone), so
+ * a value put there before must still be there after them. */
 static void churn(int n)
 {
 	for (int i = 0; i < n; i++) {
+		errno = 4242 + i;
 		pthread_mutex_lock(&m);
 		shared++;
 		pthread_mutex_unlock(&m);
+		if (errno != 4242 + i)
+			fail("pthread_mutex_lock/unlock", "changed errno");
 	}
 }
 
@@ -116,62 +153,96 @@ static void untimed_futex(int r)
 static void timed_futexes(void)
 {
 	uint64_t t = tmo_ms * 1000000ull;
-	struct timespec rel = ts_of(t), abs;
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-	long rc = futex(&never, FUTEX_WAIT_PRIVATE, 0, &rel, 0);
-	timed_out("futex wait with a relative timeout", rc, errno, -1, now_ns(CLOCK_MONOTONIC), t0 + t);
-
+	struct timespec rel, abs;
 	uint64_t dl = now_ns(CLOCK_MONOTONIC) + t;
+	long rc;
+	do {
+		rel = ts_of(left(dl, now_ns(CLOCK_MONOTONIC)));
+		rc = futex(&never, FUTEX_WAIT_PRIVATE, 0, &rel, 0);
+	} while (again(rc, errno));
+	timed_out("futex wait with a relative timeout", rc, errno, -1, now_ns(CLOCK_MONOTONIC), dl);
+
+	dl = now_ns(CLOCK_MONOTONIC) + t;
 	abs = ts_of(dl);
-	rc = futex(&never, FUTEX_WAIT_BITSET_PRIVATE, 0, &abs, FUTEX_BITSET_MATCH_ANY);
+	do
+		rc = futex(&never, FUTEX_WAIT_BITSET_PRIVATE, 0, &abs, FUTEX_BITSET_MATCH_ANY);
+	while (again(rc, errno));
 	timed_out("FUTEX_WAIT_BITSET to a CLOCK_MONOTONIC deadline", rc, errno, -1, now_ns(CLOCK_MONOTONIC), dl);
 
 	dl = now_ns(CLOCK_REALTIME) + t;
 	abs = ts_of(dl);
-	rc = futex(&never, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 0, &abs, FUTEX_BITSET_MATCH_ANY);
+	do
+		rc = futex(&never, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 0, &abs,
+			   FUTEX_BITSET_MATCH_ANY);
+	while (again(rc, errno));
 	timed_out("FUTEX_WAIT_BITSET to a CLOCK_REALTIME deadline", rc, errno, -1, now_ns(CLOCK_REALTIME), dl);
+}
+
+static void waiter_begins(int i)
+{
+	__atomic_store_n(&waiter_tid[i], (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+}
+
+static void waiter_ends(void)
+{
+	__atomic_add_fetch(&waiters_done, 1, __ATOMIC_SEQ_CST);
 }
 
 static void *futexer(void *arg)
 {
+	waiter_begins(0);
 	for (int r = 0; r < rounds; r++) {
 		churn(3);
 		untimed_futex(r);
 		churn(3);
 		timed_futexes();
 	}
+	waiter_ends();
 	return NULL;
 }
 
 static void *sleeper(void *arg)
 {
 	uint64_t t = tmo_ms * 1000000ull;
+	waiter_begins(1);
 	for (int r = 0; r < rounds; r++) {
 		churn(3);
 		struct timespec rel = ts_of(t), rem;
 		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-		long rc = nanosleep(&rel, &rem);
+		long rc;
+		for (;;) {
+			rc = nanosleep(&rel, &rem);
+			if (!again(rc, errno))
+				break;
+			rel = rem;
+		}
 		timed_out("nanosleep", rc == 0 ? -1 : rc, rc == 0 ? ETIMEDOUT : errno, -1,
 			  now_ns(CLOCK_MONOTONIC), t0 + t);
 
 		churn(3);
 		uint64_t dl = now_ns(CLOCK_MONOTONIC) + t;
 		struct timespec abs = ts_of(dl);
-		int e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
+		int e;
+		while ((e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL)) == EINTR && signals)
+			;
 		timed_out("clock_nanosleep to a deadline", e == 0 ? -1 : e, e == 0 ? ETIMEDOUT : e, -1,
 			  now_ns(CLOCK_MONOTONIC), dl);
 
 		churn(3);
 		struct pollfd p = { .fd = idle_pipe[0], .events = POLLIN };
-		t0 = now_ns(CLOCK_MONOTONIC);
-		rc = poll(&p, 1, (int)tmo_ms);
-		timed_out("poll with a timeout", rc, errno, 0, now_ns(CLOCK_MONOTONIC), t0 + t);
+		dl = now_ns(CLOCK_MONOTONIC) + t;
+		do
+			rc = poll(&p, 1, (int)((left(dl, now_ns(CLOCK_MONOTONIC)) + 999999) / 1000000));
+		while (again(rc, errno));
+		timed_out("poll with a timeout", rc, errno, 0, now_ns(CLOCK_MONOTONIC), dl);
 	}
+	waiter_ends();
 	return NULL;
 }
 
 static void *reader(void *arg)
 {
+	waiter_begins(2);
 	for (int r = 0; r < rounds; r++) {
 		churn(3);
 		unsigned char ch;
@@ -181,12 +252,14 @@ static void *reader(void *arg)
 		if (ch != (unsigned char)r)
 			fail("read on a pipe", "read a byte not written yet");
 	}
+	waiter_ends();
 	return NULL;
 }
 
 static void *conder(void *arg)
 {
 	uint64_t t = tmo_ms * 1000000ull;
+	waiter_begins(3);
 	for (int r = 0; r < rounds; r++) {
 		churn(3);
 		uint64_t dl = now_ns(CLOCK_MONOTONIC) + t;
@@ -200,6 +273,7 @@ static void *conder(void *arg)
 		timed_out("pthread_cond_timedwait", e == ETIMEDOUT ? -1 : e == 0 ? 0 : 1,
 			  e == ETIMEDOUT ? ETIMEDOUT : e, -1, after, dl);
 	}
+	waiter_ends();
 	return NULL;
 }
 
@@ -218,6 +292,22 @@ static void *waker(void *arg)
 	return NULL;
 }
 
+/* SIGUSR1 to every waiter every 2 ms until all four are done. */
+static void *pester(void *arg)
+{
+	while (__atomic_load_n(&waiters_done, __ATOMIC_SEQ_CST) < 4) {
+		for (int i = 0; i < 4; i++) {
+			pid_t tid = __atomic_load_n(&waiter_tid[i], __ATOMIC_SEQ_CST);
+			if (tid)
+				syscall(SYS_tgkill, getpid(), tid, SIGUSR1);
+		}
+		struct timespec ts = { 0, 2000000 };
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
 static void *locker(void *arg)
 {
 	churn(locks);
@@ -232,23 +322,31 @@ int main(int argc, char **argv)
 		tmo_ms = atol(argv[2]);
 	if (argc > 3)
 		locks = atoi(argv[3]);
+	if (argc > 4)
+		signals = atoi(argv[4]);
 	if (rounds < 1 || rounds > 255 || tmo_ms < 1 || tmo_ms > 1000 || locks < rounds) {
-		fprintf(stderr, "usage: fidelity_waits [ROUNDS [TIMEOUT_MS [LOCKS]]]\n");
+		fprintf(stderr, "usage: fidelity_waits [ROUNDS [TIMEOUT_MS [LOCKS [SIGNALS]]]]\n");
 		return 2;
 	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
 	if (pipe(data_pipe) || pipe(idle_pipe))
 		return 2;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&cv, &ca);
-	void *(*fn[])(void *) = { futexer, sleeper, reader, conder, waker, locker, locker };
+	void *(*fn[])(void *) = { futexer, sleeper, reader, conder, waker, locker, locker, pester };
 	enum { N = sizeof fn / sizeof fn[0] };
+	int n = signals ? N : N - 1;
 	pthread_t th[N];
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < n; i++)
 		if (pthread_create(&th[i], NULL, fn[i], NULL))
 			return 2;
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	long want = 2L * locks + (locks / rounds) * rounds + 21L * rounds; /* churn()s: 6+9+3+3 a round */
 	if (shared != want) {
