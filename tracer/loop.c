@@ -638,14 +638,25 @@ static void script_over(struct tracer *tr, struct tthread *stopped)
 				q->priv->interrupt_pending = true;
 				ptu_interrupt(q->tid);
 			}
+			/* any task's stop: a part that exited while the process
+			 * dies (a fatal signal in the script) is a zombie leader
+			 * until every other thread is let go from its exit stop;
+			 * waiting for the part alone hung avtrace for ever */
 			int st;
-			pid_t p = ptu_wait(q->tid, &st, __WALL);
+			pid_t p = ptu_wait(-1, &st, __WALL);
 			if (p < 0) {
 				q->state = TS_DEAD;
 				break;
 			}
-			if (dispatch(tr, p, st, q) == WR_EXITED)
+			struct tthread *o = q;
+			for (size_t k = 0; k < n; k++)
+				if (parts[k] && parts[k]->tid == p)
+					o = parts[k];
+			if (dispatch(tr, p, st, o) == WR_EXITED)
 				return;
+			if (q->priv->exit_seen && q->tid == tr->proc->pid &&
+			    ptu_thread_state(tr->proc->pid, q->tid) == 'Z')
+				q->state = TS_DEAD; /* never reported (run_until_stop) */
 		}
 	}
 }
