@@ -15,6 +15,7 @@
  * as well: the access entry runs them between any two instructions of
  * the program, so they must be built with -mgeneral-regs-only.
  */
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 
@@ -22,9 +23,17 @@
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val)
 {
+	/* The program's errno is kept: this runs inside its lock calls
+	 * (which never set errno natively) and between any two of its
+	 * instructions, e.g. after its own futex wait returned ETIMEDOUT and
+	 * before it reads errno; the token wait's EAGAIN or EINTR would
+	 * replace it (a timed wait seen failing with EAGAIN: fidelity_waits). */
+	int saved = errno;
 	/* shared (not FUTEX_PRIVATE): avtrace wakes it through its own
 	 * mapping of the region when it ends a script */
-	return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+	long rc = syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+	errno = saved;
+	return rc;
 }
 
 /* The run token under a hand-over script (avt_agent_turn): a thread whose

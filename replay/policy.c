@@ -434,9 +434,20 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		 * their group references (__g_refs), which they do only when they
 		 * run.  The recording's last resorts let them; so every other turn
 		 * goes to the other sleepers in order.  One that reaches an event
-		 * out of turn is a divergence, as it would be anyway. */
+		 * out of turn is a divergence, as it would be anyway.  But a call
+		 * with a timeout ends by itself (and one seen asleep may have
+		 * ended before its stop): the others' turns would only let their
+		 * own timed waits run out out of turn (a correct program's
+		 * recorded order replayed INFEASIBLE: fidelity_waits).  Each step
+		 * gives its own thread the first turn: set aside in a read that
+		 * has its data by now, it goes on at once, before another
+		 * sleeper's timeout runs out out of turn. */
 		*use_last = true;
-		if (nlast > 1 && rp->asleep_turns++ % 2) {
+		if (rp->asleep_step != rp->step + 1) {
+			rp->asleep_step = rp->step + 1;
+			rp->asleep_turns = 0;
+		}
+		if (nlast > 1 && !tracer_wait_ends_alone(last[i]) && rp->asleep_turns++ % 2) {
 			size_t k = (rp->asleep_turns / 2) % (nlast - 1);
 			return (int)(k < (size_t)i ? k : k + 1);
 		}

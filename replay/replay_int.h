@@ -75,6 +75,7 @@ struct replay {
 	double t0;
 	double recorded_s;            /* how long the recording took (meta.json) */
 	unsigned asleep_turns;        /* turns given while the scheduled thread sleeps */
+	size_t asleep_step;           /* 1 + the step they count in */
 	struct sym *sym;              /* names for messages (recorded modules) */
 };
 

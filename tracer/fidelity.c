@@ -171,3 +171,23 @@ bool fidelity_before_signal(struct tthread *t)
 	r.orig_rax = (uint64_t)-1; /* returns now: no restart after the handler */
 	return ptu_setregs(t->tid, &r) == 0;
 }
+
+bool tracer_wait_ends_alone(const struct tthread *t)
+{
+	struct user_regs_struct r;
+	if (t->state != TS_KWAIT || ptu_getregs(t->tid, &r) < 0)
+		return false;
+	/* seen asleep, but its call had ended when the stop came (a timeout
+	 * ran out between the tick and the interrupt): it runs on */
+	if (!interrupted_call(&r))
+		return true;
+	long nr = (long)r.orig_rax;
+	/* only timed calls restart this way (a futex wait, a sleep or a poll
+	 * with a timeout, resumed and set aside again) */
+	if (nr == SYS_restart_syscall)
+		return true;
+	uint64_t rel, abs;
+	clockid_t clock;
+	long ret;
+	return timed_call(t->tid, nr, &r, &rel, &abs, &clock, &ret);
+}

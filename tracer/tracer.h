@@ -278,6 +278,10 @@ size_t tracer_nthreads(const struct tracer *tr);
  * logical id of the thread waited for. */
 const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 			      uint64_t *obj, uint32_t *holder);
+/* Does t, held stopped in a kernel wait, go on with no other thread run:
+ * it is inside a call with a timeout, or its call had ended when it
+ * stopped? (fidelity.c) */
+bool tracer_wait_ends_alone(const struct tthread *t);
 
 /* Facts for summaries. */
 struct tracer_stats {
