@@ -636,13 +636,17 @@ kill_20() {
 	done
 }
 
-# Twenty SIGKILLs of the target, at twenty points of the recording.
+# Twenty SIGKILLs of the target, at twenty points of the recording (a
+# record, a dump and four jq passes over up to 40,000 events each: about
+# 3 s a point on a loaded 2-core machine, over the default 60 s).
+# limit: 240
 t_agent_sigkill_target_20() {
 	kill_20 self
 }
 
 # Twenty SIGKILLs of avtrace: the target dies with it (PR_SET_PDEATHSIG),
 # nothing is left stopped, the trace reads up to its last event.
+# limit: 240
 t_agent_sigkill_avtrace_20() {
 	kill_20 parent
 }
