@@ -16,28 +16,31 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+/* An error: counted, kept as the last one, and printed. */
+static void verror(const char *fmt, va_list ap)
+{
+	va_list again;
+	avt_nerrors++;
+	va_copy(again, ap);
+	vsnprintf(avt_last_error, sizeof avt_last_error, fmt, ap);
+	vreport("", fmt, again);
+	va_end(again);
+}
+
 void avt_error(const char *fmt, ...)
 {
 	va_list ap;
-	avt_nerrors++;
 	va_start(ap, fmt);
-	vsnprintf(avt_last_error, sizeof avt_last_error, fmt, ap);
-	va_end(ap);
-	va_start(ap, fmt);
-	vreport("", fmt, ap);
+	verror(fmt, ap);
 	va_end(ap);
 }
 
 void avt_write_error(const char *fmt, ...)
 {
 	va_list ap;
-	avt_nerrors++;
 	avt_nwrite_errors++;
 	va_start(ap, fmt);
-	vsnprintf(avt_last_error, sizeof avt_last_error, fmt, ap);
-	va_end(ap);
-	va_start(ap, fmt);
-	vreport("", fmt, ap);
+	verror(fmt, ap);
 	va_end(ap);
 }
 

@@ -90,22 +90,6 @@ static enum wr act(struct tracer *tr, struct tthread *t, struct tthread *run, st
 
 /* ---- signals */
 
-static uint64_t status_mask(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	uint64_t mask = 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = strlen(field);
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			mask = strtoull(line + n + 1, NULL, 16);
-	fclose(f);
-	return mask;
-}
-
 /* Will delivering sig kill the process (default action, neither caught
  * nor ignored)? */
 static bool sig_is_fatal(pid_t pid, int sig)
@@ -120,7 +104,7 @@ static bool sig_is_fatal(pid_t pid, int sig)
 	if (sig >= SIGRTMIN)
 		return false;
 	uint64_t bit = 1ull << (sig - 1);
-	return !(status_mask(pid, "SigCgt") & bit) && !(status_mask(pid, "SigIgn") & bit);
+	return !(ptu_signal_mask(pid, "SigCgt") & bit) && !(ptu_signal_mask(pid, "SigIgn") & bit);
 }
 
 /* Delivers sig to t, recording it first when it is fatal.  The thread is

@@ -216,3 +216,19 @@ char ptu_thread_state(pid_t pid, pid_t tid)
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
 }
+
+uint64_t ptu_signal_mask(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	uint64_t mask = 0;
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			mask = strtoull(line + n + 1, NULL, 16);
+	fclose(f);
+	return mask;
+}

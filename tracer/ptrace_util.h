@@ -77,6 +77,10 @@ int ptu_open_mem(pid_t pid);
 /* Kernel scheduling state of a thread from /proc/PID/task/TID/stat
  * ('R', 'S', 'D', 't', ...), or 0 when it cannot be read. */
 char ptu_thread_state(pid_t pid, pid_t tid);
+/* A signal mask of the process from /proc/PID/status, field "SigCgt"
+ * (caught), "SigIgn" (ignored), ...: bit sig-1 for signal sig; 0 when it
+ * cannot be read. */
+uint64_t ptu_signal_mask(pid_t pid, const char *field);
 /* Whether the thread is in a futex wait that only the process's own
  * threads can end: private, no timeout (/proc/PID/task/TID/syscall). */
 bool ptu_thread_futex_untimed(pid_t pid, pid_t tid);

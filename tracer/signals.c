@@ -27,21 +27,6 @@
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
-static uint64_t caught_mask(pid_t pid)
-{
-	char path[64], line[256];
-	uint64_t mask = 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "SigCgt:", 7))
-			mask = strtoull(line + 7, NULL, 16);
-	fclose(f);
-	return mask;
-}
-
 /* Raised by an instruction of the thread (si_code > 0 from the kernel). */
 static bool is_fault(int sig, const siginfo_t *si)
 {
@@ -58,7 +43,7 @@ bool sig_pass(struct tracer *tr, struct tthread *t, struct ptu_status *s, int si
 	if (!tr->sink.signal || sig < 1 || sig > 64 || sig == SIGSTOP || sig == SIGCONT)
 		return true;
 	const siginfo_t *si = ptu_siginfo(s);
-	if (is_fault(sig, si) || !(caught_mask(tr->proc->pid) & (1ull << (sig - 1))))
+	if (is_fault(sig, si) || !(ptu_signal_mask(tr->proc->pid, "SigCgt") & (1ull << (sig - 1))))
 		return true;
 	bool raised = si && si->si_code == SI_TKILL && si->si_pid == getpid();
 	/* only the clock's (setitimer, alarm, timer_create): a signal a
