@@ -666,6 +666,7 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	switch (hook_defs[q->hook].op) {
 	case OP_CREATE:
 		t->priv->create_site = q->site;
+		access_plant_named(tr, t->tid);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);

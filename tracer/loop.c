@@ -798,11 +798,6 @@ static void commit(struct tracer *tr, struct tthread *t)
 		now = r;
 	}
 	t->priv->regs_valid = false;
-	/* the named program's sites, left for its first thread (access.c):
-	 * planted here, where t stands at a hook and no breakpoint of the
-	 * table is held (planting may grow it) */
-	if (t->req.hook >= 0 && tr->proc->as.named_later && hook_defs[t->req.hook].op == OP_CREATE)
-		access_plant_named(tr, t->tid);
 	if (t->req.hook >= 0 && hooks_commit(tr, t, &r) < 0)
 		avt_warn("T%u: cannot intercept the return of %s", t->lid, hook_defs[t->req.hook].name);
 	r.rip = t->priv->resume_pc;
