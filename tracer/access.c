@@ -674,22 +674,6 @@ static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *
 	return true;
 }
 
-static void plant_in(struct tracer *tr, pid_t tid, const struct elfmod *m);
-
-/* The program named on the command line but installed in a system
- * directory (/usr/bin/sqlite3) is the user's code, and yet most such
- * programs are single-threaded (a shell running a script's loop, where
- * access breakpoints made the loop 35x slower): a process with one thread
- * races with nothing, and everything it did before its first thread
- * happens before that thread's start, so its sites wait for its first
- * pthread_create (access_plant_named).  Programs outside the system
- * directories are instrumented from the start, as always. */
-static bool named_in_system_dir(const struct tracer *tr, const struct elfmod *m)
-{
-	return !elfmod_user_code(m->path, tr->opts.access_scope, NULL) &&
-	       elfmod_user_code(m->path, tr->opts.access_scope, tr->named);
-}
-
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 {
 	/* avtrace's own agent (record --agent) is avtrace's code, not the
@@ -697,28 +681,8 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	if (tr->access_on && m->path && tracer_asan(tr))
 		sanitizer_module(tr, m);
 	if (!tr->access_on || !m->path || annotated(tr, m) ||
-	    !elfmod_user_code(m->path, tr->opts.access_scope, tr->named))
+	    !elfmod_user_code(m->path, tr->opts.access_scope))
 		return;
-	if (named_in_system_dir(tr, m)) {
-		tr->proc->as.named_later = true;
-		return;
-	}
-	plant_in(tr, tid, m);
-}
-
-void access_plant_named(struct tracer *tr, pid_t tid)
-{
-	if (!tr->proc->as.named_later || !tr->access_on)
-		return;
-	tr->proc->as.named_later = false;
-	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
-		if (tr->proc->as.mods.m[i].path && !strcmp(tr->proc->as.mods.m[i].path, tr->named))
-			plant_in(tr, tid, &tr->proc->as.mods.m[i]);
-}
-
-/* Access breakpoints in module m, of the user's code. */
-static void plant_in(struct tracer *tr, pid_t tid, const struct elfmod *m)
-{
 	struct access *ac = access_state(tr);
 	if (!ac)
 		return;
@@ -846,7 +810,6 @@ static void plant_in(struct tracer *tr, pid_t tid, const struct elfmod *m)
 void access_plant(struct tracer *tr, pid_t tid)
 {
 	access_release(tr);
-	tr->proc->as.named_later = false;
 	tr->access_on = tr->opts.access && !tr->opts.nwatch && !tr->proc->as.nprobes;
 	if (!tr->access_on)
 		return;

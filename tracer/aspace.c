@@ -24,7 +24,6 @@ int aspace_copy(struct aspace *dst, const struct aspace *src, pid_t pid, int mem
 	memcpy(dst->hook_addr, src->hook_addr, sizeof dst->hook_addr);
 	memcpy(dst->hook_size, src->hook_size, sizeof dst->hook_size);
 	dst->heap_hooked = src->heap_hooked;
-	dst->named_later = src->named_later;
 	if (bpt_copy(&dst->bpts, &src->bpts, pid, memfd) < 0)
 		goto fail;
 	if (modmap_copy(&dst->mods, &src->mods) < 0)

@@ -383,13 +383,9 @@ static bool in_scope(const char *scope, const char *path)
 	return false;
 }
 
-bool elfmod_user_code(const char *path, const char *scope, const char *named)
+bool elfmod_user_code(const char *path, const char *scope)
 {
 	if (strstr(path, "/ld-linux") || strstr(path, "/libavtrace-agent"))
 		return false;
-	/* a packaged program's own binary (/usr/bin/sqlite3) is what the user
-	 * asked to test, though the system's libraries around it are not */
-	if (named && !strcmp(path, named))
-		return true;
 	return !system_path(path) || in_scope(scope, path);
 }

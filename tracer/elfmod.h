@@ -38,12 +38,10 @@ struct elfmod *modmap_find(const struct modmap *mm, uint64_t addr);
 struct elfmod *modmap_find_name(const struct modmap *mm, const char *prefix);
 
 /* Is the module at path the user's code: not the dynamic linker nor
- * avtrace's agent, and either the program named on the command line
- * (named, its resolved path; NULL for none: a "#!" script's interpreter
- * is not the user's code), or outside the system directories (/usr/lib,
- * /usr/bin, ...), or named by scope (--access-scope: "all", or file names
- * separated by commas, "libc" matching libc.so.6 but not libcrypto.so.3)? */
-bool elfmod_user_code(const char *path, const char *scope, const char *named);
+ * avtrace's agent, and outside the system directories (/usr/lib, /usr/bin,
+ * ...) unless scope (--access-scope: "all", or file names separated by
+ * commas, "libc" matching libc.so.6 but not libcrypto.so.3) names it? */
+bool elfmod_user_code(const char *path, const char *scope);
 
 /* A function symbol found in an ELF file. */
 struct elfsym {

@@ -168,14 +168,10 @@ static int plant_specs(struct tracer *tr, char *why, size_t whylen)
  * hooks name the blocks that code reads and writes; a process of system
  * code alone (the shell of a script, a test runner from /usr/bin) would
  * stop twice for every malloc for nothing, so it gets them when the
- * user's code is mapped (hooks_plant_module), if ever.  The program named
- * on the command line does not count here when it is installed in a
- * system directory: its accesses are events, but a packaged program
- * (sqlite3) ran 50x slower with the heap hooked, so its heap blocks are
- * named only with --access-scope (docs/memory-access.md). */
+ * user's code is mapped (hooks_plant_module), if ever. */
 static bool user_module(const struct tracer *tr, const struct elfmod *m)
 {
-	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope, NULL);
+	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope);
 }
 
 static bool has_user_code(const struct tracer *tr)
@@ -666,7 +662,6 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	switch (hook_defs[q->hook].op) {
 	case OP_CREATE:
 		t->priv->create_site = q->site;
-		access_plant_named(tr, t->tid);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);

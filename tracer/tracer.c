@@ -119,7 +119,6 @@ void tracer_free(struct tracer *tr)
 	free(tr->procs);
 	tree_free(&tr->tree);
 	free(tr->exe);
-	free(tr->named);
 	free(tr);
 }
 
@@ -474,9 +473,6 @@ int tracer_check(struct tracer *tr)
 		tr->exe = NULL;
 		return -1;
 	}
-	/* a script's interpreter (/bin/sh) is not what the user named */
-	if (!tr->script && !(tr->named = strdup(tr->exe)))
-		return -1;
 	return 0;
 }
 

@@ -163,9 +163,6 @@ struct aspace {
 	uint64_t hook_addr[HOOK_MAX]; /* hooked functions, by hook number */
 	uint64_t hook_size[HOOK_MAX];
 	bool heap_hooked;       /* the heap's hooks are planted (hooks.c) */
-	bool named_later;       /* the named program, installed in a system
-	                           directory, gets its access breakpoints at
-	                           its first pthread_create (access.c) */
 	struct probe *probes;   /* planted avtrace.h probes */
 	size_t nprobes;
 	struct access *acc;     /* access breakpoints (access.c), NULL when off */
@@ -233,10 +230,6 @@ struct tracer {
 	char *exe;            /* resolved program path (a script's: its
 	                         interpreter's, once launched) */
 	bool script;          /* the program is a "#!" script */
-	char *named;          /* the program named on the command line
-	                         (resolved, an ELF file, not a script's
-	                         interpreter): always the user's code,
-	                         wherever it is installed; NULL for a script */
 	bool launched;
 
 	/* The processes traced in full.  One: the recorded process (proc);
@@ -442,9 +435,6 @@ void stack_unwinding(struct tracer *tr, struct tthread *t);
 /* access.c */
 void access_plant(struct tracer *tr, pid_t tid);
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
-/* t is about to create a thread: the named program's access breakpoints,
- * if they were left for then (aspace.named_later). */
-void access_plant_named(struct tracer *tr, pid_t tid);
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
