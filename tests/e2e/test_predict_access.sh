@@ -6,6 +6,11 @@
 # (the recorder's access breakpoints).  Run with
 # tests/e2e/run.sh predict_access.
 #
+# The limits (300 s) guard against a hang only: each test runs `avtrace
+# test` up to ten times, each minimising its bug with about 8 replays, 5 to
+# 15 s a run on ptrace alone at a load of 3 to 4 (150 s timed out there for
+# the old binary as for the new).
+#
 # What PENELOPE can see: two accesses of one variable by one thread in one
 # transaction, and another thread's access that fits between them.
 # mem_log's lost update is such a pattern (RWW on log_index) and is
@@ -44,20 +49,20 @@ no_report() {
 	expect_match "$(cat out.test)" '^no bug reproduced$' "verdict of avtrace test $*"
 }
 
-# limit: 150
+# limit: 300
 t_access_lost_update_annotated() {
 	lost_update_10 -- "$(target mem_log)"
 	expect_match "$(cat out/reports/*.txt)" "not atomic: append" "the atomic block blamed"
 }
 
-# limit: 150
+# limit: 300
 t_access_lost_update_watch() {
 	lost_update_10 --watch 'log_index,log_buf[0],log_buf[1]' -- "$(target mem_log_plain)"
 }
 
 # No annotations, no --watch: the access breakpoints record log_index's
 # accesses by themselves (they replaced the automatic watchpoints).
-# limit: 150
+# limit: 300
 t_access_lost_update_auto() {
 	lost_update_10 -- "$(target mem_log_plain)"
 	expect_eq "$(jq -r .access out/meta.json)" true "access breakpoints in meta.json"
@@ -79,7 +84,7 @@ t_access_correct_handoff_no_report() {
 
 # checkthenact: T1 reads shared.ptr (CHECK LINE), T2 clears it, T1 reads it
 # again (BUG LINE): T1 stands at the release between its two sections.
-# limit: 150
+# limit: 300
 t_access_check_then_act() {
 	lc=$(marker_line "$SRC/checkthenact.c" "/* CHECK LINE */") || exit
 	lb=$(marker_line "$SRC/checkthenact.c" "/* BUG LINE */") || exit
@@ -95,7 +100,7 @@ t_access_check_then_act() {
 # critical section and writes it in another.  Every schedule that moves a
 # deposit makes one read see a new value; the one that forces least after
 # it is kept, and reproduces the bug.
-# limit: 150
+# limit: 300
 t_access_lost_deposit() {
 	lr=$(marker_line "$REPO/examples/bank.c" "/* READ LINE */") || exit
 	lw=$(marker_line "$REPO/examples/bank.c" "/* WRITE LINE */") || exit
