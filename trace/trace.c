@@ -633,30 +633,28 @@ static int read_alloc(struct reader *r, uint32_t len, uint64_t at)
 	return 0;
 }
 
+/* A fixed-size record appended to one of the trace's arrays (*arr, *n
+ * entries, room for *cap) as it is in the file. */
+static int read_appended(struct reader *r, uint32_t len, void **arr, size_t *cap, size_t *n, size_t elem)
+{
+	if (grow(r, arr, cap, *n, elem) < 0)
+		return -1;
+	int ret = read_bytes(r, (char *)*arr + *n * elem, len);
+	if (ret == 0)
+		(*n)++;
+	return ret;
+}
+
 static int read_disarm(struct reader *r, uint32_t len)
 {
 	struct trace *t = r->t;
-	int ret;
-
-	if (grow(r, (void **)&t->disarms, &r->disarmcap, t->ndisarms, sizeof(*t->disarms)) < 0)
-		return -1;
-	ret = read_bytes(r, &t->disarms[t->ndisarms], len);
-	if (ret == 0)
-		t->ndisarms++;
-	return ret;
+	return read_appended(r, len, (void **)&t->disarms, &r->disarmcap, &t->ndisarms, sizeof(*t->disarms));
 }
 
 static int read_signal(struct reader *r, uint32_t len)
 {
 	struct trace *t = r->t;
-	int ret;
-
-	if (grow(r, (void **)&t->signals, &r->signalcap, t->nsignals, sizeof(*t->signals)) < 0)
-		return -1;
-	ret = read_bytes(r, &t->signals[t->nsignals], len);
-	if (ret == 0)
-		t->nsignals++;
-	return ret;
+	return read_appended(r, len, (void **)&t->signals, &r->signalcap, &t->nsignals, sizeof(*t->signals));
 }
 
 static int read_record(struct reader *r)
