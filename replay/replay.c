@@ -781,92 +781,109 @@ static void write_disarms(struct trace_writer *w, const struct replay *rp)
 	}
 }
 
+/* The run's trace: the recording's modules and disarms, its events with
+ * allocations and signals where they happened, the failure's stack; none
+ * at all rather than a partial one.  -1 after an error (reported). */
+static int write_run_trace(const struct replay *rp, const struct replay_result *res, const char *trace_path)
+{
+	int rc = 0;
+	char err[256];
+	struct trace_writer *w = trace_writer_open(trace_path, err, sizeof err);
+	if (!w) {
+		avt_error("%s", err);
+		return -1;
+	}
+	for (size_t i = 0; i < rp->nmods; i++)
+		trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
+	write_disarms(w, rp);
+	size_t a = 0, g = 0;
+	for (size_t i = 0; i < res->nev; i++) {
+		/* allocations and signals interleaved where they happened */
+		for (; a < rp->nallocs && rp->allocs[a].after_seq <= res->ev[i].seq; a++)
+			trace_write_alloc(w, &rp->allocs[a]);
+		for (; g < rp->nsigs && rp->sigs[g].after_seq <= i; g++)
+			trace_write_signal(w, &rp->sigs[g]);
+		trace_write_event(w, &res->ev[i]);
+	}
+	for (; a < rp->nallocs; a++)
+		trace_write_alloc(w, &rp->allocs[a]);
+	for (; g < rp->nsigs; g++)
+		trace_write_signal(w, &rp->sigs[g]);
+	if (res->nbt && res->nev)
+		trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
+	if (trace_writer_close(w) < 0) {
+		/* reported by the writer; a partial trace is worse than none */
+		unlink(trace_path);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The run's result as JSON (the outcome, the divergence, the backtrace),
+ * written to a .tmp and renamed.  -1 after an error (reported). */
+static int write_run_json(const struct replay *rp, const struct replay_result *res, const char *json_path)
+{
+	int rc = 0;
+	json_t *o = json_object();
+	json_object_set_new(o, "schedule", json_integer(rp->opts.schedule));
+	json_object_set_new(o, "outcome", json_string(replay_outcome_name(res->outcome)));
+	json_object_set_new(o, "reason", json_string(res->reason));
+	json_object_set_new(o, "step", json_integer((json_int_t)res->step));
+	json_object_set_new(o, "events", json_integer((json_int_t)res->nev));
+	json_object_set_new(o, "exit_status", json_integer(res->exit_status));
+	json_object_set_new(o, "signal", json_integer(res->signal));
+	json_object_set_new(o, "seconds", json_real(res->seconds));
+	json_object_set_new(o, "agent_events", json_integer((json_int_t)res->agent_events));
+	json_object_set_new(o, "stuck_waits", json_integer((json_int_t)res->stuck_waits));
+	json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
+	json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
+	json_object_set_new(o, "agent_extras", json_integer((json_int_t)res->agent_extras));
+	if (res->stderr_tail) {
+		json_t *err = json_string(res->stderr_tail);
+		if (!err) { /* not UTF-8: its ASCII */
+			char *a = strdup(res->stderr_tail);
+			for (char *p = a; p && *p; p++)
+				if ((unsigned char)*p >= 0x80)
+					*p = '?';
+			err = a ? json_string(a) : NULL;
+			free(a);
+		}
+		if (err) {
+			json_object_set_new(o, "stderr", err);
+			json_object_set_new(o, "stderr_truncated", json_boolean(res->stderr_cut));
+		}
+	}
+	if (res->has_divergence) {
+		if (res->expected.kind)
+			json_object_set_new(o, "expected", event_json(&res->expected));
+		if (!res->actual_missing)
+			json_object_set_new(o, "actual", event_json(&res->actual));
+	}
+	json_t *bt = json_array();
+	for (uint32_t i = 0; i < res->nbt; i++)
+		json_array_append_new(bt, json_pack("{s:i,s:I}", "mod", (int)res->bt[i].mod, "off",
+						    (json_int_t)res->bt[i].off));
+	json_object_set_new(o, "backtrace", bt);
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.tmp", json_path);
+	errno = 0;
+	if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0) {
+		avt_write_error("cannot write '%s': %s", json_path, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		rc = -1;
+	}
+	json_decref(o);
+	return rc;
+}
+
 int replay_write(const struct replay *rp, const struct replay_result *res,
 		 const char *trace_path, const char *json_path, const char *unused)
 {
 	int rc = 0;
-	if (trace_path) {
-		char err[256];
-		struct trace_writer *w = trace_writer_open(trace_path, err, sizeof err);
-		if (!w) {
-			avt_error("%s", err);
-			return -1;
-		}
-		for (size_t i = 0; i < rp->nmods; i++)
-			trace_write_module(w, &rp->mods[i], rp->modpaths[i]);
-		write_disarms(w, rp);
-		size_t a = 0, g = 0;
-		for (size_t i = 0; i < res->nev; i++) {
-			/* allocations and signals interleaved where they happened */
-			for (; a < rp->nallocs && rp->allocs[a].after_seq <= res->ev[i].seq; a++)
-				trace_write_alloc(w, &rp->allocs[a]);
-			for (; g < rp->nsigs && rp->sigs[g].after_seq <= i; g++)
-				trace_write_signal(w, &rp->sigs[g]);
-			trace_write_event(w, &res->ev[i]);
-		}
-		for (; a < rp->nallocs; a++)
-			trace_write_alloc(w, &rp->allocs[a]);
-		for (; g < rp->nsigs; g++)
-			trace_write_signal(w, &rp->sigs[g]);
-		if (res->nbt && res->nev)
-			trace_write_stack(w, res->ev[res->nev - 1].seq, res->bt, res->nbt);
-		if (trace_writer_close(w) < 0) {
-			/* reported by the writer; a partial trace is worse than none */
-			unlink(trace_path);
-			rc = -1;
-		}
-	}
-	if (json_path) {
-		json_t *o = json_object();
-		json_object_set_new(o, "schedule", json_integer(rp->opts.schedule));
-		json_object_set_new(o, "outcome", json_string(replay_outcome_name(res->outcome)));
-		json_object_set_new(o, "reason", json_string(res->reason));
-		json_object_set_new(o, "step", json_integer((json_int_t)res->step));
-		json_object_set_new(o, "events", json_integer((json_int_t)res->nev));
-		json_object_set_new(o, "exit_status", json_integer(res->exit_status));
-		json_object_set_new(o, "signal", json_integer(res->signal));
-		json_object_set_new(o, "seconds", json_real(res->seconds));
-		json_object_set_new(o, "agent_events", json_integer((json_int_t)res->agent_events));
-		json_object_set_new(o, "stuck_waits", json_integer((json_int_t)res->stuck_waits));
-		json_object_set_new(o, "agent_scripts", json_integer((json_int_t)res->agent_scripts));
-		json_object_set_new(o, "agent_handovers", json_integer((json_int_t)res->agent_handovers));
-		json_object_set_new(o, "agent_extras", json_integer((json_int_t)res->agent_extras));
-		if (res->stderr_tail) {
-			json_t *err = json_string(res->stderr_tail);
-			if (!err) { /* not UTF-8: its ASCII */
-				char *a = strdup(res->stderr_tail);
-				for (char *p = a; p && *p; p++)
-					if ((unsigned char)*p >= 0x80)
-						*p = '?';
-				err = a ? json_string(a) : NULL;
-				free(a);
-			}
-			if (err) {
-				json_object_set_new(o, "stderr", err);
-				json_object_set_new(o, "stderr_truncated", json_boolean(res->stderr_cut));
-			}
-		}
-		if (res->has_divergence) {
-			if (res->expected.kind)
-				json_object_set_new(o, "expected", event_json(&res->expected));
-			if (!res->actual_missing)
-				json_object_set_new(o, "actual", event_json(&res->actual));
-		}
-		json_t *bt = json_array();
-		for (uint32_t i = 0; i < res->nbt; i++)
-			json_array_append_new(bt, json_pack("{s:i,s:I}", "mod", (int)res->bt[i].mod, "off",
-							    (json_int_t)res->bt[i].off));
-		json_object_set_new(o, "backtrace", bt);
-		char tmp[4300];
-		snprintf(tmp, sizeof tmp, "%s.tmp", json_path);
-		errno = 0;
-		if (json_dump_file(o, tmp, JSON_INDENT(2)) < 0 || rename(tmp, json_path) < 0) {
-			avt_write_error("cannot write '%s': %s", json_path, strerror(errno ? errno : EIO));
-			unlink(tmp);
-			rc = -1;
-		}
-		json_decref(o);
-	}
+	if (trace_path && write_run_trace(rp, res, trace_path) < 0)
+		rc = -1;
+	if (json_path && write_run_json(rp, res, json_path) < 0)
+		rc = -1;
 	(void)unused;
 	return rc;
 }
