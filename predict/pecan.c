@@ -754,6 +754,161 @@ static int search(struct pec *c)
 	return 0;
 }
 
+/* ---- site pairs ---- */
+
+/*
+ * The race pattern pairs neighbours in a variable's order only: a read
+ * with twenty other accesses between it and the other thread's write
+ * (explore_nullpub's USE and CLOSE) is no race to it.  Here every pair of
+ * sites that conflict (two threads, one writing, no communication orders
+ * them, no common lock) gets one race candidate: the first access b, in
+ * trace order, with such a partner, and the partner a the latest access
+ * of that thread and site before b (if it happens before b, so do the
+ * earlier ones; and the nearest is the least to move), reversed.
+ * docs/predict.md, PECAN, "Site pairs".
+ */
+
+/* (thread, site, access type) of a variable remembered at once, the most
+ * recently seen first: the work per access is bounded by this. */
+#define PAIR_SLOTS 16
+/* Pair candidates per variable (the same code racing on one variable
+ * through many sites is few bugs), and per trace. */
+#define PAIR_VAR_CAP 2
+#define PAIR_MAX 64
+
+struct pair_slot {
+	uint32_t thr, site, w;
+	uint32_t x;     /* its latest access (thread order) */
+	uint32_t after; /* a thread x happens before (at the access seen), or PR_NONE */
+};
+
+/* The race of access xb (the later) and xa reversed, if its sites have no
+ * candidate of that pattern yet (pecan's own, or an earlier pair): 1 if
+ * added, 0 if not, -1 if out of memory. */
+static int pair_add(struct pec *c, const struct pr_pat *pp, const struct vacc *b,
+		    const struct pair_slot *a)
+{
+	uint32_t site[PR_PAT_MAX] = { c->tsite[b->x], a->site };
+	c->p = pp;
+	uint64_t h = sites_hash(pp, site);
+	if (site_group(c, site, h))
+		return 0;
+	struct pr_cand k;
+	memset(&k, 0, sizeof k);
+	k.det = PR_DET_PECAN;
+	k.pat = PR_PAT_PECAN;
+	k.pp = pp;
+	k.pair = true;
+	k.nthr = k.nev = 2;
+	k.thr[0] = b->tw >> 1;
+	k.thr[1] = a->thr;
+	k.ev[0] = c->tev[b->x];
+	k.ev[1] = k.order = c->tev[a->x];
+	if (pr_cands_add(c->cs, &k) < 0)
+		return -1;
+	if (count_site(c, NULL, site, h) < 0) {
+		avt_error("cannot predict: out of memory");
+		return -1;
+	}
+	return 1;
+}
+
+/* Access b of variable v, now the latest of its (thread, site, type):
+ * first in s[0 .. *ns), the least recent dropped when full. */
+static void slot_note(struct pair_slot *s, uint32_t *ns, uint32_t u, uint32_t site, uint32_t w,
+		      uint32_t x)
+{
+	uint32_t i = 0;
+	while (i < *ns && (s[i].thr != u || s[i].site != site || s[i].w != w))
+		i++;
+	if (i == *ns && *ns < PAIR_SLOTS)
+		(*ns)++;
+	if (i == *ns)
+		i--;
+	memmove(&s[1], &s[0], i * sizeof *s);
+	s[0] = (struct pair_slot){ u, site, w, x, PR_NONE };
+}
+
+/* Whether b's partner a in slot can run after b: checks cheapest first
+ * (a memo of the last thread a happens before, the pair's group, then the
+ * clocks and locksets). */
+static bool pair_open(struct pec *c, const struct pr_pat *pp, const struct vacc *b,
+		      struct pair_slot *a)
+{
+	uint32_t ub = b->tw >> 1, ea = c->tev[a->x], eb = c->tev[b->x];
+	if (a->thr == ub || !((b->tw & 1) | a->w) || a->after == ub)
+		return false;
+	uint32_t site[PR_PAT_MAX] = { c->tsite[b->x], a->site };
+	c->p = pp;
+	if (site_group(c, site, sites_hash(pp, site)))
+		return false;
+	if (pr_sclock_hb(&c->sc, ea, eb)) {
+		a->after = ub; /* so does every later access of ub */
+		return false;
+	}
+	return !pr_ls_conflict(c->m, c->m->ls[ea], c->m->ls[eb]);
+}
+
+/* The pair candidates of variable v; *made counts them over the trace. */
+static int pairs_var(struct pec *c, const struct pr_pat *const race[2][2], uint32_t v,
+		     uint32_t *made)
+{
+	struct pair_slot s[PAIR_SLOTS];
+	uint32_t ns = 0, nv = 0;
+	for (uint32_t pos = c->voff[v]; pos < c->voff[v + 1]; pos++) {
+		const struct vacc *b = &c->va[pos];
+		uint32_t wb = b->tw & 1;
+		for (uint32_t i = 0; i < ns; i++) {
+			const struct pr_pat *pp = race[wb][s[i].w];
+			if (!pair_open(c, pp, b, &s[i]))
+				continue;
+			int rc = pair_add(c, pp, b, &s[i]);
+			if (rc < 0)
+				return -1;
+			if (rc && (++nv == PAIR_VAR_CAP || ++*made == PAIR_MAX))
+				return 0;
+		}
+		slot_note(s, &ns, b->tw >> 1, c->tsite[b->x], wb, b->x);
+	}
+	return 0;
+}
+
+/* The built-in race patterns in pats, by the types of the event run first
+ * and second: false if the built-ins are not searched. */
+static bool race_patterns(const struct pr_patterns *const *pats, unsigned npats,
+			  const struct pr_pat *race[2][2])
+{
+	const struct pr_patterns *b = pr_builtin_patterns();
+	static const char *const names[2][2] = { { NULL, "race-RW" }, { "race-WR", "race-WW" } };
+	bool found = false;
+	memset(race, 0, 4 * sizeof race[0][0]);
+	for (unsigned s = 0; s < npats; s++)
+		found |= pats[s] == b;
+	for (size_t i = 0; found && i < b->n; i++)
+		for (unsigned f = 0; f < 2; f++)
+			for (unsigned g = 0; g < 2; g++)
+				if (names[f][g] && !strcmp(b->p[i].name, names[f][g]))
+					race[f][g] = &b->p[i];
+	return found && race[0][1] && race[1][0] && race[1][1];
+}
+
+/* The site pairs' candidates (after the patterns' own: a pair they found
+ * is not asked again). */
+static int pairs(struct pec *c, const struct pr_patterns *const *pats, unsigned npats)
+{
+	const struct pr_pat *race[2][2];
+	uint32_t made = 0;
+	if (!race_patterns(pats, npats, race))
+		return 0;
+	for (uint32_t v = 0; v < c->nvar && made < PAIR_MAX; v++) {
+		if (!(v & 255) && pr_stopped())
+			return 0;
+		if (c->vshared[v] && pairs_var(c, race, v, &made) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void pec_release(struct pec *c)
 {
 	pr_sclock_release(&c->sc);
@@ -829,6 +984,8 @@ int pr_pecan_atomic(const struct pr_model *m, struct pr_cands *cs,
 		}
 	}
 	free(done);
+	if (pairs(&c, pats, npats) < 0)
+		goto out; /* it said why */
 	rc = 0;
 	goto out;
 oom:

@@ -273,6 +273,7 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 	for (uint32_t i = 0; i < c->nev; i++)
 		if (t->ev[c->ev[i]].kind != AVT_EV_WRITE)
 			p->writes_only = false;
+	p->site_pair = c->pair;
 	p->nblame = c->nblame;
 	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
 	p->sched = s;
@@ -364,6 +365,48 @@ static int take(struct synth *y, size_t i, const struct pr_plan *plan, struct sc
 	return add_prediction(y, i, plan, s);
 }
 
+/* Site pairs' predictions at most (docs/predict.md, PECAN, site pairs):
+ * they come after every other, and a program of many racing sites must
+ * not get a replay for each. */
+#define PAIR_PREDICTIONS 8
+
+/* Accesses x and y are of one site and type. */
+static bool same_site(const struct avt_event *x, const struct avt_event *y)
+{
+	return x->kind == y->kind && x->site_mod == y->site_mod && x->site_off == y->site_off;
+}
+
+/* A site pair's race c (ev[0] of one thread before ev[1] of another) is
+ * in a prediction made already: that one has accesses of the same sites
+ * and types by two threads in that order, so its schedule runs them the
+ * same way round. */
+static bool pair_covered(const struct trace *t, const struct prediction_set *s,
+			 const struct pr_cand *c)
+{
+	const struct avt_event *b = &t->ev[c->ev[0]], *a = &t->ev[c->ev[1]];
+	for (size_t k = 0; k < s->n; k++) {
+		const struct prediction *p = &s->p[k];
+		for (unsigned i = 0; i < p->nevents; i++)
+			for (unsigned j = i + 1; j < p->nevents; j++) {
+				const struct avt_event *x = &t->ev[p->events[i]], *y = &t->ev[p->events[j]];
+				if (avt_kind_is_access(x->kind) && x->thread != y->thread &&
+				    same_site(x, b) && same_site(y, a))
+					return true;
+			}
+	}
+	return false;
+}
+
+/* Candidate i is not to be synthesized: its bug is predicted already, or
+ * it is a site pair's race over the cap or another prediction's. */
+static bool skip(const struct synth *y, size_t i, unsigned npairs)
+{
+	const struct pr_cand *c = &y->cs->c[i];
+	if (bug_done(y, i))
+		return true;
+	return c->pair && (npairs >= PAIR_PREDICTIONS || pair_covered(y->m->t, y->out, c));
+}
+
 /* Synthesizes candidates in order until max predictions are made. */
 static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsigned max,
 		      struct prediction_set *out)
@@ -377,16 +420,18 @@ static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsig
 		avt_error("cannot predict: out of memory");
 		goto out;
 	}
+	unsigned npairs = 0;
 	for (size_t i = 0; i < cs->n && out->n < max && !pr_stopped(); i++) {
 		struct pr_plan plan;
 		struct schedule *s;
 		bool kept;
-		if (bug_done(&y, i))
+		if (skip(&y, i, npairs))
 			continue;
 		int src = plan_and_synth(m, &cs->c[i], &y.budget, &plan, &s, &kept);
 		if (src < 0 || (src > 0 && take(&y, i, &plan, s, kept) < 0))
 			goto out;
 		if (src > 0) {
+			npairs += cs->c[i].pair;
 			if (out->n == 1)
 				stall_if_asked();
 			continue;

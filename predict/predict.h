@@ -74,6 +74,10 @@ struct prediction {
 	/* an access anomaly of writes only (race-WW, WWW): ranked after those
 	 * of as many variables and threads that change what a read sees */
 	bool writes_only;
+	/* pecan's race of a pair of sites that are not neighbours in the
+	 * variable's order (docs/predict.md, PECAN, site pairs): ranked after
+	 * every other prediction */
+	bool site_pair;
 	struct schedule *sched;    /* owned */
 	char *summary;             /* owned; one line, sites as module+0xoff */
 	/* sidetrack and penelope with call stacks: a site inside each

@@ -249,7 +249,7 @@ static int round_cmp(const void *pa, const void *pb)
 
 void pr_cands_prerank(struct pr_cands *cs)
 {
-	uint32_t taken[PR_DET_COUNT] = { 0 };
+	uint32_t taken[PR_DET_COUNT] = { 0 }, pairs = 0;
 	/* the dedupe table indexes the array: it is not needed any more */
 	free(cs->tab);
 	cs->tab = NULL;
@@ -259,8 +259,14 @@ void pr_cands_prerank(struct pr_cands *cs)
 	qsort(cs->c, cs->n, sizeof *cs->c, cand_cmp);
 	/* detectors take turns, each in its own order, so that a flood of
 	 * one kind cannot crowd the other out of max_predictions */
-	for (size_t i = 0; i < cs->n; i++) /* order's after all the others' */
-		cs->c[i].round = taken[cs->c[i].det]++ + (cs->c[i].det == PR_DET_ORDER ? 1u << 30 : 0);
+	/* order's after all the others', site pairs' after order's */
+	for (size_t i = 0; i < cs->n; i++) {
+		struct pr_cand *c = &cs->c[i];
+		if (c->pair)
+			c->round = pairs++ + (1u << 31);
+		else
+			c->round = taken[c->det]++ + (c->det == PR_DET_ORDER ? 1u << 30 : 0);
+	}
 	qsort(cs->c, cs->n, sizeof *cs->c, round_cmp);
 }
 
@@ -268,6 +274,10 @@ static int pred_cmp(const void *pa, const void *pb)
 {
 	const struct prediction *a = pa, *b = pb;
 	bool oa = !strcmp(a->detector, "order"), ob = !strcmp(b->detector, "order");
+	/* a site pair's race after all the others: it adds replays at the
+	 * end, never puts one before a prediction made without it */
+	if (a->site_pair != b->site_pair)
+		return a->site_pair ? 1 : -1;
 	if (oa && ob) {
 		/* the reader moved furthest first: it sees the state that differs
 		 * most from what the recording showed it */

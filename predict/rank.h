@@ -62,6 +62,11 @@ struct pr_cand {
 	 * order and thr[i] is thread role i; the variables are the events'
 	 * objs */
 	const struct pr_pat *pp;
+	/* pecan: a race of a pair of sites (pecan.c, site pairs), not of
+	 * neighbours in the variable's order: synthesized after every other
+	 * candidate and ranked after every other prediction, so it never
+	 * takes another's place */
+	bool pair;
 	uint32_t round;            /* pr_cands_prerank()'s use */
 };
 
