@@ -829,18 +829,48 @@ static void slot_note(struct pair_slot *s, uint32_t *ns, uint32_t u, uint32_t si
 	s[0] = (struct pair_slot){ u, site, w, x, PR_NONE };
 }
 
-/* Whether b's partner a in slot can run after b: checks cheapest first
- * (a memo of the last thread a happens before, the pair's group, then the
- * clocks and locksets). */
-static bool pair_open(struct pec *c, const struct pr_pat *pp, const struct vacc *b,
-		      struct pair_slot *a)
+/* Events x then y as a key of the covered set: their sites and types. */
+static uint64_t pair_key(const struct avt_event *x, const struct avt_event *y)
+{
+	uint64_t h = pr_hash64(x->site_off ^ ((uint64_t)x->site_mod << 48) ^ ((uint64_t)x->kind << 40));
+	return pr_hash64(h ^ y->site_off ^ ((uint64_t)y->site_mod << 48) ^ ((uint64_t)y->kind << 40));
+}
+
+/* The site pairs other candidates run one way round already (cs->c[0 ..
+ * n), PENELOPE's and the patterns'): two accesses of different threads,
+ * in the candidate's order.  Keyed by a 64-bit hash of the sites and
+ * types (a collision only drops a pair).  0, or -1 if out of memory. */
+static int covered_pairs(const struct pec *c, struct pr_hmap *h)
+{
+	for (size_t k = 0; k < c->cs->n; k++) {
+		const struct pr_cand *d = &c->cs->c[k];
+		for (uint32_t i = 0; i < d->nev; i++)
+			for (uint32_t j = i + 1; j < d->nev; j++) {
+				const struct avt_event *x = pr_ev(c->m, d->ev[i]), *y = pr_ev(c->m, d->ev[j]);
+				if (d->det == PR_DET_DEADLOCK || !is_access(x) || !is_access(y) ||
+				    x->thread == y->thread)
+					continue;
+				if (pr_hmap_get(h, pair_key(x, y)) == UINT32_MAX &&
+				    pr_hmap_add(h, pair_key(x, y), 0) < 0)
+					return -1;
+			}
+	}
+	return 0;
+}
+
+/* Whether b's partner a in slot can run after b, in no candidate yet:
+ * checks cheapest first (a memo of the last thread a happens before, the
+ * pair's group, the covered set, then the clocks and locksets). */
+static bool pair_open(struct pec *c, const struct pr_hmap *covered, const struct pr_pat *pp,
+		      const struct vacc *b, struct pair_slot *a)
 {
 	uint32_t ub = b->tw >> 1, ea = c->tev[a->x], eb = c->tev[b->x];
 	if (a->thr == ub || !((b->tw & 1) | a->w) || a->after == ub)
 		return false;
 	uint32_t site[PR_PAT_MAX] = { c->tsite[b->x], a->site };
 	c->p = pp;
-	if (site_group(c, site, sites_hash(pp, site)))
+	if (site_group(c, site, sites_hash(pp, site)) ||
+	    pr_hmap_get(covered, pair_key(pr_ev(c->m, eb), pr_ev(c->m, ea))) != UINT32_MAX)
 		return false;
 	if (pr_sclock_hb(&c->sc, ea, eb)) {
 		a->after = ub; /* so does every later access of ub */
@@ -850,8 +880,8 @@ static bool pair_open(struct pec *c, const struct pr_pat *pp, const struct vacc 
 }
 
 /* The pair candidates of variable v; *made counts them over the trace. */
-static int pairs_var(struct pec *c, const struct pr_pat *const race[2][2], uint32_t v,
-		     uint32_t *made)
+static int pairs_var(struct pec *c, const struct pr_hmap *covered,
+		     const struct pr_pat *const race[2][2], uint32_t v, uint32_t *made)
 {
 	struct pair_slot s[PAIR_SLOTS];
 	uint32_t ns = 0, nv = 0;
@@ -860,7 +890,7 @@ static int pairs_var(struct pec *c, const struct pr_pat *const race[2][2], uint3
 		uint32_t wb = b->tw & 1;
 		for (uint32_t i = 0; i < ns; i++) {
 			const struct pr_pat *pp = race[wb][s[i].w];
-			if (!pair_open(c, pp, b, &s[i]))
+			if (!pair_open(c, covered, pp, b, &s[i]))
 				continue;
 			int rc = pair_add(c, pp, b, &s[i]);
 			if (rc < 0)
@@ -892,21 +922,29 @@ static bool race_patterns(const struct pr_patterns *const *pats, unsigned npats,
 	return found && race[0][1] && race[1][0] && race[1][1];
 }
 
-/* The site pairs' candidates (after the patterns' own: a pair they found
- * is not asked again). */
+/* The site pairs' candidates (after the patterns' own and PENELOPE's: a
+ * pair one of them runs that way round is not asked again). */
 static int pairs(struct pec *c, const struct pr_patterns *const *pats, unsigned npats)
 {
 	const struct pr_pat *race[2][2];
+	struct pr_hmap covered;
 	uint32_t made = 0;
+	int rc = 0;
 	if (!race_patterns(pats, npats, race))
 		return 0;
-	for (uint32_t v = 0; v < c->nvar && made < PAIR_MAX; v++) {
-		if (!(v & 255) && pr_stopped())
-			return 0;
-		if (c->vshared[v] && pairs_var(c, race, v, &made) < 0)
-			return -1;
+	pr_hmap_init(&covered);
+	if (covered_pairs(c, &covered) < 0) {
+		avt_error("cannot predict: out of memory");
+		rc = -1;
 	}
-	return 0;
+	for (uint32_t v = 0; !rc && v < c->nvar && made < PAIR_MAX; v++) {
+		if (!(v & 255) && pr_stopped())
+			break;
+		if (c->vshared[v])
+			rc = pairs_var(c, &covered, race, v, &made);
+	}
+	pr_hmap_release(&covered);
+	return rc;
 }
 
 static void pec_release(struct pec *c)

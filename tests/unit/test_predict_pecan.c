@@ -278,8 +278,8 @@ START_TEST(patterns_together_as_alone)
 			pr_cands_init(&alone, m);
 			ck_assert_int_eq(pr_pecan(m, &alone, &pp, 1), 0);
 			size_t together = 0;
-			for (size_t k = 0; k < cs.n; k++)
-				together += cs.c[k].pp == p;
+			for (size_t k = 0; k < cs.n; k++) /* the site pairs' are apart */
+				together += cs.c[k].pp == p && !cs.c[k].pair;
 			ck_assert_msg(together == alone.n, "%s: %zu together, %zu alone", p->name,
 				      together, alone.n);
 			for (size_t k = 0; k < alone.n; k++)
@@ -290,7 +290,10 @@ START_TEST(patterns_together_as_alone)
 			pr_cands_release(&alone);
 		}
 	pr_patterns_release(&user);
-	ck_assert_uint_eq(total, cs.n);
+	size_t pairs = 0;
+	for (size_t k = 0; k < cs.n; k++)
+		pairs += cs.c[k].pair;
+	ck_assert_uint_eq(total + pairs, cs.n);
 	ck_assert_msg(kinds >= 12, "only %zu patterns found: the trace tests little", kinds);
 }
 END_TEST
@@ -531,6 +534,109 @@ START_TEST(rank_variables_then_threads)
 }
 END_TEST
 
+/* ---- site pairs ---- */
+
+static size_t npairs(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cs.n; i++)
+		n += cs.c[i].pair;
+	return n;
+}
+
+/* The site pair candidate whose events are first, second, or NULL. */
+static const struct pr_cand *find_pair(uint32_t first, uint32_t second)
+{
+	for (size_t i = 0; i < cs.n; i++)
+		if (cs.c[i].pair && cs.c[i].ev[0] == first && cs.c[i].ev[1] == second)
+			return &cs.c[i];
+	return NULL;
+}
+
+/* explore_nullpub's shape: T0 publishes x, creates T1, uses x once (USE)
+ * and polls it; T1 polls it at the same site, then clears it (CLOSE).
+ * USE and CLOSE are far apart in x's order (no race to the pattern, whose
+ * neighbours are all reads or one thread's); as a site pair, CLOSE runs
+ * before USE.  CLOSE before T0's last poll is atomicity-RWR's already
+ * (two polls around it), and the publish is ordered by the create.
+ * _i 1: USE and CLOSE under one lock, no pair.  9 polls each: with the
+ * publish and USE, 20 accesses, more than the slots, of 4 (thread, site,
+ * type) only. */
+START_TEST(site_pairs_far_race)
+{
+	uint32_t use, close, poll = 0;
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	wr(0, X, 0x400); /* PUBLISH */
+	ev(0, AVT_EV_CREATE, 1, 0x708);
+	if (_i)
+		lock(0, LA);
+	use = rd(0, X, 0x410);
+	if (_i)
+		unlock(0, LA);
+	for (int k = 0; k < 9; k++)
+		poll = rd(0, X, 0x420);
+	start(1);
+	for (int k = 0; k < 9; k++)
+		rd(1, X, 0x420);
+	if (_i)
+		lock(1, LA);
+	close = wr(1, X, 0x430);
+	if (_i)
+		unlock(1, LA);
+	finish_and_join(1);
+	detect();
+	const struct pr_cand *race = find("race-WR"); /* the first: the pattern's, if any */
+	ck_assert_ptr_null(find("race-RW"));
+	ck_assert(!race || race->pair);
+	ck_assert_ptr_nonnull(find("atomicity-RWR"));
+	ck_assert_ptr_null(find_pair(close, poll));
+	const struct pr_cand *c = find_pair(close, use);
+	ck_assert_uint_eq(npairs(), _i ? 0 : 1);
+	if (_i) {
+		ck_assert_ptr_null(c);
+		return;
+	}
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(c->pp->name, "race-WR");
+	ck_assert_uint_eq(c->thr[0], 1);
+	ck_assert_uint_eq(c->thr[1], 0);
+	/* T0 to its create, T1 to its write, then T1 on first */
+	ck_assert_str_eq(synth(c), "T0:3 T1:11 free");
+}
+END_TEST
+
+/* T1 .. T4 read x at sites of their own, then T5 writes it: the pattern's
+ * race is the neighbour's (T4's read); the site pairs add T3's and T2's
+ * (the latest first), two at most per variable.  predict_run() ranks the
+ * pattern's first. */
+START_TEST(site_pairs_capped_and_after)
+{
+	uint32_t r[5], w;
+	spawn(5);
+	for (uint32_t t = 1; t <= 4; t++) {
+		start(t);
+		r[t] = rd(t, X, 0x400 + (uint64_t)t * 8);
+	}
+	start(5);
+	w = wr(5, X, 0x480);
+	finish_and_join(5);
+	detect();
+	const struct pr_cand *c = find("race-WR");
+	ck_assert_ptr_nonnull(c);
+	ck_assert(!c->pair);
+	ck_assert_uint_eq(c->ev[1], r[4]);
+	ck_assert_uint_eq(npairs(), 2);
+	ck_assert_ptr_nonnull(find_pair(w, r[3]));
+	ck_assert_ptr_nonnull(find_pair(w, r[2]));
+	struct predict_opts o = { .pecan = true };
+	ck_assert_int_eq(predict_run(tr, &o, &ps), 0);
+	ck_assert_uint_eq(ps.n, 3);
+	ck_assert(!ps.p[0].site_pair);
+	ck_assert_uint_eq(ps.p[0].events[1], r[4]);
+	ck_assert(ps.p[1].site_pair && ps.p[2].site_pair);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("predict_pecan");
@@ -550,6 +656,8 @@ int main(void)
 	tcase_add_test(d, figure5_outermost_lock_moves);
 	tcase_add_test(d, user_pattern_found);
 	tcase_add_test(d, dedupe_across_detectors);
+	tcase_add_loop_test(d, site_pairs_far_race, 0, 2);
+	tcase_add_test(d, site_pairs_capped_and_after);
 	suite_add_tcase(s, d);
 	TCase *p = tcase_create("patterns");
 	tcase_add_test(p, pattern_parse_valid);
