@@ -89,6 +89,8 @@ static json_t *prediction_json(const struct prediction *p, const struct trace *t
 	json_object_set_new(o, "context_switches", json_integer(p->context_switches));
 	json_object_set_new(o, "cut_seq", json_integer((json_int_t)p->cut_seq));
 	json_object_set_new(o, "filtered", json_boolean(p->filtered));
+	if (p->site_pair) /* only then: the files of other predictions stay as they were */
+		json_object_set_new(o, "site_pair", json_true());
 	if (p->filter_why)
 		json_object_set_new(o, "filter_why", json_string(p->filter_why));
 	json_object_set_new(o, "schedule",
