@@ -66,6 +66,31 @@ t_signals_explored_failure_confirmed() {
 	done
 }
 
+# A lone thread asleep in pause() between its recorded ticks replays as
+# recorded.  The replay drops the kernel's SIGALRM and raises its own copy
+# at the thread's next pick; the only thread, asleep with no scheduling
+# point ahead, was never set aside (nobody else to run), so that pick
+# never came: every tick the kernel sent was dropped and the run ended
+# only at its time limit (INFEASIBLE, or by luck when the wakeups' CPU
+# time filled a slice).  A dropped signal that finds the running thread
+# asleep in a call now ends its turn there.  Ten ticks 5 ms apart: the
+# replay takes a fraction of a second; the bound is for a loaded machine.
+# limit: 150
+t_signals_lone_pause_replays() {
+	local n out st
+	natively alarm_pause 10 5000
+	record out alarm_pause 10 5000
+	expect_recorded out 0
+	n=$(sed -n 's/^avtrace: recorded 1 thread, \([0-9,]*\) events.*/\1/p' out.stderr | tr -d ,)
+	[ -n "$n" ] || fail "no event count in: $(cat out.stderr)"
+	avt_timed 100 replay -d out --schedule 0 --max-time 60 >rep.log 2>&1
+	st=$?
+	out=$(cat rep.log)
+	sed 's/^/  | /' rep.log >&3
+	expect_eq "$st" 0 "exit status of avtrace replay"
+	expect_match "$out" "^PASS: schedule 0, $n events" "the replay of the recorded ticks"
+}
+
 # A failing explored run's trace carries the access breakpoint removals
 # it followed (the recording's, by site and hits).  acc_disarm_race's
 # workers sweep private arrays (two sites removed after 256 hits), then
