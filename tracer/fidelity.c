@@ -172,6 +172,12 @@ bool fidelity_before_signal(struct tthread *t)
 	return ptu_setregs(t->tid, &r) == 0;
 }
 
+bool fidelity_in_interrupted_call(const struct tthread *t)
+{
+	struct user_regs_struct r;
+	return ptu_getregs(t->tid, &r) == 0 && interrupted_call(&r);
+}
+
 bool tracer_wait_ends_alone(const struct tthread *t)
 {
 	struct user_regs_struct r;

@@ -107,10 +107,39 @@ static bool sig_is_fatal(pid_t pid, int sig)
 	return !(ptu_signal_mask(pid, "SigCgt") & bit) && !(ptu_signal_mask(pid, "SigIgn") & bit);
 }
 
+/* A clock's signal the sink dropped (a replay following a schedule
+ * raises its own copy where the recording had it, signals.c).  When it
+ * found the running thread asleep in a call (pause, sigsuspend, a wait),
+ * the call restarts on the resume and the thread sleeps on: its turn
+ * ends here, as the tick's interrupt of a sleeper ends it.  The tick
+ * alone seldom saw it: the clock's signal woke it every few hundred
+ * microseconds (dl_progress: a 200 us timer, T1 in pause() after its last
+ * recorded event), its turn went on for seconds, and the pick that raises
+ * the recorded signal (replay/policy.c, raise_due) never came.  Left
+ * stopped in the signal's stop, it restarts the call when resumed, and a
+ * signal raised meanwhile is delivered first.  (Not in a hand-over
+ * script: its threads wait for the token in a call of the agent's; nor
+ * in a pure sleep that runs to its end while the others are held.) */
+static struct next held_signal(struct tracer *tr, struct tthread *t, struct tthread *run)
+{
+	if (t != run || t->state != TS_RUNNING || agent_script_on(tr) || t->priv->sync_sleep ||
+	    !fidelity_in_interrupted_call(t))
+		return nx(NX_RESUME);
+	fidelity_stopped(t); /* a timed call's start, as at an interrupt */
+	if (t->priv->expect_block)
+		t->priv->expect_block = false;
+	else
+		t->wait = TW_UNKNOWN;
+	tr->stats.kernel_waits++;
+	return nx_stop(TS_KWAIT);
+}
+
 /* Delivers sig to t, recording it first when it is fatal.  The thread is
  * held instead when the sink asked to stop at the fatal event (replay
- * --gdb leaves the process stopped before the signal). */
-static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
+ * --gdb leaves the process stopped before the signal).  run: the thread
+ * the scheduler runs. */
+static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig,
+			     struct tthread *run)
 {
 	if (sig_is_fatal(tr->proc->pid, sig)) {
 		const siginfo_t *si = ptu_siginfo(s);
@@ -130,7 +159,7 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 		tr->fatal_sig = sig;
 	}
 	else if (!sig_pass(tr, t, s, sig))
-		return nx(NX_RESUME); /* dropped: a replay delivers it where recorded */
+		return held_signal(tr, t, run); /* a replay delivers it where recorded */
 	else if (fidelity_before_signal(t))
 		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
 			  sigabbrev_np(sig) ?: "?");
@@ -245,7 +274,7 @@ static struct next trap_unowned(struct tracer *tr, struct tthread *t, struct ptu
 		 si ? si->si_code : 0, (unsigned long long)r->rip, t->lid);
 	if (tr->sink.note)
 		tr->sink.note(tr->sink.ctx, tr, note);
-	return on_signal(tr, t, s, SIGTRAP);
+	return on_signal(tr, t, s, SIGTRAP, NULL);
 }
 
 /* A SIGTRAP: which breakpoint, and its feature's decision. */
@@ -378,7 +407,7 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 			t->state = TS_READY;
 			return nx(NX_HOLD);
 		}
-		return on_signal(tr, t, s, s->sig);
+		return on_signal(tr, t, s, s->sig, run);
 	case PTU_EV_CLONE:
 		/* the create is an event of its own: the parent stops after it,
 		 * so a schedule can run the child before the parent's next step */

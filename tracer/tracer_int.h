@@ -568,5 +568,8 @@ void fidelity_left(struct tthread *t);        /* it stopped outside any wait */
 /* A caught signal is about to be delivered to t: a timed call it was held
  * in past its timeout returns its timeout first.  True if it was made to. */
 bool fidelity_before_signal(struct tthread *t);
+/* Is t stopped inside a call a signal interrupted (asleep in it: the
+ * kernel restarts it when the signal is not delivered)? */
+bool fidelity_in_interrupted_call(const struct tthread *t);
 
 #endif

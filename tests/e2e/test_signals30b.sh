@@ -37,6 +37,60 @@ t_signals_progress_ok_passes() {
 	expect_eq "$(reports out)" 0 "reports"
 }
 
+# A failing explored run is confirmed by its replay.  The explored runs
+# take the timer's ticks as they come; the check replay raises each where
+# the run had it.  Raised at the commit of the event before it, the copy
+# came one instruction early, before that event's own instruction: a tick
+# due after the progress thread's read of `finished` came before it, the
+# thread then slept in pause() where the run read `finished` again, and
+# the replay was stuck ("BUG: SIGABRT in T1 seen (unconfirmed)").  Now it
+# is raised when the thread next stands at a scheduling point.  Whether a
+# run fails depends on where its ticks fell; that a failure seen is
+# confirmed does not.  Four seeds: four first failures, four replays
+# (each explore a few seconds; its bound is for a loaded machine).
+# limit: 650
+t_signals_explored_failure_confirmed() {
+	local lc out s st
+	lc=$(marker_line "$SRC/dl_progress.c" "/* CHECK LINE */") || exit
+	for s in 1 2 3 4; do
+		avt_timed 150 explore -f -n 4 -j 1 --seed "$s" -o "out$s" -- \
+			"$(target dl_progress)" 3 6 200 >"out$s.log" 2>&1
+		st=$?
+		out=$(cat "out$s.log")
+		sed 's/^/  | /' "out$s.log" >&3
+		expect_eq "$st" 1 "exit status of avtrace explore, seed $s"
+		expect_match "$out" '^4 runs in .*: [0-9]+ pass, [1-9][0-9]* bug' "the runs of seed $s"
+		expect_no_match "$out" 'unconfirmed|did not fail again' "the failures of seed $s"
+		expect_match "$out" "^BUG reproduced: SIGABRT in T1 at dl_progress[.]c:$lc \\(on_alarm\\)" \
+			"the failure of seed $s"
+	done
+}
+
+# A lone thread asleep in pause() between its recorded ticks replays as
+# recorded.  The replay drops the kernel's SIGALRM and raises its own copy
+# at the thread's next pick; the only thread, asleep with no scheduling
+# point ahead, was never set aside (nobody else to run), so that pick
+# never came: every tick the kernel sent was dropped and the run ended
+# only at its time limit (INFEASIBLE, or by luck when the wakeups' CPU
+# time filled a slice).  A dropped signal that finds the running thread
+# asleep in a call now ends its turn there.  Ten ticks 5 ms apart: the
+# replay takes a fraction of a second; the bound is for a loaded machine.
+# limit: 150
+t_signals_lone_pause_replays() {
+	local n out st
+	natively alarm_pause 10 5000
+	record out alarm_pause 10 5000
+	expect_recorded out 0
+	n=$(sed -n 's/^avtrace: recorded 1 thread, \([0-9,]*\) events.*/\1/p' out.stderr | tr -d ,)
+	[ -n "$n" ] || fail "no event count in: $(cat out.stderr)"
+	avt_timed 100 replay -d out --schedule 0 --max-time 60 >rep.log 2>&1
+	st=$?
+	out=$(cat rep.log)
+	sed 's/^/  | /' rep.log >&3
+	expect_eq "$st" 0 "exit status of avtrace replay"
+	expect_match "$out" "^PASS: schedule 0, $n events" "the replay of the recorded ticks"
+}
+
 # A failing explored run's trace carries the access breakpoint removals
 # it followed (the recording's, by site and hits).  acc_disarm_race's
 # workers sweep private arrays (two sites removed after 256 hits), then
