@@ -337,6 +337,18 @@ void agent_publish(struct tracer *tr)
 	a->active = true;
 }
 
+/* The heap's hooks were planted late (the user's code dlopen()ed into a
+ * process of system code alone, hooks.c): the agent may make the heap's
+ * calls from now on, as it makes them from the start elsewhere. */
+void agent_publish_heap(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->active)
+		return;
+	for (int i = AVT_RAW_MALLOC; i <= AVT_RAW_FREE; i++)
+		atomic_store(&a->hdr->raw[i], raw_entry(tr, raw_names[i]));
+}
+
 /* Where t, stopped at its request, can be sent to wait for its turn in a
  * script, and the event's kind (see agent_park_kind); 0 if nowhere. */
 static uint64_t park_at(struct tracer *tr, const struct tthread *t, uint16_t *kind)

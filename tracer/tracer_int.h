@@ -516,6 +516,7 @@ void agent_launched(struct tracer *tr);   /* after fork: the target has the memf
 void agent_free(struct tracer *tr);
 void agent_exec_reset(struct tracer *tr); /* a new image: fast path off */
 void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on */
+void agent_publish_heap(struct tracer *tr); /* the heap's hooks planted late */
 /* Turns the ring's committed records into events; final once the target
  * is dead (claimed, never committed slots are skipped). */
 void agent_drain(struct tracer *tr, bool final);
