@@ -28,10 +28,12 @@ __attribute__((noinline)) static void *worker(void *arg)
 		struct node *p = malloc(sizeof *p);
 		p->v = base + i;
 		char *s = calloc(4, 8);
+		s[31] = 1; /* the program's own accesses: events that name the block with its size */
 		char *g = realloc(s, 128); /* grows: moved or not, the same records either way */
 		if (g)
 			s = g;
 		memset(s, 1, 128);
+		s[127] = 2;
 		pthread_mutex_lock(&box_lock);
 		struct node *old = box;
 		box = p;
