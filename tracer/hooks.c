@@ -224,7 +224,6 @@ static void hook_heap_late(struct tracer *tr, const struct elfmod *m)
 	for (size_t k = 0; k < n; k++)
 		if (syms[k].value && hook_one(tr, (int)idx[k], lib, &syms[k], why, sizeof why) < 0)
 			avt_warn("%s", why);
-	agent_publish_heap(tr);
 }
 
 void hooks_plant_module(struct tracer *tr, const struct elfmod *m)
