@@ -283,6 +283,93 @@ FAST(avt_spin_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK
 FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL, AVT_EV_SIGNAL)); }
 FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
 
+/*
+ * The heap: malloc, calloc, realloc and free, for the heap's records
+ * (which name the blocks the program's accesses touch: heap#N).  Not
+ * events: no budget is spent and no expectation checked, but only the
+ * thread that holds the run token (the one running) writes the ring, so
+ * its order is still the order the calls took effect in.  The block is
+ * obtained through libc's unhooked entry (raw[]), published only when
+ * the supervisor hooked the heap; otherwise, or whenever the ring is not
+ * usable, the stub jumps to libc's function itself (__libc_malloc and
+ * the like: the same code, bound at load, no lookup that could allocate)
+ * with the caller's return address in place: the ptrace path.
+ */
+#define HEAP_STUB(name, idx)                                    \
+	__asm__(".text\n"                                       \
+		".globl " #name "\n"                            \
+		".type " #name ", @function\n"                  \
+		".p2align 4\n" #name ":\n"                      \
+		"	push %rdi\n"                            \
+		"	push %rsi\n"                            \
+		"	sub $24, %rsp\n" /* rsp 16-aligned */   \
+		"	mov 40(%rsp), %rdx\n" /* the site */    \
+		"	mov %rsp, %rcx\n" /* the result */      \
+		"	mov $" #idx ", %r8d\n"                  \
+		"	call avt_heap_fast\n"                   \
+		"	test %eax, %eax\n"                      \
+		"	jnz 1f\n"                               \
+		"	mov (%rsp), %rax\n"                     \
+		"	add $40, %rsp\n"                        \
+		"	ret\n"                                  \
+		"1:	add $24, %rsp\n"                        \
+		"	pop %rsi\n"                             \
+		"	pop %rdi\n"                             \
+		"	jmp *avt_heap_real+8*(" #idx "-9)(%rip)\n" \
+		".size " #name ", .-" #name "\n")
+
+_Static_assert(AVT_RAW_MALLOC == 9 && AVT_RAW_FREE == 12, "HEAP_STUB's indexes");
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+HIDDEN void *avt_heap_real[4] = { (void *)__libc_malloc, (void *)__libc_calloc,
+				  (void *)__libc_realloc, (void *)__libc_free };
+HEAP_STUB(malloc, 9);
+HEAP_STUB(calloc, 10);
+HEAP_STUB(realloc, 11);
+HEAP_STUB(free, 12);
+
+typedef void *(*heap_fn)(uint64_t, uint64_t);
+HIDDEN int avt_heap_fast(uint64_t a0, uint64_t a1, uint64_t site, void **out, uint32_t which);
+
+/* The call (which, with a0 and a1) made in-process: 0 and its result in
+ * *out; 1: take the ptrace path.  free's record is in the ring before
+ * the block is free, as the ptrace hook takes it at the call's entry. */
+HIDDEN int avt_heap_fast(uint64_t a0, uint64_t a1, uint64_t site, void **out, uint32_t which)
+{
+	struct avt_agent_hdr *r = avt_ring;
+	if (which == AVT_RAW_FREE && !a0) {
+		*out = NULL; /* free(NULL): nothing, and no record either way */
+		return 0;
+	}
+	if (!avt_usable(r) || atomic_load_explicit(&r->run_tid, memory_order_acquire) != avt_my_tid)
+		return 1;
+	heap_fn fn = (heap_fn)(uintptr_t)atomic_load_explicit(&r->raw[which], memory_order_relaxed);
+	if (!fn)
+		return 1;
+	avt_busy(r);
+	int64_t ticket = avt_agent_claim(r, AVT_AGENT_UNLOCK_RESERVE);
+	if (ticket < 0) {
+		atomic_fetch_add_explicit(&r->full, 1, memory_order_relaxed);
+		avt_leave();
+		return 1;
+	}
+	uint64_t size = which == AVT_RAW_CALLOC ? a0 * a1 : which == AVT_RAW_REALLOC ? a1 : a0;
+	if (which == AVT_RAW_FREE) {
+		avt_agent_commit_alloc(r, (uint64_t)ticket, which, a0, 0, 0, site, avt_my_tid);
+		fn(a0, 0);
+		*out = NULL;
+	} else {
+		*out = fn(a0, a1);
+		avt_agent_commit_alloc(r, (uint64_t)ticket, which, (uint64_t)(uintptr_t)*out,
+				       which == AVT_RAW_REALLOC ? a0 : 0, size,
+				       site, avt_my_tid);
+	}
+	avt_leave();
+	return 0;
+}
+
 /* fork(): the child is not traced (avtrace detaches it, as without the
  * agent); it must never write into the parent's ring. */
 static void on_fork_child(void)

@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 4u
+#define AVT_AGENT_VERSION 5u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -74,6 +74,10 @@ enum avt_agent_raw {
 	AVT_RAW_SPIN_UNLOCK,
 	AVT_RAW_COND_SIGNAL,
 	AVT_RAW_COND_BROADCAST,
+	AVT_RAW_MALLOC,            /* the heap's: published when the heap's */
+	AVT_RAW_CALLOC,            /* hooks are planted (a process with the */
+	AVT_RAW_REALLOC,           /* user's code); their records are not */
+	AVT_RAW_FREE,              /* events (avt_agent_commit_alloc) */
 	AVT_RAW_COUNT = 16,
 };
 
@@ -399,6 +403,34 @@ static inline void avt_agent_commit_access(struct avt_agent_hdr *h, uint64_t tic
 	sl->ev.site_mod = AVT_MOD_NONE;
 	sl->ev.size = s->size;
 	atomic_store_explicit(&sl->commit, ticket + 1, memory_order_release);
+}
+
+/* A slot that holds a heap record, not an event (a flag no event has):
+ * tindex = the call (AVT_RAW_MALLOC .. AVT_RAW_FREE; free: obj is the
+ * block freed), obj = the block returned (0: none), obj2 = the block
+ * realloc was given, seq = the size asked for, site_off = the absolute
+ * return address.  The supervisor makes of it what the ptrace hook's
+ * return (or, for free, its entry) makes: no event, only avt_alloc_recs
+ * (after_seq: the events drained before it). */
+#define AVT_AGENT_F_ALLOC 0x8000u
+
+/* Producer: fills the claimed slot with a heap record and commits it. */
+static inline void avt_agent_commit_alloc(struct avt_agent_hdr *h, uint64_t ticket, uint32_t op,
+					  uint64_t addr, uint64_t old, uint64_t size,
+					  uint64_t site, uint32_t tid)
+{
+	struct avt_agent_slot *s = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
+	s->ev.seq = size;
+	s->ev.obj = addr;
+	s->ev.obj2 = old;
+	s->ev.site_off = site;
+	s->ev.thread = tid;
+	s->ev.tindex = op;
+	s->ev.kind = AVT_EV_NONE + 1; /* not skipped; AVT_AGENT_F_ALLOC says what it is */
+	s->ev.flags = AVT_AGENT_F_ALLOC;
+	s->ev.site_mod = AVT_MOD_NONE;
+	s->ev.size = 0;
+	atomic_store_explicit(&s->commit, ticket + 1, memory_order_release);
 }
 
 /* Consumer: the next committed event in ticket order, copied to *ev;

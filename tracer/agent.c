@@ -300,6 +300,10 @@ static const char *const raw_names[AVT_RAW_COUNT] = {
 	[AVT_RAW_SPIN_UNLOCK] = "pthread_spin_unlock",
 	[AVT_RAW_COND_SIGNAL] = "pthread_cond_signal",
 	[AVT_RAW_COND_BROADCAST] = "pthread_cond_broadcast",
+	[AVT_RAW_MALLOC] = "malloc",
+	[AVT_RAW_CALLOC] = "calloc",
+	[AVT_RAW_REALLOC] = "realloc",
+	[AVT_RAW_FREE] = "free",
 };
 
 /* At the entry stop, hooks planted: the fast path may start.  A family
@@ -331,6 +335,18 @@ void agent_publish(struct tracer *tr)
 		atomic_store(&a->hdr->raw[i], e[i]);
 	atomic_store(&a->hdr->enabled, 1);
 	a->active = true;
+}
+
+/* The heap's hooks were planted late (the user's code dlopen()ed into a
+ * process of system code alone, hooks.c): the agent may make the heap's
+ * calls from now on, as it makes them from the start elsewhere. */
+void agent_publish_heap(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->active)
+		return;
+	for (int i = AVT_RAW_MALLOC; i <= AVT_RAW_FREE; i++)
+		atomic_store(&a->hdr->raw[i], raw_entry(tr, raw_names[i]));
 }
 
 /* Where t, stopped at its request, can be sent to wait for its turn in a
@@ -520,6 +536,19 @@ int32_t agent_access_left_now(struct tracer *tr, int idx)
 	return atomic_load(&avt_agent_sites(a->hdr)[idx].left);
 }
 
+/* A heap record (avt_agent_commit_alloc): the heap's records of the call,
+ * after the events drained before it. */
+static void heap_record(struct tracer *tr, struct tthread *t, const struct avt_event *ev)
+{
+	static const enum hop ops[] = { OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE };
+	if (ev->tindex < AVT_RAW_MALLOC || ev->tindex > AVT_RAW_FREE) {
+		tr->agent->foreign++;
+		return;
+	}
+	tr->stats.agent_heap += hooks_heap_call(tr, t, ops[ev->tindex - AVT_RAW_MALLOC], ev->obj,
+						ev->seq, ev->obj2, ev->site_off);
+}
+
 /* One record: the event the ptrace hook would have emitted. */
 static void apply(struct tracer *tr, const struct avt_event *ev)
 {
@@ -536,6 +565,10 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 		if (tr->agent_acc.event)
 			tr->agent_acc.event(tr, t, ev);
 		tr->stats.agent_events += tr->seq - before;
+		return;
+	}
+	if (ev->flags & AVT_AGENT_F_ALLOC) {
+		heap_record(tr, t, ev);
 		return;
 	}
 	if (hooks_internal_caller(tr, t, ev->site_off))

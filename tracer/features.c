@@ -27,7 +27,13 @@ static int hooks_f_plant(struct tracer *tr, struct tthread *t, char *why, size_t
 static void hooks_f_plant_module(struct tracer *tr, struct tthread *cur, const struct elfmod *m)
 {
 	(void)cur;
+	bool heap = tr->proc->as.heap_hooked;
 	hooks_plant_module(tr, m);
+	/* the heap's hooks planted late (the user's code dlopen()ed into a
+	 * process of system code alone): the agent's heap path from now on.
+	 * Here, not in hooks.c: agent.c already calls into hooks.c */
+	if (!heap && tr->proc->as.heap_hooked)
+		agent_publish_heap(tr);
 }
 
 static void probes_f_reset(struct tracer *tr)

@@ -751,6 +751,37 @@ static int spec_return(struct tracer *tr, struct tthread *t, const struct retfra
 	return 1;
 }
 
+/* The return of an allocating call (op) of size with rv; realloc's old
+ * block: the records. */
+static void heap_returned(struct tracer *tr, struct tthread *t, enum hop op, uint64_t rv,
+			  uint64_t size, uint64_t old, uint64_t site)
+{
+	/* realloc that moved (or freed) the block: the old one is gone */
+	if (op == OP_REALLOC && old && rv != old)
+		emit_alloc(tr, t, AVT_ALLOC_FREE, old, 0, site);
+	if (rv)
+		emit_alloc(tr, t, op == OP_MALLOC ? AVT_ALLOC_MALLOC :
+			   op == OP_CALLOC ? AVT_ALLOC_CALLOC : AVT_ALLOC_REALLOC, rv, size, site);
+}
+
+/* The agent's record of a heap call: what hooks_heap_entry and the
+ * call's return through the trampoline make of it, by the same filter
+ * (the caller's address only: the heap's calls are never nested in a
+ * spec's).  False: libc's call, or ld.so's, not the program's. */
+bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t rv,
+		     uint64_t size, uint64_t old, uint64_t site)
+{
+	if (internal_caller(tr, site))
+		return false;
+	if (op == OP_FREE) {
+		if (rv)
+			emit_alloc(tr, t, AVT_ALLOC_FREE, rv, 0, site);
+		return true;
+	}
+	heap_returned(tr, t, op, rv, size, old, site);
+	return true;
+}
+
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	struct tracer_priv_thread *p = t->priv;
@@ -769,13 +800,7 @@ int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *
 	uint16_t tflag = 0;
 	enum hop op = hook_defs[f.hook].op;
 	if (hop_is_heap(op)) {
-		/* realloc that moved (or freed) the block: the old one is gone */
-		if (op == OP_REALLOC && f.obj2 && (uint64_t)rv != f.obj2)
-			emit_alloc(tr, t, AVT_ALLOC_FREE, f.obj2, 0, f.site);
-		if (rv)
-			emit_alloc(tr, t, op == OP_MALLOC ? AVT_ALLOC_MALLOC :
-				   op == OP_CALLOC ? AVT_ALLOC_CALLOC : AVT_ALLOC_REALLOC,
-				   (uint64_t)rv, f.obj, f.site);
+		heap_returned(tr, t, op, (uint64_t)rv, f.obj, f.obj2, f.site);
 		return 1;
 	}
 	if (hook_defs[f.hook].flags & HF_WRAP)

@@ -492,6 +492,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "mutexes", json_integer(st->mutexes));
 	json_object_set_new(m, "condvars", json_integer(st->condvars));
 	json_object_set_new(m, "heap_blocks", json_integer((json_int_t)st->heap_blocks));
+	json_object_set_new(m, "agent_heap_calls", json_integer((json_int_t)st->agent_heap));
 	json_object_set_new(m, "forks_untraced", json_integer(st->forks_untraced));
 	json_object_set_new(m, "execs", json_integer(st->execs));
 	json_object_set_new(m, "preemptions", json_integer(st->preemptions));

@@ -295,6 +295,7 @@ struct tracer_stats {
 	unsigned mutexes, condvars;
 	uint64_t heap_blocks;  /* blocks the heap's hooks saw allocated */
 	uint64_t agent_events; /* events that came through the in-process agent */
+	uint64_t agent_heap;   /* the program's heap calls the agent recorded in-process */
 	uint64_t agent_parked; /* threads sent to wait their turn in the agent */
 	uint64_t agent_handovers; /* run tokens passed between threads in-process */
 	uint64_t agent_scripts;  /* hand-over scripts begun */

@@ -500,6 +500,12 @@ void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t 
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site);
 bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret);
+/* A heap call the agent made in-process (agent.c): op is OP_MALLOC ..
+ * OP_FREE; rv the block returned (free: the block freed), size the size
+ * asked for, old realloc's block.  The records the ptrace hooks make;
+ * false if the call is not the program's (internal_caller). */
+bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t rv,
+		     uint64_t size, uint64_t old, uint64_t site);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */
 bool hooks_cancel_wait(struct tracer *tr, struct tthread *t);
@@ -510,6 +516,7 @@ void agent_launched(struct tracer *tr);   /* after fork: the target has the memf
 void agent_free(struct tracer *tr);
 void agent_exec_reset(struct tracer *tr); /* a new image: fast path off */
 void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on */
+void agent_publish_heap(struct tracer *tr); /* the heap's hooks planted late */
 /* Turns the ring's committed records into events; final once the target
  * is dead (claimed, never committed slots are skipped). */
 void agent_drain(struct tracer *tr, bool final);
