@@ -439,6 +439,7 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 		tree_on_stop(tr, pid, &s); /* a light process: resumed there */
 		return WR_WAIT;
 	}
+	tr->stats.stops++;
 	struct tthread *t = tr_by_tid(tr, pid);
 	struct next n;
 	if (gone) {
