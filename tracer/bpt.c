@@ -154,6 +154,36 @@ static int plant(struct bpt_table *bt, struct bpt *b)
 	return ptu_write(bt->memfd, b->addr, &int3, 1);
 }
 
+/* A jmp rel32 (e9) or jcc rel32 (0f 8x): the same branch from the slot,
+ * its displacement re-aimed at the same target (free() begins `test
+ * %rdi,%rdi; je ...`: covered together, its entry gets the jump form and
+ * a caller gate, hooks.c).  Returns its length, 0 when code is no such
+ * branch, -1 when the target is out of the slot's reach. */
+static int relocate_rel32(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
+			  uint8_t *out, size_t *outlen)
+{
+	size_t op = len >= 5 && code[0] == 0xe9 ? 1 : len >= 6 && code[0] == 0x0f && (code[1] & 0xf0) == 0x80 ? 2 : 0;
+	if (!op)
+		return 0;
+	int ilen = (int)op + 4;
+	int32_t d;
+	memcpy(&d, code + op, 4);
+	int64_t target = (int64_t)(from + (uint64_t)ilen) + d;
+	int64_t nd = target - (int64_t)(slot_addr + (uint64_t)ilen);
+	if (nd != (int32_t)nd)
+		return -1;
+	int32_t n32 = (int32_t)nd;
+	memcpy(out, code, op);
+	memcpy(out + op, &n32, 4);
+	/* jmp *0(%rip); .quad from+len: not taken, on after it */
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+	uint64_t back = from + (uint64_t)ilen;
+	memcpy(out + ilen, jmp, sizeof jmp);
+	memcpy(out + ilen + sizeof jmp, &back, sizeof back);
+	*outlen = (size_t)ilen + sizeof jmp + sizeof back;
+	return ilen;
+}
+
 static int relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_addr,
 		 uint8_t *out, size_t *outlen, char *why, size_t whylen)
 {
@@ -171,6 +201,9 @@ static int relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slo
 		snprintf(why, whylen, "an AVX-512 (EVEX) instruction is not relocated");
 		return -1;
 	}
+	int rel = relocate_rel32(code, len, from, slot_addr, out, outlen);
+	if (rel)
+		return rel;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		snprintf(why, whylen, "cannot start the disassembler");
 		return -1;
@@ -255,6 +288,16 @@ int bpt_relocate(const uint8_t *code, size_t len, uint64_t from, uint64_t slot_a
 		cache_put_blob(key, buf, sizeof hdr + *outlen);
 	}
 	return ilen;
+}
+
+uint64_t bpt_scratch_alloc(struct bpt_table *bt, size_t size)
+{
+	size_t n = (size + BPT_SLOT_SIZE - 1) / BPT_SLOT_SIZE * BPT_SLOT_SIZE;
+	if (!bt->scratch || bt->scratch_used + n > BPT_SCRATCH_SIZE)
+		return 0;
+	uint64_t at = bt->scratch + bt->scratch_used;
+	bt->scratch_used += n;
+	return at;
 }
 
 int bpt_insert(struct bpt_table *bt, uint64_t addr, int kind, int data,
@@ -380,6 +423,16 @@ int bpt_insert_jump_at(struct bpt_table *bt, uint64_t addr, int kind, int data, 
  * indirect jump (a jump table may target anything).  Returns the covered
  * length, or 0. */
 #define ENTRY_MAX_FUNC 16384
+/* instructions covered at most: malloc() begins push %r12; push %rbp;
+ * push %rbx; mov %rdi,%rbx (7 bytes in 4) */
+#define ENTRY_MAX_COVERED 4
+
+static bool rel32_branch(const cs_insn *in)
+{
+	return (in->size == 5 && in->bytes[0] == 0xe9) ||
+	       (in->size == 6 && in->bytes[0] == 0x0f && (in->bytes[1] & 0xf0) == 0x80);
+}
+
 static size_t entry_cover(const uint8_t *code, size_t fsize, uint64_t addr)
 {
 	csh cs;
@@ -405,7 +458,10 @@ static size_t entry_cover(const uint8_t *code, size_t fsize, uint64_t addr)
 				  d->groups[g] == CS_GRP_RET || d->groups[g] == CS_GRP_INT ||
 				  d->groups[g] == CS_GRP_IRET || d->groups[g] == CS_GRP_BRANCH_RELATIVE;
 		if (cover < BPT_JMP_LEN) {
-			if (branch || ncover == 3) {
+			/* a rel32 branch only as the last one covered (it is
+			 * re-aimed, relocate_rel32) */
+			if ((branch && !(rel32_branch(in) && cover + in->size >= BPT_JMP_LEN)) ||
+			    ncover == ENTRY_MAX_COVERED) {
 				ok = false;
 				break;
 			}

@@ -97,6 +97,9 @@ int bpt_insert_cover_at(struct bpt_table *bt, uint64_t addr, size_t cover, int k
 			uint64_t saddr, char *why, size_t whylen);
 int bpt_insert_entry(struct bpt_table *bt, uint64_t addr, uint64_t fsize, int kind, int data,
 		     char *why, size_t whylen);
+/* size bytes of the scratch page for code of the caller's (a caller gate,
+ * decode/gate.h), or 0 when it is full. */
+uint64_t bpt_scratch_alloc(struct bpt_table *bt, size_t size);
 /* Plants an int3 at a one-byte nop (resume = addr + 1). */
 int bpt_insert_nop(struct bpt_table *bt, uint64_t addr, int kind, int data);
 /* Plants a bare int3 that is never resumed through (trampolines and the

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/gate.h"
 #include "ptrace_util.h"
 #include "syncspec.h"
 #include "trace/log.h"
@@ -199,6 +200,8 @@ static int hook_one(struct tracer *tr, int i, const struct elfmod *where, const 
 	return 0;
 }
 
+static void gate_heap(struct tracer *tr, int i);
+
 /* The user's code was mapped late (dlopen) into a process that had none:
  * the heap's hooks from now on (blocks allocated before have no name). */
 static void hook_heap_late(struct tracer *tr, const struct elfmod *m)
@@ -224,6 +227,8 @@ static void hook_heap_late(struct tracer *tr, const struct elfmod *m)
 	for (size_t k = 0; k < n; k++)
 		if (syms[k].value && hook_one(tr, (int)idx[k], lib, &syms[k], why, sizeof why) < 0)
 			avt_warn("%s", why);
+		else if (syms[k].value)
+			gate_heap(tr, (int)idx[k]);
 }
 
 void hooks_plant_module(struct tracer *tr, const struct elfmod *m)
@@ -280,6 +285,8 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		}
 		if (hook_one(tr, (int)i, where, &syms[i], why, whylen) < 0)
 			return -1;
+		if (hop_is_heap(hook_defs[i].op) && lib)
+			gate_heap(tr, (int)i);
 	}
 	if (tr->san.asan)
 		find_interceptors(tr);
@@ -336,6 +343,18 @@ static uint64_t interceptor_site(struct tracer *tr, uint64_t ret, uint64_t rbp)
 	return up;
 }
 
+/* libc, its dynamic linker or libpthread (not the program itself): a call
+ * from there is libc's own (internal_caller; the heap hooks' gates). */
+static bool libc_module(const struct tracer *tr, const struct elfmod *m)
+{
+	if (!m->path || !strcmp(m->path, tr->exe))
+		return false;
+	const char *b = strrchr(m->path, '/');
+	b = b ? b + 1 : m->path;
+	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
+	       !strncmp(b, "libpthread", 10);
+}
+
 /* Is the call coming from libc/the dynamic linker, from a sanitizer's
  * runtime library (not its interceptors: the program's calls), or from
  * inside another hooked function (a static binary's C11 wrappers)? */
@@ -343,12 +362,9 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
 	struct elfmod *m = modmap_find(&tr->proc->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
-		const char *b = strrchr(m->path, '/');
-		b = b ? b + 1 : m->path;
 		if (sanitizer_runtime(m->path) && !in_interceptor(tr, ret))
 			return true;
-		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
-		    !strncmp(b, "libpthread", 10))
+		if (libc_module(tr, m))
 			return true;
 	}
 	for (size_t i = 0; i < n_hook_defs; i++)
@@ -356,6 +372,32 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 		    ret < tr->proc->as.hook_addr[i] + tr->proc->as.hook_size[i])
 			return true;
 	return false;
+}
+
+/* Heap hook i's calls that hooks_heap_entry would only resume (from libc
+ * or its dynamic linker; free(NULL)) pass its gate with no ptrace stop
+ * (decode/gate.h): a thread's start and exit make about 20 of them (its
+ * TLS), and a program of many short threads spent most of its recording
+ * on them.  A hook that is not in the jump form, or a full scratch page,
+ * keeps its plain stop at every call. */
+static void gate_heap(struct tracer *tr, int i)
+{
+	struct aspace *as = &tr->proc->as;
+	struct bpt *b = bpt_find(&as->bpts, as->hook_addr[i]);
+	if (!b || !b->jump || b->kind != BK_HOOK || b->data != i)
+		return;
+	struct gate_range r[GATE_MAX_RANGES];
+	size_t n = 0;
+	for (size_t k = 0; k < as->mods.n && n < GATE_MAX_RANGES; k++)
+		if (as->mods.m[k].xhi > as->mods.m[k].xlo && libc_module(tr, &as->mods.m[k]))
+			r[n++] = (struct gate_range){ as->mods.m[k].xlo, as->mods.m[k].xhi };
+	uint8_t code[GATE_SIZE];
+	uint64_t at = bpt_scratch_alloc(&as->bpts, GATE_SIZE);
+	size_t len = at ? gate_encode(code, at, r, n, hook_defs[i].op == OP_FREE, b->slot + 1, b->slot) : 0;
+	/* the gate first, then the hook's jump to it */
+	if (len && ptu_write(tr->proc->memfd, at, code, len) == 0 &&
+	    bpt_jump_to(&as->bpts, b->addr, at) == 0)
+		avt_debug("%s: calls from libc pass a gate", hook_defs[i].name);
 }
 
 /* The innermost call of a spec's function t is in (by its return frame:
@@ -604,10 +646,7 @@ static int push_ret(struct tracer *tr, struct tthread *t, struct user_regs_struc
 
 static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 {
-	for (size_t i = 0; i < tr->proc->nthr; i++)
-		if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == fs)
-			return tr->proc->thr[i];
-	return NULL;
+	return process_by_fs(tr->proc, fs);
 }
 
 static void wake_waiters(struct tracer *tr, enum twait w, uint64_t obj, bool all)

@@ -207,10 +207,7 @@ static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_stat
 		/* glibc hands a joined thread's thread block (its pthread_t) to
 		 * the next thread it creates: a join of that pthread_t is of the
 		 * new thread, never of the dead one that had it before */
-		for (size_t i = 0; i < tr->proc->nthr; i++)
-			if (tr->proc->thr[i] && tr->proc->thr[i] != c && tr->proc->thr[i]->fs_base == r.fs_base)
-				tr->proc->thr[i]->fs_base = 0;
-		c->fs_base = r.fs_base;
+		process_set_fs(tr->proc, c, r.fs_base);
 	}
 	tr_emit(tr, t, AVT_EV_CREATE, c->lid, 0, site, 0, 0);
 	return true;
@@ -228,7 +225,7 @@ static int on_exec(struct tracer *tr, struct tthread *t, const struct ptu_status
 		 * which hands the same addresses to its own threads (ASLR off):
 		 * a join there must not find a thread of the old image */
 		if (o && o != t)
-			o->fs_base = 0;
+			process_set_fs(tr->proc, o, 0);
 	}
 	t->tid = tr->proc->pid;
 	t->priv->nrets = 0;
@@ -471,6 +468,7 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 		tree_on_stop(tr, pid, &s); /* a light process: resumed there */
 		return WR_WAIT;
 	}
+	tr->stats.stops++;
 	struct tthread *t = tr_by_tid(tr, pid);
 	struct next n;
 	if (gone) {
@@ -749,10 +747,9 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 		    struct tthread **last, size_t *nlast)
 {
 	*nrun = *nlast = 0;
-	for (size_t i = 0; i < tr->proc->nthr; i++) {
-		struct tthread *t = tr->proc->thr[i];
-		if (!t)
-			continue;
+	process_prune(tr->proc);
+	for (size_t i = 0; i < tr->proc->nlive; i++) {
+		struct tthread *t = tr->proc->live[i];
 		int c = model_can_run(tr, t);
 		if (c == 1)
 			run[(*nrun)++] = t;
@@ -763,8 +760,8 @@ static void collect(struct tracer *tr, struct tthread **run, size_t *nrun,
 
 static bool all_dead(struct tracer *tr)
 {
-	for (size_t i = 0; i < tr->proc->nthr; i++)
-		if (tr->proc->thr[i] && tr->proc->thr[i]->state != TS_DEAD)
+	for (size_t i = 0; i < tr->proc->nlive; i++)
+		if (tr->proc->live[i]->state != TS_DEAD)
 			return false;
 	return true;
 }
@@ -947,9 +944,9 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 		*obj = t->req.obj;
 		if (t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_JOIN) {
 			/* obj: the logical id of the thread it joins */
-			for (size_t i = 0; i < tr->proc->nthr; i++)
-				if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == t->req.obj)
-					*obj = tr->proc->thr[i]->lid;
+			const struct tthread *c = process_by_fs(tr->proc, t->req.obj);
+			if (c)
+				*obj = c->lid;
 			return "join";
 		}
 		*holder = model_holder(&tr->proc->model, t->req.obj);

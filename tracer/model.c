@@ -120,10 +120,7 @@ static bool lock_free_for(struct tracer *tr, uint64_t addr, uint32_t lid, bool w
 
 static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 {
-	for (size_t i = 0; i < tr->proc->nthr; i++)
-		if (tr->proc->thr[i] && tr->proc->thr[i]->fs_base == fs)
-			return tr->proc->thr[i];
-	return NULL;
+	return process_by_fs(tr->proc, fs);
 }
 
 int model_can_commit(struct tracer *tr, const struct tthread *t)

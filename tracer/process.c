@@ -34,6 +34,12 @@ static void free_threads(struct process *p)
 	free(p->thr);
 	p->thr = NULL;
 	p->nthr = p->capthr = 0;
+	free(p->live);
+	p->live = NULL;
+	p->nlive = p->caplive = 0;
+	free(p->fsmap);
+	p->fsmap = NULL;
+	p->fscap = p->fsused = 0;
 }
 
 void process_free(struct process *p)

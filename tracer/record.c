@@ -496,6 +496,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "forks_untraced", json_integer(st->forks_untraced));
 	json_object_set_new(m, "execs", json_integer(st->execs));
 	json_object_set_new(m, "preemptions", json_integer(st->preemptions));
+	json_object_set_new(m, "ptrace_stops", json_integer((json_int_t)st->stops));
 	json_object_set_new(m, "seconds", json_real(res->seconds));
 	snprintf(path, sizeof path, "%s/meta.json", rec->dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);

@@ -133,9 +133,9 @@ bool sched_is_sleep_call(int hook)
 
 bool sched_others_could_run(struct tracer *tr, struct tthread *t, bool last_resorts)
 {
-	for (size_t i = 0; i < tr->proc->nthr; i++) {
-		struct tthread *o = tr->proc->thr[i];
-		if (!o || o == t)
+	for (size_t i = 0; i < tr->proc->nlive; i++) {
+		struct tthread *o = tr->proc->live[i];
+		if (o == t)
 			continue;
 		int c = model_can_run(tr, o);
 		if (c == 1 || (c == 2 && last_resorts))

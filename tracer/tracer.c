@@ -421,7 +421,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	announce_modules(tr);
 	if (features_plant(tr, t) < 0)
 		return -1;
-	t->fs_base = r->fs_base;
+	process_set_fs(tr->proc, t, r->fs_base);
 	return 0;
 }
 

@@ -301,6 +301,8 @@ struct tracer_stats {
 	uint64_t agent_scripts;  /* hand-over scripts begun */
 	uint64_t agent_extras;   /* accesses the recording does not have, made
 	                            in-process within a budget */
+	uint64_t stops;          /* waitpid reports of the recorded process's
+	                            tasks: what a thread costs (issue 30) */
 };
 const struct tracer_stats *tracer_stats(const struct tracer *tr);
 

@@ -196,6 +196,16 @@ struct process {
 	struct model model;
 	struct tthread **thr; /* its threads, by logical id */
 	size_t nthr, capthr;
+	/* the same threads but those seen dead by the last process_prune, by
+	 * logical id: what the loop's scans go through, so that a program
+	 * that started thousands of threads, a few at a time, costs each
+	 * step the threads alive, not all it ever had */
+	struct tthread **live;
+	size_t nlive, caplive;
+	/* fs_base -> logical id + 1 (0 empty, FS_GONE deleted), open
+	 * addressing: a join finds its thread without a scan (thread.c) */
+	struct fs_slot { uint64_t fs; uint32_t lid1; } *fsmap;
+	size_t fscap, fsused;
 };
 
 /* process.c */
@@ -203,6 +213,14 @@ struct process {
 struct process *process_new(pid_t pid);
 /* Its threads, its model, its address space; closes its memory. */
 void process_free(struct process *p);
+/* Drops the threads now dead from p->live (thread.c). */
+void process_prune(struct process *p);
+/* t's pthread_t is fs now (0: none).  glibc hands a joined thread's
+ * thread block to the next thread it creates: another thread that had fs
+ * loses it, so at most one thread has a given fs (thread.c). */
+void process_set_fs(struct process *p, struct tthread *t, uint64_t fs);
+/* The thread whose pthread_t is fs, dead or alive, or NULL. */
+struct tthread *process_by_fs(const struct process *p, uint64_t fs);
 
 /* sanitizer.c: a program built with a sanitizer runtime */
 struct sanitizer {

@@ -10,10 +10,10 @@ size_t tracer_pick_view(struct tracer *tr, const struct tthread *self, struct tr
 	size_t n = 0, no = 0;
 	if (self->preempted) /* the next pick would make it give way first */
 		return 0;
-	for (size_t i = 0; i < tr->proc->nthr; i++) {
-		struct tthread *o = tr->proc->thr[i];
+	for (size_t i = 0; i < tr->proc->nlive; i++) {
+		struct tthread *o = tr->proc->live[i];
 		int c = 0;
-		if (!o || o->state == TS_DEAD)
+		if (o->state == TS_DEAD)
 			continue;
 		if (o->state == TS_NEW || (o != self && o->state == TS_RUNNING))
 			return 0; /* its first stop, or its request, may come at any time */

@@ -52,6 +52,7 @@ static void setup(void)
 static void teardown(void)
 {
 	model_release(&proc.model);
+	free(proc.fsmap);
 }
 
 /* t stops at a request of hook name on obj */
@@ -124,11 +125,18 @@ END_TEST
 
 START_TEST(join_waits_for_exit)
 {
-	th[2].fs_base = 0x7000;
+	process_set_fs(&proc, &th[2], 0x7000); /* T2's pthread_t */
 	request(&th[0], "pthread_join", 0x7000);
 	ck_assert_int_eq(model_can_run(&tr, &th[0]), 0);
 	th[2].state = TS_DEAD;
 	ck_assert_int_eq(model_can_run(&tr, &th[0]), 1);
+	/* glibc gives the pthread_t to a new thread: the join is of T1 now */
+	th[1].state = TS_READY;
+	process_set_fs(&proc, &th[1], 0x7000);
+	ck_assert_uint_eq(th[2].fs_base, 0);
+	ck_assert_int_eq(model_can_run(&tr, &th[0]), 0);
+	process_set_fs(&proc, &th[1], 0x9000);
+	ck_assert_int_eq(model_can_run(&tr, &th[0]), 1); /* no thread has it: nothing to wait for */
 }
 END_TEST
 

@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# A program that starts 5,000 short threads, 100 at a time (issue 30,
+# shape 6; tests/targets/many_threads.c): what a thread costs the
+# recording is counted in ptrace stops, not timed.  A thread costs about
+# 7 (its creation's call and return, its clone and exit events, its exit,
+# its join's call and return); the heap hooks' stops for libc's own calls
+# (its TLS: ~20 a thread) pass a gate with no stop (decode/gate.h).
+
+# limit: 300
+t_many_threads_stops_and_bytes_per_thread() {
+	need_jq
+	local threads stops events bytes
+	avt_timed 240 record -q -o out -- "$(target many_threads)" 5000 100 >out.stdout 2>out.stderr ||
+		fail "record of many_threads failed: $(head -c 300 out.stderr)"
+	expect_match "$(cat out.stdout)" '^counter=5000$' "many_threads' output"
+	threads=$(jq -r .threads out/meta.json)
+	stops=$(jq -r .ptrace_stops out/meta.json)
+	events=$(jq -r .events out/meta.json)
+	bytes=$(stat -c %s out/trace.avt)
+	echo "$threads threads, $stops ptrace stops, $events events, $bytes bytes" >&3
+	expect_eq "$threads" 5001 "threads recorded"
+	[ "$stops" -gt 0 ] || fail "meta.json has no ptrace_stops count: $stops"
+	[ "$((stops / threads))" -le 12 ] || fail "$((stops / threads)) ptrace stops per thread (at most 12: libc's heap calls must not stop)"
+	[ "$((bytes / events))" -le 100 ] || fail "$((bytes / events)) bytes per event (issue 30: at most 100)"
+}
+
+# `avtrace test` on the same shape, smaller: no bug to find (the program
+# is correct under every schedule), so exit 0 and no report.  A bounded
+# exploration (--explore 20) keeps it to runs, not seconds.
+# limit: 240
+t_many_threads_test_finds_nothing() {
+	TEST_LIMIT=200 run_test out --explore 20 -- "$(target many_threads)" 300 50
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test"
+	expect_eq "$(reports out)" 0 "reports"
+	expect_match "$(cat out.test)" 'no bug reproduced' "the verdict"
+}
