@@ -129,6 +129,8 @@ static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 int model_can_commit(struct tracer *tr, const struct tthread *t)
 {
 	const struct treq *q = &t->req;
+	if (q->hook == HK_FUTEX)
+		return futex_can_commit(tr, t);
 	if (q->hook < 0)
 		return 1;
 	if (q->never)
@@ -185,6 +187,11 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 		 * others then block on that lock: let it run, as a last resort,
 		 * a bounded number of times between two events */
 		return t->woken ? 1 : tr->rescue ? 2 : 0;
+	case TW_FUTEX:
+		/* a timed wait may always time out; an untimed one may have
+		 * been woken by what the model does not see (another process,
+		 * a thread's exit), as a bounded last resort */
+		return t->woken ? 1 : t->priv->fx.timed || tr->rescue ? 2 : 0;
 	case TW_UNKNOWN:
 	case TW_SLEEP:
 		return 2;

@@ -313,6 +313,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		.access_scope = opts->access_scope,
 		.stack_depth = opts->stack_depth, .agent_lib = opts->agent_lib,
 		.sync_spec = opts->sync_spec, .sync_spec_name = opts->sync_spec_name,
+		.futex = opts->futex,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -446,6 +447,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 		json_array_append_new(watch, json_string(tracer_watch_name(rec->tr, i)));
 	json_object_set_new(m, "watch", watch);
 	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
+	json_object_set_new(m, "futex", json_boolean(rec->opts.futex));
 	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
 	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
 	if (rec->opts.access_scope && *rec->opts.access_scope)

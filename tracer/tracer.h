@@ -60,6 +60,8 @@ enum twait {
 	TW_TIMED,    /* a timed wait: may always proceed, by timing out */
 	TW_UNKNOWN,  /* blocked in the kernel on something unmodelled */
 	TW_SLEEP,    /* in a sleeping call (nanosleep, poll, ...): proceeds by itself */
+	TW_FUTEX,    /* a futex wait of the program's own (--futex): needs a
+	                wake on wait_obj */
 };
 
 /* A pending request (what the thread does when next committed). */
@@ -193,6 +195,9 @@ struct tracer_opts {
 	 * run free once they forked the next (none: the launched program) */
 	const unsigned *fork_path;
 	size_t nfork_path;
+	bool futex;            /* the program's own futex calls are events
+	                          (futex.c, --futex): a seccomp filter in
+	                          every process of the tree */
 };
 
 /* Reads and checks the sync spec at path (syncspec.c): 0 and its text in

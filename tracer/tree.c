@@ -282,7 +282,10 @@ void tree_focus_exec(struct tracer *tr)
 static void light_start(struct tracer *tr, pid_t child, int node)
 {
 	tid_add(&tr->tree, child, node);
-	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)LIGHT_OPTS) < 0)
+	/* --futex: it has the filter, whose stops it must take (each let go
+	 * in tree_on_stop): untraced for them, its futex would fail */
+	long opts = LIGHT_OPTS | (tr->opts.futex ? PTRACE_O_TRACESECCOMP : 0);
+	if (ptrace(PTRACE_SETOPTIONS, child, 0L, opts) < 0)
 		avt_debug("tree: %d: cannot set its options: %s", (int)child, strerror(errno));
 	ptu_resume(child, 0);
 }
