@@ -102,3 +102,20 @@ t_futex_forked_child_runs() {
 	expect_eq "$(jq -r .futex out/procs/0001/meta.json)" true "the child's recording's futex"
 	expect_eq "$(jq -r .exit_status out/procs/0001/meta.json)" 0 "the child's exit status recorded alone"
 }
+
+# The parent a forked child's recording re-runs (its fork path) is let go
+# once it has forked it; with the futex filter it stays traced, so its own
+# futex call after the fork works (untraced it gets ENOSYS), and the child,
+# which is told what the call returned, exits 0.
+# limit: 120
+t_futex_fork_path_parent_traced() {
+	need_jq
+	natively fork_futex_parent
+	REC_OPTS=--futex record out fork_futex_parent
+	expect_recorded out 0
+	expect_eq "$(jq -r '.processes[1].recording' out/tree.json)" procs/0001 "the child's recording"
+	expect_eq "$(jq -r .exit_status out/procs/0001/meta.json)" 0 \
+		"the child's exit status recorded alone (1: its parent's futex failed)"
+	replay out/procs/0001 --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of replaying the child's recording"
+}
