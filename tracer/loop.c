@@ -985,5 +985,9 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 	}
 	tr->proc->alive = false;
+	/* the filter cannot be taken out of a process (futex.c) */
+	if (tr->opts.futex)
+		avt_warn("recorded with --futex: the program keeps avtrace's futex filter, and detached "
+			 "(gdb takes no seccomp stops) its futex calls fail with ENOSYS");
 	return tr->proc->pid;
 }
