@@ -216,6 +216,7 @@ bool futex_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s
 	struct user_regs_struct r;
 	if (!tr->opts.futex)
 		return false;
+	tr->stats.futex_stops++; /* --futex's cost: one ptrace stop each */
 	*n = nx(NX_LET_GO); /* no event: as if it had not stopped */
 	/* the process is going: nothing more happens (drain_exit) */
 	if (tr->exiting || tr->fatal_sig || ptu_getregs(t->tid, &r) < 0)

@@ -297,6 +297,8 @@ struct tracer_stats {
 	unsigned preemptions;
 	unsigned kernel_waits;
 	unsigned stuck_waits;  /* turns ended at once: asleep on a private untimed futex */
+	uint64_t futex_stops;  /* --futex: the recorded process's futex calls
+	                          stopped by the filter (events or let go) */
 	unsigned mutexes, condvars;
 	uint64_t heap_blocks;  /* blocks the heap's hooks saw allocated */
 	uint64_t agent_events; /* events that came through the in-process agent */
