@@ -79,8 +79,8 @@ t_futex_lock_ok_passes() {
 
 # The lost update under the futex lock is found and replays: by
 # exploration (predictions do not know the futex word is a lock yet, so
-# theirs replay INFEASIBLE; docs/futex.md), in the first of 20 runs
-# whose seeds are fixed.
+# theirs replay INFEASIBLE; docs/futex.md), within 20 runs whose seeds
+# are fixed (run 4 found it).
 # limit: 200
 t_futex_lock_bug_found() {
 	natively futex_lock
