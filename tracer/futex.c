@@ -267,27 +267,6 @@ int futex_plant(struct tracer *tr, struct tthread *t, char *why, size_t len)
 	return 0;
 }
 
-/* Would t's wait request sleep in the kernel now?  (Only one thread runs:
- * the word cannot change between this look and the call.) */
-static bool wait_sleeps(struct tracer *tr, const struct tthread *t)
-{
-	const struct treq *q = &t->req;
-	uint32_t v;
-	if (ptu_read(tr->proc->pid, q->obj, &v, sizeof v) < 0)
-		return false; /* EFAULT at once */
-	if (t->priv->fx.cls == FC_LOCK_PI)
-		return (v & FUTEX_TID_MASK) && (q->size & FUTEX_CMD_MASK) != FUTEX_TRYLOCK_PI;
-	return v == (uint32_t)q->obj2;
-}
-
-int futex_can_commit(struct tracer *tr, const struct tthread *t)
-{
-	if (t->req.kind != AVT_EV_FUTEX_WAIT)
-		return 1;
-	/* a blocking request: never while another thread could run */
-	return wait_sleeps(tr, t) ? 2 : 1;
-}
-
 /* The oldest waiter on word not woken yet, or NULL. */
 static struct tthread *oldest_waiter(struct tracer *tr, uint64_t word)
 {
@@ -329,7 +308,7 @@ void futex_commit(struct tracer *tr, struct tthread *t)
 		}
 		return;
 	}
-	if (!wait_sleeps(tr, t))
+	if (!model_futex_sleeps(tr, t))
 		return; /* the word changed: it returns at once (EAGAIN) */
 	t->wait = TW_FUTEX;
 	t->wait_obj = q->obj;

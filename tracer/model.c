@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/futex.h>
+
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
@@ -126,11 +128,23 @@ static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 	return NULL;
 }
 
+/* (here, not in futex.c: the model is below the features) */
+bool model_futex_sleeps(struct tracer *tr, const struct tthread *t)
+{
+	const struct treq *q = &t->req;
+	uint32_t v;
+	if (ptu_read(tr->proc->pid, q->obj, &v, sizeof v) < 0)
+		return false; /* EFAULT at once */
+	if (t->priv->fx.cls == FC_LOCK_PI)
+		return (v & FUTEX_TID_MASK) && (q->size & FUTEX_CMD_MASK) != FUTEX_TRYLOCK_PI;
+	return v == (uint32_t)q->obj2;
+}
+
 int model_can_commit(struct tracer *tr, const struct tthread *t)
 {
 	const struct treq *q = &t->req;
-	if (q->hook == HK_FUTEX)
-		return futex_can_commit(tr, t);
+	if (q->hook == HK_FUTEX) /* a wait that sleeps: never while another could run */
+		return q->kind == AVT_EV_FUTEX_WAIT && model_futex_sleeps(tr, t) ? 2 : 1;
 	if (q->hook < 0)
 		return 1;
 	if (q->never)

@@ -437,9 +437,6 @@ bool futex_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s
 int futex_filter_install(void);
 /* The class of system call nr with futex op (pure). */
 enum futex_class futex_classify(long nr, unsigned op);
-/* Can t's futex request be committed: 1 yes, 2 only as a last resort (it
- * would sleep until another thread wakes it). */
-int futex_can_commit(struct tracer *tr, const struct tthread *t);
 /* Commit t's futex request: the event, the wait or the waiters woken. */
 void futex_commit(struct tracer *tr, struct tthread *t);
 /* t stopped by an interrupt: still inside its futex wait (re-executed when
@@ -595,6 +592,10 @@ int32_t agent_access_left_now(struct tracer *tr, int idx);
 /* Can t commit its request now?  1 yes, 0 no, 2 only as a last resort
  * (a timed lock of a held lock: it can only time out). */
 int model_can_commit(struct tracer *tr, const struct tthread *t);
+/* Would t's futex wait request (HK_FUTEX) sleep in the kernel now?  Only
+ * one thread runs: the word cannot change between this look and the
+ * call.  (A PI lock: while the word has an owner.) */
+bool model_futex_sleeps(struct tracer *tr, const struct tthread *t);
 /* Can a kernel-waiting thread be resumed with a chance of progress? 1 yes,
  * 0 no, 2 only as a last resort. */
 int model_can_wake(struct tracer *tr, const struct tthread *t);
