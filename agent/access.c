@@ -30,8 +30,9 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val)
 	 * replace it (a timed wait seen failing with EAGAIN: fidelity_waits). */
 	int saved = errno;
 	/* shared (not FUTEX_PRIVATE): avtrace wakes it through its own
-	 * mapping of the region when it ends a script */
-	long rc = syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+	 * mapping of the region when it ends a script; the mark: no stop
+	 * under avtrace's futex filter (--futex) */
+	long rc = syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, AVT_AGENT_FUTEX_MARK);
 	errno = saved;
 	return rc;
 }

@@ -72,6 +72,22 @@ static void print_stack_text(struct names *n, const struct avt_stack *st)
 	putchar('\n');
 }
 
+
+/* A futex event's operation (its size field: the futex op with its
+ * flags), as futex(2) names it, lower case: "wait_private", "wake", ... */
+static const char *futex_op_name(uint16_t op, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"wait", "wake", "fd", "requeue", "cmp_requeue", "wake_op", "lock_pi",
+		"unlock_pi", "trylock_pi", "wait_bitset", "wake_bitset",
+		"wait_requeue_pi", "cmp_requeue_pi", "lock_pi2",
+	};
+	unsigned cmd = op & 127u; /* FUTEX_CMD_MASK for the ops there are */
+	snprintf(buf, len, "%s%s%s", cmd < sizeof names / sizeof names[0] ? names[cmd] : "waitv",
+		 op & 128u ? "_private" : "", op & 256u ? "_clock_realtime" : "");
+	return buf;
+}
+
 static void print_json(struct names *n, const struct avt_event *ev, const struct avt_stack *st)
 {
 	char site[512], obj[256], tmp[64];
@@ -112,6 +128,11 @@ static void print_json(struct names *n, const struct avt_event *ev, const struct
 	}
 	if (avt_kind_is_access(ev->kind))
 		json_object_set_new(o, "size", json_integer(ev->size));
+	if (ev->kind == AVT_EV_FUTEX_WAIT || ev->kind == AVT_EV_FUTEX_WAKE) {
+		json_object_set_new(o, "futex_op", json_string(futex_op_name(ev->size, tmp, sizeof tmp)));
+		json_object_set_new(o, ev->kind == AVT_EV_FUTEX_WAIT ? "val" : "count",
+				    json_integer((json_int_t)ev->obj2));
+	}
 	const char *s = n ? names_site(n, ev, site, sizeof site, &func) : NULL;
 	if (!n && !(ev->site_mod == AVT_MOD_NONE && !ev->site_off)) {
 		snprintf(site, sizeof site, "%u+0x%llx", ev->site_mod, (unsigned long long)ev->site_off);
@@ -171,6 +192,9 @@ static void print_text(struct names *n, const struct avt_event *ev, const struct
 		snprintf(obj, sizeof obj, "0x%llx", (unsigned long long)ev->obj);
 	if (ev->kind == AVT_EV_WAIT && n)
 		snprintf(extra, sizeof extra, " (releases %s)", names_obj_or_addr(n, ev->obj2, site, sizeof site));
+	if (ev->kind == AVT_EV_FUTEX_WAIT || ev->kind == AVT_EV_FUTEX_WAKE)
+		snprintf(extra, sizeof extra, " (%s, %s %llu)", futex_op_name(ev->size, site, sizeof site),
+			 ev->kind == AVT_EV_FUTEX_WAIT ? "val" : "count", (unsigned long long)ev->obj2);
 	if (n)
 		names_site(n, ev, site, sizeof site, &func);
 	else if (!(ev->site_mod == AVT_MOD_NONE && !ev->site_off))

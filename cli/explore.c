@@ -78,7 +78,8 @@ static const char explore_help[] =
 	"  -t, --timeout S    abandon a run after S seconds (default 10; 0.001..1e6)\n"
 	"      --oracle CMD   as for replay: a run whose stdout fails CMD is a bug\n"
 	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
-	"                     --sync-spec, --no-agent too\n"
+	"                     --sync-spec, --futex, --no-agent too (a recording's\n"
+	"                     --futex is its runs' too)\n"
 	"      --no-agent     also: the runs on ptrace alone (a recording made with\n"
 	"                     the agent runs through it: SURW's events that need no\n"
 	"                     decision, and the walks decided ahead, are taken\n"
@@ -532,6 +533,7 @@ static int explore_option(struct explore_cmd *x, int c)
 	case 0x110:
 		x->ro.sync_spec_name = optarg;
 		return arg_sync_spec(optarg, &x->ro.sync_spec) < 0 ? -1 : 0;
+	case 0x111: x->ro.futex = true; return 0;
 	case 0x102: x->no_agent = true; return 0;
 	case 'q': avt_quiet = 1; return 0;
 	case 'h': fputs(explore_help, stdout); return 2;
@@ -579,7 +581,7 @@ static int explore_options(struct explore_cmd *x, int argc, char **argv)
 		{ "watch", required_argument, 0, 'w' }, { "no-auto-watch", no_argument, 0, 'W' },
 		{ "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "no-heap", no_argument, 0, 'H' }, { "quiet", no_argument, 0, 'q' },
-		{ "sync-spec", required_argument, 0, 0x110 },
+		{ "sync-spec", required_argument, 0, 0x110 }, { "futex", no_argument, 0, 0x111 },
 		{ "no-agent", no_argument, 0, 0x102 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};

@@ -52,6 +52,15 @@ static const char record_help[] =
 	"      --sync-spec FILE  these functions are locks, condition variables,\n"
 	"                     once or thread create/join too (docs/sync-spec.md;\n"
 	"                     GLib's are known without one); replays use it too\n"
+	"      --futex        the program's own futex calls (a hand-written lock,\n"
+	"                     GLib's bit locks, C++ atomic wait) as futex_wait /\n"
+	"                     futex_wake events and scheduling points, by a\n"
+	"                     seccomp filter that stops PROG at each futex call\n"
+	"                     (libc's own are let go at once); replays, explore\n"
+	"                     and verify do the same.  Off by default: PROG and\n"
+	"                     every process it starts keep the filter, and one\n"
+	"                     left running untraced gets ENOSYS from futex\n"
+	"                     (docs/futex.md)\n"
 	"      --stacks       record each event's call stack, with the identity of\n"
 	"                     each function call (for the atomicity detector;\n"
 	"                     walked by the modules' unwind tables)\n"
@@ -111,6 +120,7 @@ int cmd_record(int argc, char **argv)
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "agent", no_argument, 0, 'A' },
 		{ "no-agent", no_argument, 0, 'n' }, { "sync-spec", required_argument, 0, 0x102 },
+		{ "futex", no_argument, 0, 0x103 },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct record_opts o = { .dir = "avtrace-out", .cpu = default_cpu(), .keep_stdin = !isatty(0), .slice_ms = 10,
@@ -149,6 +159,7 @@ int cmd_record(int argc, char **argv)
 				return EXIT_USAGE;
 			o.sync_spec_name = optarg;
 			break;
+		case 0x103: o.futex = true; break;
 		case 'K': o.stack_depth = o.stack_depth ? o.stack_depth : 8; break;
 		case 'N': o.stack_depth = 0; break;
 		case 'A': agent = 1; break;

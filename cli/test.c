@@ -71,7 +71,7 @@ static const char test_help[] =
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
 	"                     0.001..1e6)\n"
 	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"
-	"                     --sync-spec too\n"
+	"                     --sync-spec, --futex too\n"
 	"      --no-stacks    do not record call stacks (they are on: each function\n"
 	"                     call is a transaction for the atomicity detector)\n"
 	"      --stack-depth N  frames per event (default 8, at most 16)\n"
@@ -483,6 +483,7 @@ static int record_option(struct test_run *tr, int c)
 	case 0x110:
 		ro->sync_spec_name = optarg;
 		return arg_sync_spec(optarg, &ro->sync_spec) < 0 ? -1 : 0;
+	case 0x111: ro->futex = true; return 0;
 	case 'n': tr->agent = 0; return 0;
 	case 'a': tr->agent = 1; return 0;
 	case 'q': avt_quiet = 1; return 0;
@@ -562,7 +563,7 @@ static int test_options(struct test_run *tr, int argc, char **argv)
 		{ "no-auto-watch", no_argument, 0, 'W' }, { "no-access", no_argument, 0, 'W' }, { "access-scope", required_argument, 0, 0x101 },
 		{ "stacks", no_argument, 0, 'K' }, { "stack-depth", required_argument, 0, 'k' },
 		{ "no-stacks", no_argument, 0, 'N' }, { "no-heap", no_argument, 0, 'H' },
-		{ "sync-spec", required_argument, 0, 0x110 },
+		{ "sync-spec", required_argument, 0, 0x110 }, { "futex", no_argument, 0, 0x111 },
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' },
 		{ "atomic", required_argument, 0, 'A' }, { "explore", required_argument, 0, 'E' },
 		{ "no-explore", no_argument, 0, 'X' }, { "seed", required_argument, 0, 'S' },

@@ -762,6 +762,7 @@ static int record_new(struct verify_ctx *c, char **argv)
 		/* the recording's sync spec, if any (checked when planted) */
 		.sync_spec = json_string_value(json_object_get(m->json, "sync_spec")),
 		.sync_spec_name = json_string_value(json_object_get(m->json, "sync_spec_file")),
+		.futex = m->futex, /* the same events, the same filter */
 	};
 	int rc = 0;
 	if (agent_choice(c->no_agent ? 0 : -1, &ro.agent_lib))

@@ -89,6 +89,7 @@ static int load_meta(struct replay *rp)
 	m->executable = m->cwd = NULL;
 	const char *exe = rp->exe, *bid = m->build_id;
 	rp->no_heap = !m->heap;
+	rp->futex = m->futex;
 	rp->agent = json_is_string(json_object_get(m->json, "agent"));
 	json_t *sec = json_object_get(m->json, "seconds");
 	rp->recorded_s = json_is_number(sec) ? json_number_value(sec) : 0;
@@ -458,6 +459,7 @@ int replay_launch(struct replay *rp)
 		.access_scope = rp->access_scope,
 		.fork_path = rp->fork_path, .nfork_path = rp->nfork_path,
 		.sync_spec = rp->sync_spec, .sync_spec_name = rp->sync_spec_name,
+		.futex = rp->futex,
 	};
 	/* the recording's fast path: the same environment (the agent is
 	 * preloaded either way), the run token handed out step by step */

@@ -14,6 +14,7 @@ struct replay {
 	char **watch;                 /* --watch of the recording */
 	size_t nwatch;
 	bool no_heap;
+	bool futex;             /* the recording's --futex */
 	bool agent;                   /* recorded with the in-process agent */
 	bool access;                  /* the recording had access breakpoints */
 	unsigned access_budget;

@@ -456,4 +456,10 @@ static inline int avt_agent_take(struct avt_agent_hdr *h, struct avt_event *ev, 
 	}
 }
 
+/* The last argument (val3, which FUTEX_WAIT and FUTEX_WAKE ignore) of the
+ * agent's own futex calls on run_tid: avtrace's futex filter (--futex,
+ * tracer/futex.c) lets a FUTEX_WAIT or FUTEX_WAKE carrying it run without
+ * a stop, so the token's waits and wakes cost no ptrace stop each. */
+#define AVT_AGENT_FUTEX_MARK 0x41565446u /* "AVTF" */
+
 #endif

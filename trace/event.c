@@ -30,6 +30,8 @@ static const char *const kind_names[] = {
 	[AVT_EV_END] = "end",
 	[AVT_EV_FATAL_SIGNAL] = "fatal_signal",
 	[AVT_EV_RMW] = "rmw",
+	[AVT_EV_FUTEX_WAIT] = "futex_wait",
+	[AVT_EV_FUTEX_WAKE] = "futex_wake",
 };
 
 /* A kind added to the enum without a name would print as NULL. */

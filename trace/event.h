@@ -39,6 +39,11 @@ enum avt_kind {
 	AVT_EV_RMW,          /* read and write of obj in one instruction (lock add,
 	                        xchg, a successful cmpxchg, xadd, add to memory);
 	                        size = bytes; AVT_F_ATOMIC when locked */
+	AVT_EV_FUTEX_WAIT,   /* a futex wait by the program's own code (not libc's
+	                        inside a hooked call): obj = the futex word,
+	                        obj2 = the value it waits on, size = the futex op */
+	AVT_EV_FUTEX_WAKE,   /* a futex wake (or requeue, unlock_pi): obj = the
+	                        word, obj2 = how many it may wake, size = the op */
 	AVT_EV_KIND_COUNT
 };
 

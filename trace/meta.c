@@ -137,7 +137,7 @@ static int fields(struct mreader *r, struct avt_meta *m)
 			     AVT_META_MAX_WATCH);
 	if (flag(r, o, "heap", true, &m->heap) < 0 ||
 	    flag(r, o, "watch_auto", false, &m->watch_auto) < 0 ||
-	    flag(r, o, "access", false, &m->access) < 0)
+	    flag(r, o, "access", false, &m->access) < 0 || flag(r, o, "futex", false, &m->futex) < 0)
 		return -1;
 	json_t *ab = json_object_get(o, "access_budget");
 	if (ab && (!json_is_integer(ab) || json_integer_value(ab) < 0 ||

@@ -36,6 +36,7 @@ struct avt_meta {
 	bool access;        /* access breakpoints were on (default false) */
 	unsigned access_budget; /* their budget (0: the default) */
 	char *access_scope;     /* --access-scope, or NULL */
+	bool futex;         /* --futex: futex calls were events (default false) */
 	json_t *json;       /* the whole object */
 };
 

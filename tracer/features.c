@@ -3,7 +3,8 @@
  * tracer_int.h): the hooks of the synchronization functions (and the heap's),
  * the avtrace.h probes, the target's unwinders, the dynamic linker's
  * notification of dlopen, the --watch watchpoints, the agent's fast path,
- * the access breakpoints.  Each plants itself on a new image (at its entry
+ * the access breakpoints, the program's own futex calls (--futex: seccomp
+ * stops, on_seccomp).  Each plants itself on a new image (at its entry
  * point), on a module mapped later, forgets an old image at exec, and is
  * released with the session; the launch code (tracer.c) goes through this
  * table alone, in its order: the agent before the access breakpoints,
@@ -230,6 +231,8 @@ static const struct tracer_feature features[] = {
 	{ .name = "agent", .plant = agent_f_plant, .exec_reset = agent_exec_reset },
 	{ .name = "access", .plant = access_f_plant, .plant_module = access_f_plant_module,
 	  .release = access_release, .on_hit = access_f_hit, .kinds = BIT(BK_ACCESS) },
+	{ .name = "futex", .plant = futex_plant, .exec_reset = futex_exec_reset,
+	  .on_seccomp = futex_on_seccomp },
 };
 
 #define NFEATURES (sizeof features / sizeof features[0])
@@ -250,6 +253,15 @@ bool features_on_stray_trap(struct tracer *tr, struct tthread *t, struct ptu_sta
 		if (features[i].on_stray_trap && features[i].on_stray_trap(tr, t, s, r, n))
 			return true;
 	return false;
+}
+
+struct next features_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s)
+{
+	struct next n;
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (features[i].on_seccomp && features[i].on_seccomp(tr, t, s, &n))
+			return n;
+	return nx(NX_LET_GO);
 }
 
 int features_plant(struct tracer *tr, struct tthread *t)

@@ -389,6 +389,7 @@ static struct next on_event_stop(struct tracer *tr, struct tthread *t, struct tt
 		/* a group-stop or a late interrupt: not a decision point */
 		return nx(t == run || t->state == TS_RUNNING ? NX_RESUME : NX_HOLD);
 	}
+	futex_stopped(tr, t); /* still in its futex wait, or back out? */
 	return on_interrupt(tr, t);
 }
 
@@ -422,6 +423,8 @@ struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status 
 		return on_exit_event(tr, t, s, run);
 	case PTU_EV_STOP:
 		return on_event_stop(tr, t, run);
+	case PTU_EV_SECCOMP:
+		return features_on_seccomp(tr, t, s);
 	default:
 		return nx(NX_RESUME);
 	}
@@ -441,6 +444,11 @@ static enum wr act(struct tracer *tr, struct tthread *t, struct tthread *run, st
 	switch (n->kind) {
 	case NX_RESUME:
 		resume(tr, t);
+		return WR_WAIT;
+	case NX_LET_GO:
+		/* no grant: it may be inside the agent, whose token stays as
+		 * it is; a pending signal waits for a signal's stop */
+		resume_raw(t, 0);
 		return WR_WAIT;
 	case NX_STOP:
 		if (!t)
@@ -814,6 +822,8 @@ static void commit(struct tracer *tr, struct tthread *t)
 			AVT_F_ANNOTATED | AVT_F_SITE_EXACT, t->req.size);
 	else if (t->req.hook == HK_ACCESS)
 		access_commit(tr, t);
+	else if (t->req.hook == HK_FUTEX)
+		futex_commit(tr, t);
 	struct user_regs_struct now;
 	if (t->priv->regs_valid) {
 		r = now = t->priv->regs;
@@ -886,6 +896,8 @@ static enum tstep step(struct tracer *tr)
 		t->wait = TW_NONE;
 		t->priv->expect_block = false;
 	}
+	if (t->state == TS_READY || t->state == TS_REQ)
+		futex_wait_over(t); /* likewise out of a futex wait */
 	/* a script's turn ended with another thread: it is the current one
 	 * now, as if picked there (its time counted since it took over) */
 	struct tthread *ended = tr->run_last ? tr->run_last : t;
@@ -959,6 +971,7 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 		case TW_BARRIER: return "barrier";
 		case TW_SEM: return "sem";
 		case TW_SLEEP: return "sleep";
+		case TW_FUTEX: return "futex";
 		default: return "kernel";
 		}
 	}
@@ -998,5 +1011,9 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 	}
 	tr->proc->alive = false;
+	/* the filter cannot be taken out of a process (futex.c) */
+	if (tr->opts.futex)
+		avt_warn("recorded with --futex: the program keeps avtrace's futex filter, and detached "
+			 "(gdb takes no seccomp stops) its futex calls fail with ENOSYS");
 	return tr->proc->pid;
 }

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/futex.h>
+
 #include "ptrace_util.h"
 #include "tracer_int.h"
 
@@ -123,9 +125,23 @@ static struct tthread *thread_by_fs(struct tracer *tr, uint64_t fs)
 	return process_by_fs(tr->proc, fs);
 }
 
+/* (here, not in futex.c: the model is below the features) */
+bool model_futex_sleeps(struct tracer *tr, const struct tthread *t)
+{
+	const struct treq *q = &t->req;
+	uint32_t v;
+	if (ptu_read(tr->proc->pid, q->obj, &v, sizeof v) < 0)
+		return false; /* EFAULT at once */
+	if (t->priv->fx.cls == FC_LOCK_PI)
+		return (v & FUTEX_TID_MASK) && (q->size & FUTEX_CMD_MASK) != FUTEX_TRYLOCK_PI;
+	return v == (uint32_t)q->obj2;
+}
+
 int model_can_commit(struct tracer *tr, const struct tthread *t)
 {
 	const struct treq *q = &t->req;
+	if (q->hook == HK_FUTEX) /* a wait that sleeps: never while another could run */
+		return q->kind == AVT_EV_FUTEX_WAIT && model_futex_sleeps(tr, t) ? 2 : 1;
 	if (q->hook < 0)
 		return 1;
 	if (q->never)
@@ -182,6 +198,11 @@ int model_can_wake(struct tracer *tr, const struct tthread *t)
 		 * others then block on that lock: let it run, as a last resort,
 		 * a bounded number of times between two events */
 		return t->woken ? 1 : tr->rescue ? 2 : 0;
+	case TW_FUTEX:
+		/* a timed wait may always time out; an untimed one may have
+		 * been woken by what the model does not see (another process,
+		 * a thread's exit), as a bounded last resort */
+		return t->woken ? 1 : t->priv->fx.timed || tr->rescue ? 2 : 0;
 	case TW_UNKNOWN:
 	case TW_SLEEP:
 		return 2;

@@ -57,6 +57,9 @@ void ptu_decode(int st, struct ptu_status *out)
 	case PTRACE_EVENT_STOP:
 		out->stop = PTU_EV_STOP;
 		return;
+	case PTRACE_EVENT_SECCOMP:
+		out->stop = PTU_EV_SECCOMP;
+		return;
 	default:
 		out->stop = PTU_OTHER;
 		return;
@@ -94,6 +97,7 @@ const char *ptu_stop_name(enum ptu_stop s)
 {
 	static const char *const names[] = {
 		"exited", "killed", "signal", "clone", "fork", "exec", "exit", "vfork-done", "stop", "other",
+		"seccomp",
 	};
 	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }

@@ -29,6 +29,9 @@ enum ptu_stop {
 	PTU_EV_STOP,     /* PTRACE_EVENT_STOP: interrupt, group-stop or new seized
 	                    thread; resume with 0 */
 	PTU_OTHER,       /* anything else: resume with 0 */
+	PTU_EV_SECCOMP,  /* PTRACE_EVENT_SECCOMP: a system call the seccomp
+	                    filter sends to the tracer (futex.c), stopped at
+	                    its entry; resume with 0 to run it */
 };
 
 struct ptu_status {

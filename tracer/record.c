@@ -313,6 +313,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		.access_scope = opts->access_scope,
 		.stack_depth = opts->stack_depth, .agent_lib = opts->agent_lib,
 		.sync_spec = opts->sync_spec, .sync_spec_name = opts->sync_spec_name,
+		.futex = opts->futex,
 	};
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
@@ -416,6 +417,31 @@ static char *hex(const uint8_t *b, size_t n, char *buf)
 	return buf;
 }
 
+/* The recording's options that its replays take again (heap, --futex,
+ * access breakpoints, the sync spec) and what they did. */
+static void meta_options(json_t *m, struct recorder *rec, const struct tracer_stats *st)
+{
+	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
+	json_object_set_new(m, "futex", json_boolean(rec->opts.futex));
+	json_object_set_new(m, "futex_stops", json_integer((json_int_t)st->futex_stops));
+	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
+	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
+	if (rec->opts.access_scope && *rec->opts.access_scope)
+		json_object_set_new(m, "access_scope", json_string(rec->opts.access_scope));
+	/* the spec itself: every replay plants the same hooks, wherever it runs */
+	if (rec->opts.sync_spec) {
+		json_object_set_new(m, "sync_spec", json_string(rec->opts.sync_spec));
+		json_object_set_new(m, "sync_spec_file", json_string(rec->opts.sync_spec_name ? rec->opts.sync_spec_name : ""));
+	}
+	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
+	json_object_set_new(m, "access_sites", json_integer(as->sites));
+	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));
+	json_object_set_new(m, "access_stubs", json_integer(as->stubs));
+	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
+	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
+	json_object_set_new(m, "access_covers", json_integer(as->covers));
+}
+
 static int write_meta(struct recorder *rec, const struct record_result *res)
 {
 	json_t *m = json_object(), *argv = json_array();
@@ -445,23 +471,7 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	for (size_t i = 0; i < tracer_watch_count(rec->tr); i++)
 		json_array_append_new(watch, json_string(tracer_watch_name(rec->tr, i)));
 	json_object_set_new(m, "watch", watch);
-	json_object_set_new(m, "heap", json_boolean(!rec->opts.no_heap));
-	json_object_set_new(m, "access", json_boolean(tracer_access_on(rec->tr)));
-	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
-	if (rec->opts.access_scope && *rec->opts.access_scope)
-		json_object_set_new(m, "access_scope", json_string(rec->opts.access_scope));
-	/* the spec itself: every replay plants the same hooks, wherever it runs */
-	if (rec->opts.sync_spec) {
-		json_object_set_new(m, "sync_spec", json_string(rec->opts.sync_spec));
-		json_object_set_new(m, "sync_spec_file", json_string(rec->opts.sync_spec_name ? rec->opts.sync_spec_name : ""));
-	}
-	const struct tracer_access_stats *as = tracer_access_stats(rec->tr);
-	json_object_set_new(m, "access_sites", json_integer(as->sites));
-	json_object_set_new(m, "access_disarmed", json_integer(as->disarmed));
-	json_object_set_new(m, "access_stubs", json_integer(as->stubs));
-	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
-	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
-	json_object_set_new(m, "access_covers", json_integer(as->covers));
+	meta_options(m, rec, st);
 	json_object_set_new(m, "stack_depth", json_integer(rec->opts.stack_depth));
 	json_object_set_new(m, "agent", rec->opts.agent_lib ? json_string(rec->opts.agent_lib) : json_false());
 	json_object_set_new(m, "agent_events", json_integer((json_int_t)st->agent_events));

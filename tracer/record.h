@@ -35,6 +35,7 @@ struct record_opts {
 	const char *agent_lib; /* --agent: preload this in-process agent */
 	const char *sync_spec; /* --sync-spec: the spec's text, or NULL */
 	const char *sync_spec_name; /* its file */
+	bool futex;           /* --futex: futex calls as events (tracer_opts.futex) */
 	/* a process of another recording's tree (cli/tree.c): */
 	const char *cwd;      /* where it ran (NULL: here) */
 	char *const *envp;    /* its environment (NULL: ours) */

@@ -250,6 +250,10 @@ static void child_exec(struct tracer *tr, int errfd, pid_t parent)
 		_exit(127);
 	raise(SIGSTOP);
 	prctl(PR_SET_PDEATHSIG, 0); /* PROG's own state, as without avtrace */
+	/* --futex: its futex calls stop for avtrace (futex.c); asked for,
+	 * so a filter that cannot be installed is a failure to start */
+	if (tr->opts.futex && futex_filter_install() < 0)
+		goto fail;
 	if (tr->opts.envp)
 		execve(tr->exe, tr->opts.argv, tr->opts.envp);
 	else
@@ -519,7 +523,8 @@ int tracer_launch(struct tracer *tr)
 		return -1;
 	}
 	long opts = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		    PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		    (tr->opts.futex ? PTRACE_O_TRACESECCOMP : 0);
 	if (ptrace(PTRACE_SEIZE, tr->proc->pid, 0L, opts) < 0) {
 		int e = errno;
 		kill(tr->proc->pid, SIGKILL);

@@ -60,6 +60,8 @@ enum twait {
 	TW_TIMED,    /* a timed wait: may always proceed, by timing out */
 	TW_UNKNOWN,  /* blocked in the kernel on something unmodelled */
 	TW_SLEEP,    /* in a sleeping call (nanosleep, poll, ...): proceeds by itself */
+	TW_FUTEX,    /* a futex wait of the program's own (--futex): needs a
+	                wake on wait_obj */
 };
 
 /* A pending request (what the thread does when next committed). */
@@ -193,6 +195,9 @@ struct tracer_opts {
 	 * run free once they forked the next (none: the launched program) */
 	const unsigned *fork_path;
 	size_t nfork_path;
+	bool futex;            /* the program's own futex calls are events
+	                          (futex.c, --futex): a seccomp filter in
+	                          every process of the tree */
 };
 
 /* Reads and checks the sync spec at path (syncspec.c): 0 and its text in
@@ -292,6 +297,8 @@ struct tracer_stats {
 	unsigned preemptions;
 	unsigned kernel_waits;
 	unsigned stuck_waits;  /* turns ended at once: asleep on a private untimed futex */
+	uint64_t futex_stops;  /* --futex: the recorded process's futex calls
+	                          stopped by the filter (events or let go) */
 	unsigned mutexes, condvars;
 	uint64_t heap_blocks;  /* blocks the heap's hooks saw allocated */
 	uint64_t agent_events; /* events that came through the in-process agent */

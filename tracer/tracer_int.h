@@ -35,6 +35,7 @@ enum {
 	HK_PROBE = -4, /* an avtrace.h probe: read, write, begin, end */
 	HK_FRAME = -5, /* a user function's return watched for --stacks */
 	HK_ACCESS = -6, /* an access breakpoint: read, write, rmw */
+	HK_FUTEX = -7, /* a futex call of the program's own (futex.c, --futex) */
 };
 
 /* A USDT argument operand (probes.c). */
@@ -148,6 +149,15 @@ struct tracer_priv_thread {
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
 	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
 	long held_nr;          /* that call's syscall number */
+	struct {               /* its futex call (futex.c) */
+		bool restart;      /* interrupted in a wait it re-executes */
+		bool in_wait;      /* committed into a wait, not back yet */
+		bool exact;        /* the request's site is the syscall itself */
+		bool timed;        /* the wait has a timeout */
+		uint8_t cls;       /* enum futex_class of the request */
+		uint64_t word2;    /* a requeue's or wake_op's second word */
+		uint32_t n2;       /* wake_op: how many on word2 */
+	} fx;
 };
 
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
@@ -168,6 +178,8 @@ struct aspace {
 	struct access *acc;     /* access breakpoints (access.c), NULL when off */
 	struct sym *sym;        /* live-process symbolizer, made on first use */
 	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
+	uint64_t syscall_fn;    /* libc's syscall() (futex.c), 0: not found */
+	uint64_t syscall_fn_size;
 };
 
 /* aspace.c */
@@ -306,6 +318,8 @@ enum next_kind {
 	NX_HOLD,      /* it stays stopped; no scheduling point */
 	NX_EXITED,    /* the whole target is gone */
 	NX_ERROR,
+	NX_LET_GO,    /* resume it as it was, the agent's run token untouched:
+	                 a system call stop that is no event (futex.c) */
 };
 
 struct next {
@@ -403,6 +417,10 @@ struct tracer_feature {
 	 * was this feature's, *n the decision. */
 	bool (*on_stray_trap)(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			      const struct user_regs_struct *r, struct next *n);
+	/* A system call the seccomp filter sent to the tracer, t stopped at
+	 * its entry: true when it was this feature's, *n the decision. */
+	bool (*on_seccomp)(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+			   struct next *n);
 };
 int features_plant(struct tracer *tr, struct tthread *t);
 void features_plant_module(struct tracer *tr, const struct elfmod *m);
@@ -414,6 +432,36 @@ struct next features_on_hit(struct tracer *tr, struct tthread *t, const struct b
 /* A trap at no breakpoint: true when a feature took it (*n its decision). */
 bool features_on_stray_trap(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			    const struct user_regs_struct *r, struct next *n);
+/* A seccomp stop: the decision of the feature that took it, else let go
+ * (the call runs). */
+struct next features_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s);
+
+/* futex.c: futex calls as events (--futex, tracer_opts.futex) */
+enum futex_class {
+	FC_NONE,     /* not a wait nor a wake (FUTEX_FD, another call) */
+	FC_WAIT,     /* sleeps while the word holds the value given */
+	FC_LOCK_PI,  /* a priority-inheritance lock: sleeps while the word has an owner */
+	FC_WAKE,     /* wakes waiters (wake, wake_op, requeue, unlock_pi) */
+};
+/* The feature's entries (features.c): plant (libc's syscall()), a new
+ * image, a seccomp stop. */
+int futex_plant(struct tracer *tr, struct tthread *t, char *why, size_t len);
+void futex_exec_reset(struct tracer *tr);
+bool futex_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s,
+		      struct next *n);
+/* In the target, before exec: futex and futex_waitv stop for the tracer,
+ * nothing else does, nor the agent's own futex calls (0, or -1 with
+ * errno). */
+int futex_filter_install(void);
+/* The class of system call nr with futex op (pure). */
+enum futex_class futex_classify(long nr, unsigned op);
+/* Commit t's futex request: the event, the wait or the waiters woken. */
+void futex_commit(struct tracer *tr, struct tthread *t);
+/* t stopped by an interrupt: still inside its futex wait (re-executed when
+ * resumed), or out of it (the wait is over)? */
+void futex_stopped(struct tracer *tr, struct tthread *t);
+/* t is out of its futex wait (it reached another point): no waiter now. */
+void futex_wait_over(struct tthread *t);
 
 /* tracer.c */
 struct tthread *thread_add(struct tracer *tr, pid_t tid, uint32_t parent);
@@ -569,6 +617,10 @@ int32_t agent_access_left_now(struct tracer *tr, int idx);
 /* Can t commit its request now?  1 yes, 0 no, 2 only as a last resort
  * (a timed lock of a held lock: it can only time out). */
 int model_can_commit(struct tracer *tr, const struct tthread *t);
+/* Would t's futex wait request (HK_FUTEX) sleep in the kernel now?  Only
+ * one thread runs: the word cannot change between this look and the
+ * call.  (A PI lock: while the word has an owner.) */
+bool model_futex_sleeps(struct tracer *tr, const struct tthread *t);
 /* Can a kernel-waiting thread be resumed with a chance of progress? 1 yes,
  * 0 no, 2 only as a last resort. */
 int model_can_wake(struct tracer *tr, const struct tthread *t);

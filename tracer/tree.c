@@ -282,7 +282,10 @@ void tree_focus_exec(struct tracer *tr)
 static void light_start(struct tracer *tr, pid_t child, int node)
 {
 	tid_add(&tr->tree, child, node);
-	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)LIGHT_OPTS) < 0)
+	/* --futex: it has the filter, whose stops it must take (each let go
+	 * in tree_on_stop): untraced for them, its futex would fail */
+	long opts = LIGHT_OPTS | (tr->opts.futex ? PTRACE_O_TRACESECCOMP : 0);
+	if (ptrace(PTRACE_SETOPTIONS, child, 0L, opts) < 0)
 		avt_debug("tree: %d: cannot set its options: %s", (int)child, strerror(errno));
 	ptu_resume(child, 0);
 }
@@ -291,6 +294,22 @@ static void light_start(struct tracer *tr, pid_t child, int node)
  * is a copy of the focus's (breakpoints included), and the old focus,
  * its original code given back, runs free.  Only a focus that never had
  * a second thread can hand over: its one thread becomes the child's. */
+/* The old focus of a fork path runs free from now on.  Under --futex it
+ * has the filter, whose futex calls fail with ENOSYS once nobody traces
+ * it: it stays a light process instead (killed at tree_end all the same,
+ * reaped by the tree's drain). */
+static void let_go(struct tracer *tr, pid_t pid, int node)
+{
+	if (!tr->opts.futex) {
+		ptrace(PTRACE_DETACH, pid, 0L, 0L);
+		return;
+	}
+	tid_add(&tr->tree, pid, node);
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0L, (long)(LIGHT_OPTS | PTRACE_O_TRACESECCOMP)) < 0)
+		avt_debug("tree: %d: cannot set its options: %s", (int)pid, strerror(errno));
+	ptu_resume(pid, 0);
+}
+
 static int take_fork(struct tracer *tr, pid_t child, int node)
 {
 	struct process *pr = tr->proc;
@@ -303,7 +322,7 @@ static int take_fork(struct tracer *tr, pid_t child, int node)
 		return -1;
 	bpt_restore_all(&pr->as.bpts, pr->memfd);
 	struct tthread *t = pr->thr[0];
-	ptrace(PTRACE_DETACH, pr->pid, 0L, 0L);
+	let_go(tr, pr->pid, tr->tree.focus);
 	close(pr->memfd);
 	pr->memfd = fd;
 	pr->pid = child;
@@ -508,7 +527,9 @@ void tree_end(struct tracer *tr)
 	struct tree *t = &tr->tree;
 	for (size_t i = 0; i < t->nancestors; i++)
 		kill(t->ancestors[i], SIGKILL);
-	if (t->nancestors) /* the launched one is avtrace's child */
+	/* the launched one is avtrace's child; one kept traced (let_go) is
+	 * reaped with the tree's other light processes */
+	if (t->nancestors && !tree_owns(tr, t->ancestors[0]))
 		waitpid(t->ancestors[0], NULL, 0);
 	t->nancestors = 0;
 }

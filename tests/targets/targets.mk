@@ -294,3 +294,6 @@ $(CMAKE_PROJ_BIN)/bank_test: tests/targets/cmake_proj/CMakeLists.txt tests/targe
 		-DCMAKE_C_COMPILER="$$(command -v $(CC))" >$(CMAKE_PROJ_BIN).log
 	MAKEFLAGS= $(CMAKE) --build $(CMAKE_PROJ_BIN) >>$(CMAKE_PROJ_BIN).log
 	touch $@
+
+# futex_lock_ok is futex_lock.c with FUTEX_LOCK_OK defined (it includes it)
+tests/targets/bin/futex_lock_ok: tests/targets/futex_lock.c

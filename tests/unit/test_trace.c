@@ -500,7 +500,7 @@ START_TEST(test_kind_names)
 		"none", "start", "exit", "create", "join", "acquire", "release",
 		"trylock_fail", "rd_acquire", "wr_acquire", "wait", "signal",
 		"broadcast", "barrier", "sem_wait", "sem_post", "read", "write",
-		"begin", "end", "fatal_signal", "rmw",
+		"begin", "end", "fatal_signal", "rmw", "futex_wait", "futex_wake",
 	};
 
 	ck_assert_uint_eq(sizeof(names) / sizeof(names[0]), AVT_EV_KIND_COUNT);
