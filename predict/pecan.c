@@ -416,6 +416,20 @@ static int count_site(struct pec *c, struct site_grp *g, const uint32_t *site, u
 	return 0;
 }
 
+/* Candidate k into the table, counted in its site group g (NULL: the
+ * group of site, hash h, new). */
+static int add_counted(struct pec *c, const struct pr_cand *k, struct site_grp *g,
+		       const uint32_t *site, uint64_t h)
+{
+	if (pr_cands_add(c->cs, k) < 0)
+		return -1;
+	if (count_site(c, g, site, h) < 0) {
+		avt_error("cannot predict: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* The match of the bindings for pattern c->p.  Most matches either
  * happened in the recorded order or fall in a site group that is full:
  * those are told first, from the small arrays. */
@@ -456,13 +470,7 @@ static int add_match(struct pec *c)
 	 * reads fewer events than the candidate table's key (both are pure) */
 	if (!feasible(c, k.ev) || pr_cands_has(c->cs, &k))
 		return 0;
-	if (pr_cands_add(c->cs, &k) < 0)
-		return -1;
-	if (count_site(c, g, site, h) < 0) {
-		avt_error("cannot predict: out of memory");
-		return -1;
-	}
-	return 0;
+	return add_counted(c, &k, g, site, h);
 }
 
 /* ---- the search ---- */
@@ -820,13 +828,7 @@ static int pair_add(struct pec *c, const struct pr_pat *pp, const struct vacc *b
 	k.thr[1] = a->thr;
 	k.ev[0] = c->tev[b->x];
 	k.ev[1] = k.order = c->tev[a->x];
-	if (pr_cands_add(c->cs, &k) < 0)
-		return -1;
-	if (count_site(c, NULL, site, h) < 0) {
-		avt_error("cannot predict: out of memory");
-		return -1;
-	}
-	return 1;
+	return add_counted(c, &k, NULL, site, h) < 0 ? -1 : 1;
 }
 
 /* Access b of variable v, now the latest of its (thread, site, type):
