@@ -6,21 +6,29 @@
 # its join's call and return); the heap hooks' stops for libc's own calls
 # (its TLS: ~20 a thread) pass a gate with no stop (decode/gate.h).
 
-# limit: 300
+# The heap hooks' share is the difference from a recording with
+# --no-heap (no heap hooks at all): under 1 stop a thread, with the agent
+# or without it (the rest, about 7 a thread with the agent and 13 on
+# ptrace alone, is the threads' own).
+# limit: 400
 t_many_threads_stops_and_bytes_per_thread() {
 	need_jq
-	local threads stops events bytes
+	local threads stops events bytes plain
 	avt_timed 240 record -q -o out -- "$(target many_threads)" 5000 100 >out.stdout 2>out.stderr ||
 		fail "record of many_threads failed: $(head -c 300 out.stderr)"
 	expect_match "$(cat out.stdout)" '^counter=5000$' "many_threads' output"
+	avt_timed 240 record -q --no-heap -o plain -- "$(target many_threads)" 5000 100 >plain.stdout 2>plain.stderr ||
+		fail "record --no-heap of many_threads failed: $(head -c 300 plain.stderr)"
 	threads=$(jq -r .threads out/meta.json)
 	stops=$(jq -r .ptrace_stops out/meta.json)
+	plain=$(jq -r .ptrace_stops plain/meta.json)
 	events=$(jq -r .events out/meta.json)
 	bytes=$(stat -c %s out/trace.avt)
-	echo "$threads threads, $stops ptrace stops, $events events, $bytes bytes" >&3
+	echo "$threads threads, $stops ptrace stops ($plain with --no-heap), $events events, $bytes bytes" >&3
 	expect_eq "$threads" 5001 "threads recorded"
-	[ "$stops" -gt 0 ] || fail "meta.json has no ptrace_stops count: $stops"
-	[ "$((stops / threads))" -le 12 ] || fail "$((stops / threads)) ptrace stops per thread (at most 12: libc's heap calls must not stop)"
+	[ "$stops" -gt 0 ] && [ "$plain" -gt 0 ] || fail "meta.json has no ptrace_stops count: $stops, $plain"
+	[ "$(((stops - plain) / threads))" -lt 1 ] ||
+		fail "the heap hooks made $(((stops - plain) / threads)) ptrace stops per thread (libc's own heap calls must not stop)"
 	[ "$((bytes / events))" -le 100 ] || fail "$((bytes / events)) bytes per event (issue 30: at most 100)"
 }
 
