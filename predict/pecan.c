@@ -416,6 +416,17 @@ static int count_site(struct pec *c, struct site_grp *g, const uint32_t *site, u
 	return 0;
 }
 
+/* An empty PECAN candidate of pattern pp. */
+static struct pr_cand pecan_cand(const struct pr_pat *pp)
+{
+	struct pr_cand k;
+	memset(&k, 0, sizeof k);
+	k.det = PR_DET_PECAN;
+	k.pat = PR_PAT_PECAN;
+	k.pp = pp;
+	return k;
+}
+
 /* Candidate k into the table, counted in its site group g (NULL: the
  * group of site, hash h, new). */
 static int add_counted(struct pec *c, const struct pr_cand *k, struct site_grp *g,
@@ -452,11 +463,7 @@ static int add_match(struct pec *c)
 		*f = *g;
 		return 0;
 	}
-	struct pr_cand k;
-	memset(&k, 0, sizeof k);
-	k.det = PR_DET_PECAN;
-	k.pat = PR_PAT_PECAN;
-	k.pp = p;
+	struct pr_cand k = pecan_cand(p);
 	k.nthr = p->nthr;
 	memcpy(k.thr, c->thr, sizeof k.thr);
 	k.nev = p->n;
@@ -817,11 +824,7 @@ static int pair_add(struct pec *c, const struct pr_pat *pp, const struct vacc *b
 	uint64_t h = sites_hash(pp, site);
 	if (site_group(c, site, h))
 		return 0;
-	struct pr_cand k;
-	memset(&k, 0, sizeof k);
-	k.det = PR_DET_PECAN;
-	k.pat = PR_PAT_PECAN;
-	k.pp = pp;
+	struct pr_cand k = pecan_cand(pp);
 	k.pair = true;
 	k.nthr = k.nev = 2;
 	k.thr[0] = b->tw >> 1;
