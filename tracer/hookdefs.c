@@ -12,11 +12,14 @@
 #define BUILTIN_HOOKS \
 	{ .name = "pthread_create", .op = OP_CREATE }, \
 	{ .name = "pthread_join", .op = OP_JOIN }, \
-	{ .name = "pthread_mutex_lock", .op = OP_LOCK }, \
+	/* ld.so takes its TLS lock through these at every thread's start \
+	 * (dl_load_tls_lock), C11's mtx_lock and mtx_unlock call them: \
+	 * calls that are no event, gated (hooks.c, gate_internal) */ \
+	{ .name = "pthread_mutex_lock", .op = OP_LOCK, .flags = HF_GATED }, \
 	{ .name = "pthread_mutex_trylock", .op = OP_TRYLOCK }, \
 	{ .name = "pthread_mutex_timedlock", .op = OP_TIMEDLOCK }, \
 	{ .name = "pthread_mutex_clocklock", .op = OP_TIMEDLOCK }, \
-	{ .name = "pthread_mutex_unlock", .op = OP_UNLOCK }, \
+	{ .name = "pthread_mutex_unlock", .op = OP_UNLOCK, .flags = HF_GATED }, \
 	{ .name = "pthread_rwlock_rdlock", .op = OP_RDLOCK }, \
 	{ .name = "pthread_rwlock_wrlock", .op = OP_WRLOCK }, \
 	{ .name = "pthread_rwlock_tryrdlock", .op = OP_TRYRDLOCK }, \

@@ -200,7 +200,7 @@ static int hook_one(struct tracer *tr, int i, const struct elfmod *where, const 
 	return 0;
 }
 
-static void gate_heap(struct tracer *tr, int i);
+static void gate_internal(struct tracer *tr, int i);
 
 /* The user's code was mapped late (dlopen) into a process that had none:
  * the heap's hooks from now on (blocks allocated before have no name). */
@@ -228,7 +228,7 @@ static void hook_heap_late(struct tracer *tr, const struct elfmod *m)
 		if (syms[k].value && hook_one(tr, (int)idx[k], lib, &syms[k], why, sizeof why) < 0)
 			avt_warn("%s", why);
 		else if (syms[k].value)
-			gate_heap(tr, (int)idx[k]);
+			gate_internal(tr, (int)idx[k]);
 }
 
 void hooks_plant_module(struct tracer *tr, const struct elfmod *m)
@@ -285,8 +285,8 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		}
 		if (hook_one(tr, (int)i, where, &syms[i], why, whylen) < 0)
 			return -1;
-		if (hop_is_heap(hook_defs[i].op) && lib)
-			gate_heap(tr, (int)i);
+		if ((hop_is_heap(hook_defs[i].op) || (hook_defs[i].flags & HF_GATED)) && lib)
+			gate_internal(tr, (int)i);
 	}
 	if (tr->san.asan)
 		find_interceptors(tr);
@@ -374,13 +374,16 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 	return false;
 }
 
-/* Heap hook i's calls that hooks_heap_entry would only resume (from libc
- * or its dynamic linker; free(NULL)) pass its gate with no ptrace stop
- * (decode/gate.h): a thread's start and exit make about 20 of them (its
- * TLS), and a program of many short threads spent most of its recording
- * on them.  A hook that is not in the jump form, or a full scratch page,
- * keeps its plain stop at every call. */
-static void gate_heap(struct tracer *tr, int i)
+/* Hook i's calls that the hooks would only resume (from libc or its
+ * dynamic linker: internal_caller; free(NULL)) pass its gate with no
+ * ptrace stop (decode/gate.h).  The heap hooks: a thread's start and exit
+ * make about 20 such calls (its TLS); the HF_GATED lock hooks: ld.so's TLS
+ * lock, twice at every thread's creation.  A program of many short
+ * threads spent most of its recording on them.  Only those hooks: a gate
+ * takes GATE_SIZE bytes of the scratch page the access sites' slots and
+ * stubs need too.  A hook that is not in the jump form, or a full scratch
+ * page, keeps its plain stop at every call. */
+static void gate_internal(struct tracer *tr, int i)
 {
 	struct aspace *as = &tr->proc->as;
 	struct bpt *b = bpt_find(&as->bpts, as->hook_addr[i]);

@@ -82,7 +82,7 @@ static inline bool hop_is_heap(enum hop op)
 	return op >= OP_MALLOC;
 }
 
-/* Hooks of a sync spec (hook_def.flags). */
+/* Hooks of a sync spec (hook_def.flags); HF_GATED is a built-in's. */
 enum {
 	HF_SPEC = 1,          /* from a sync spec (syncspec.c, docs/sync-spec.md) */
 	HF_RECURSIVE = 2,     /* OP_LOCK, OP_TRYLOCK: the owner may take it again */
@@ -93,12 +93,14 @@ enum {
 	                         initializes), released at once when it returns 0 */
 	HF_WRAP = 32,         /* OP_CREATE, OP_JOIN: the pthread call inside it is
 	                         the event, at this call's site */
+	HF_GATED = 64,        /* built-in: libc and ld.so call it themselves, and
+	                         those calls pass a gate with no stop (hooks.c) */
 };
 
 struct hook_def {
 	const char *name;
 	enum hop op;
-	/* sync-spec hooks only (zero for the built-in ones) */
+	/* sync-spec hooks only (built-in ones: zero, or HF_GATED) */
 	unsigned flags;       /* HF_* */
 	const char *lib;      /* the module to look in; "": the program, then any */
 	uint8_t arg, arg2;    /* argument index of obj and (waits) of obj2 */
