@@ -370,6 +370,139 @@ HIDDEN int avt_heap_fast(uint64_t a0, uint64_t a1, uint64_t site, void **out, ui
 	return 0;
 }
 
+/*
+ * Threads: pthread_create and pthread_join.  Neither is an event at its
+ * entry on the ptrace path: the create event is emitted at the clone's
+ * stop (the kernel's, which stays), with the site the entry's stop kept;
+ * a join is an event, and waits while its thread lives.  So, for the
+ * token's holder with events left and no expected events (a walk's or a
+ * script's: those compare each event with the recording), in-process:
+ *
+ *   create  a call's record (the site, the caller's frame pointer) goes
+ *           into the ring, then the stub jumps to libc's unhooked copy
+ *           (raw[]): the clone's stop drains the record first
+ *   join    pthread_tryjoin_np, which never blocks: joined (the thread
+ *           had exited: the supervisor has its exit event already, since
+ *           the kernel clears its tid after that stop) commits the join
+ *           event; still running, the slot is cancelled and the stub jumps
+ *           to libc's pthread_join, the ptrace path, whose model waits
+ *
+ * The stub keeps the four argument registers for that jump and hands the
+ * C side the arguments, the caller's return address and frame pointer,
+ * and a word for the result: 0, return it; 1, jump to it.
+ */
+#define THREAD_STUB(name, fast)                                 \
+	__asm__(".text\n"                                       \
+		".globl " #name "\n"                            \
+		".type " #name ", @function\n"                  \
+		".p2align 4\n" #name ":\n"                      \
+		"	push %rdi\n"                            \
+		"	push %rsi\n"                            \
+		"	push %rdx\n"                            \
+		"	push %rcx\n"                            \
+		"	sub $8, %rsp\n" /* rsp 16-aligned */    \
+		"	mov 40(%rsp), %rdx\n" /* the site */    \
+		"	mov %rbp, %rcx\n"                       \
+		"	mov %rsp, %r8\n" /* the result */       \
+		"	call " #fast "\n"                       \
+		"	test %eax, %eax\n"                      \
+		"	jnz 1f\n"                               \
+		"	mov (%rsp), %rax\n"                     \
+		"	add $40, %rsp\n"                        \
+		"	ret\n"                                  \
+		"1:	mov (%rsp), %rax\n"                     \
+		"	add $8, %rsp\n"                         \
+		"	pop %rcx\n"                             \
+		"	pop %rdx\n"                             \
+		"	pop %rsi\n"                             \
+		"	pop %rdi\n"                             \
+		"	jmp *%rax\n"                            \
+		".size " #name ", .-" #name "\n")
+
+typedef int (*tryjoin_fn)(pthread_t, void **);
+enum { THR_CREATE, THR_JOIN, THR_TRYJOIN, N_THR };
+static void *thr_real[N_THR];
+
+/* libc's functions (found as real_ptrs finds the locks'; before glibc
+ * 2.34 they are libpthread's: the next definition then) */
+static void *thr_ptr(int i)
+{
+	static const struct { const char *name, *version; } fn[N_THR] = {
+		{ "pthread_create", "GLIBC_2.2.5" },
+		{ "pthread_join", "GLIBC_2.2.5" },
+		{ "pthread_tryjoin_np", "GLIBC_2.3.3" },
+	};
+	void *p = __atomic_load_n(&thr_real[i], __ATOMIC_ACQUIRE);
+	if (p)
+		return p;
+	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	p = libc ? dlvsym(libc, fn[i].name, fn[i].version) : NULL;
+	if (!p)
+		p = dlvsym(RTLD_NEXT, fn[i].name, fn[i].version);
+	if (libc)
+		dlclose(libc);
+	__atomic_store_n(&thr_real[i], p, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* May this thread take a thread call in-process (raw[which] published,
+ * no expected events)?  Reads expect_n before entering: a walk's or a
+ * script's budget compares every event with the recording. */
+static int thr_may(enum avt_agent_raw which)
+{
+	struct avt_agent_hdr *r = avt_ring;
+	return r && !avt_detached && !avt_depth &&
+	       atomic_load_explicit(&r->raw[which], memory_order_relaxed) &&
+	       !atomic_load_explicit(&r->expect_n, memory_order_relaxed);
+}
+
+HIDDEN int avt_create_fast(uint64_t a0, uint64_t a1, uint64_t site, uint64_t rbp, uint64_t *out);
+HIDDEN int avt_join_fast(uint64_t th, uint64_t retp, uint64_t site, uint64_t rbp, uint64_t *out);
+
+HIDDEN int avt_create_fast(uint64_t a0, uint64_t a1, uint64_t site, uint64_t rbp, uint64_t *out)
+{
+	(void)a0, (void)a1;
+	*out = (uint64_t)(uintptr_t)thr_ptr(THR_CREATE);
+	if (!thr_may(AVT_RAW_CREATE) || !avt_enter())
+		return 1;
+	int64_t ticket = avt_agent_claim(avt_ring, AVT_AGENT_UNLOCK_RESERVE);
+	if (ticket < 0) {
+		atomic_fetch_add_explicit(&avt_ring->full, 1, memory_order_relaxed);
+	} else {
+		avt_agent_commit_alloc(avt_ring, (uint64_t)ticket, AVT_RAW_CREATE, 0, rbp, 0, site,
+				       avt_my_tid);
+		*out = atomic_load_explicit(&avt_ring->raw[AVT_RAW_CREATE], memory_order_relaxed);
+	}
+	avt_leave();
+	return 1;
+}
+
+HIDDEN int avt_join_fast(uint64_t th, uint64_t retp, uint64_t site, uint64_t rbp, uint64_t *out)
+{
+	*out = (uint64_t)(uintptr_t)thr_ptr(THR_JOIN);
+	tryjoin_fn tryjoin = (tryjoin_fn)(uintptr_t)thr_ptr(THR_TRYJOIN);
+	lock_fn unused;
+	if (!tryjoin || !thr_may(AVT_RAW_JOIN))
+		return 1;
+	int64_t ticket = begin(AVT_RAW_JOIN, AVT_AGENT_UNLOCK_RESERVE, &unused, AVT_EV_JOIN,
+			       (void *)(uintptr_t)th, site);
+	if (ticket < 0)
+		return 1;
+	int rv = tryjoin((pthread_t)th, (void **)(uintptr_t)retp);
+	avt_agent_commit2(avt_ring, (uint64_t)ticket, rv ? AVT_EV_NONE : AVT_EV_JOIN, th, rbp, site,
+			  avt_my_tid);
+	if (!rv)
+		avt_agent_spend(avt_ring);
+	avt_leave();
+	if (rv)
+		return 1; /* running still (or an error): libc's join, on ptrace */
+	*out = 0;
+	return 0;
+}
+
+THREAD_STUB(pthread_create, avt_create_fast);
+THREAD_STUB(pthread_join, avt_join_fast);
+
 /* fork(): the child is not traced (avtrace detaches it, as without the
  * agent); it must never write into the parent's ring. */
 static void on_fork_child(void)
@@ -408,6 +541,8 @@ static int is_our_memfd(int fd)
 __attribute__((constructor)) static void agent_init(void)
 {
 	real_ptrs();
+	for (int i = 0; i < N_THR; i++)
+		thr_ptr(i);
 	const char *s = getenv(AVT_AGENT_ENV_FD);
 	if (!s || !*s)
 		return;

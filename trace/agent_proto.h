@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 5u
+#define AVT_AGENT_VERSION 6u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -78,6 +78,9 @@ enum avt_agent_raw {
 	AVT_RAW_CALLOC,            /* hooks are planted (a process with the */
 	AVT_RAW_REALLOC,           /* user's code); their records are not */
 	AVT_RAW_FREE,              /* events (avt_agent_commit_alloc) */
+	AVT_RAW_CREATE,            /* pthread_create: a call's record (its site) */
+	AVT_RAW_JOIN,              /* pthread_join: published = joins are taken
+	                              in-process (pthread_tryjoin_np, no copy) */
 	AVT_RAW_COUNT = 16,
 };
 
@@ -367,13 +370,13 @@ static inline int64_t avt_agent_claim(struct avt_agent_hdr *h, uint32_t reserve)
 
 /* Producer: fills the claimed slot and commits it (release: the consumer
  * that sees the commit word sees the event). */
-static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
-				    uint64_t obj, uint64_t site, uint32_t tid)
+static inline void avt_agent_commit2(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
+				     uint64_t obj, uint64_t obj2, uint64_t site, uint32_t tid)
 {
 	struct avt_agent_slot *s = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
 	s->ev.seq = 0;
 	s->ev.obj = obj;
-	s->ev.obj2 = 0;
+	s->ev.obj2 = obj2;
 	s->ev.site_off = site;
 	s->ev.thread = tid;
 	s->ev.tindex = 0;
@@ -382,6 +385,14 @@ static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, ui
 	s->ev.site_mod = AVT_MOD_NONE;
 	s->ev.size = 0;
 	atomic_store_explicit(&s->commit, ticket + 1, memory_order_release);
+}
+
+/* (obj2: a join's, the caller's frame pointer, as the ptrace hook reads
+ * it at the call's entry for a sanitizer's interceptor) */
+static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
+				    uint64_t obj, uint64_t site, uint32_t tid)
+{
+	avt_agent_commit2(h, ticket, kind, obj, 0, site, tid);
 }
 
 /* Producer: the same for an access through a stub (site i of the table):
@@ -405,11 +416,14 @@ static inline void avt_agent_commit_access(struct avt_agent_hdr *h, uint64_t tic
 	atomic_store_explicit(&sl->commit, ticket + 1, memory_order_release);
 }
 
-/* A slot that holds a heap record, not an event (a flag no event has):
+/* A slot that holds a call's record, not an event (a flag no event has):
  * tindex = the call (AVT_RAW_MALLOC .. AVT_RAW_FREE; free: obj is the
  * block freed), obj = the block returned (0: none), obj2 = the block
  * realloc was given, seq = the size asked for, site_off = the absolute
- * return address.  The supervisor makes of it what the ptrace hook's
+ * return address.  pthread_create's (tindex AVT_RAW_CREATE, before the
+ * call): site_off = its return address, obj2 = the caller's frame
+ * pointer; the supervisor keeps the site for the create event it emits
+ * at the clone's stop, as the ptrace hook's entry keeps it.  The supervisor makes of it what the ptrace hook's
  * return (or, for free, its entry) makes: no event, only avt_alloc_recs
  * (after_seq: the events drained before it). */
 #define AVT_AGENT_F_ALLOC 0x8000u

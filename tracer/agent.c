@@ -304,6 +304,8 @@ static const char *const raw_names[AVT_RAW_COUNT] = {
 	[AVT_RAW_CALLOC] = "calloc",
 	[AVT_RAW_REALLOC] = "realloc",
 	[AVT_RAW_FREE] = "free",
+	[AVT_RAW_CREATE] = "pthread_create",
+	[AVT_RAW_JOIN] = "pthread_join",
 };
 
 /* At the entry stop, hooks planted: the fast path may start.  A family
@@ -536,11 +538,15 @@ int32_t agent_access_left_now(struct tracer *tr, int idx)
 	return atomic_load(&avt_agent_sites(a->hdr)[idx].left);
 }
 
-/* A heap record (avt_agent_commit_alloc): the heap's records of the call,
- * after the events drained before it. */
+/* A call's record (avt_agent_commit_alloc): the heap's records of the
+ * call, after the events drained before it; pthread_create's site. */
 static void heap_record(struct tracer *tr, struct tthread *t, const struct avt_event *ev)
 {
 	static const enum hop ops[] = { OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE };
+	if (ev->tindex == AVT_RAW_CREATE) {
+		hooks_create_call(tr, t, ev->site_off, ev->obj2);
+		return;
+	}
 	if (ev->tindex < AVT_RAW_MALLOC || ev->tindex > AVT_RAW_FREE) {
 		tr->agent->foreign++;
 		return;
@@ -569,6 +575,13 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 	}
 	if (ev->flags & AVT_AGENT_F_ALLOC) {
 		heap_record(tr, t, ev);
+		return;
+	}
+	if (ev->kind == AVT_EV_JOIN) {
+		/* its own filter: a wrapper's join (g_thread_join) is the
+		 * wrapper's event, not a nested call */
+		hooks_join_call(tr, t, ev->obj, ev->site_off, ev->obj2);
+		tr->stats.agent_events += tr->seq - before;
 		return;
 	}
 	if (hooks_internal_caller(tr, t, ev->site_off))

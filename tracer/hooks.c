@@ -824,6 +824,32 @@ bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t
 	return true;
 }
 
+/* The built-in hook of op (its first: pthread_create, pthread_join), or -1. */
+static int builtin_hook(enum hop op)
+{
+	for (size_t i = 0; i < n_builtin_hooks; i++)
+		if (hook_defs[i].op == op)
+			return (int)i;
+	return -1;
+}
+
+void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp)
+{
+	int h = builtin_hook(OP_CREATE);
+	/* the filter and the site of hooks_request, the commit of commit_op */
+	if (h >= 0 && call_site(tr, t, h, &ret))
+		t->priv->create_site = interceptor_site(tr, ret, rbp);
+}
+
+void hooks_join_call(struct tracer *tr, struct tthread *t, uint64_t th, uint64_t ret, uint64_t rbp)
+{
+	int h = builtin_hook(OP_JOIN);
+	if (h < 0 || !call_site(tr, t, h, &ret))
+		return;
+	struct tthread *c = thread_by_fs(tr, th);
+	tr_emit(tr, t, AVT_EV_JOIN, c ? c->lid : UINT32_MAX, 0, interceptor_site(tr, ret, rbp), 0, 0);
+}
+
 int hooks_return(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	struct tracer_priv_thread *p = t->priv;

@@ -574,6 +574,12 @@ bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret);
  * false if the call is not the program's (internal_caller). */
 bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t rv,
 		     uint64_t size, uint64_t old, uint64_t site);
+/* pthread_create and pthread_join made in-process (the agent's records):
+ * what their entry stops make of them.  A create keeps its site for the
+ * clone's stop; a join emits its event.  ret: the call's return address,
+ * rbp: the caller's frame pointer (a sanitizer interceptor's site). */
+void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp);
+void hooks_join_call(struct tracer *tr, struct tthread *t, uint64_t th, uint64_t ret, uint64_t rbp);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */
 bool hooks_cancel_wait(struct tracer *tr, struct tthread *t);
