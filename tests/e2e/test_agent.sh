@@ -408,6 +408,26 @@ t_agent_exec() {
 	record_both perthread execer
 }
 
+# Thread creation and join in-process (docs/agent.md, "Threads"): the
+# same events as on ptrace, every one in order; a thread costs only the
+# kernel's stops (its clone, exit event and end: 3; 7 when the create and
+# join entries, and ld.so's TLS lock at each creation, stopped); the
+# recording replays, its joins waiting for their threads' exits.
+# limit: 240
+t_agent_threads_in_process() {
+	local threads stops
+	record_both global many_threads 300 30
+	threads=$(jq .threads a/meta.json)
+	stops=$(jq .ptrace_stops a/meta.json)
+	expect_eq "$threads" 301 "threads recorded"
+	[ "$((stops / threads))" -le 3 ] || fail "$stops ptrace stops for $threads threads: $((stops / threads)) a thread, at most 3"
+	replay a --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of the replay"
+	expect_match "$(cat a.replay)" '^PASS' "outcome of the replay"
+	expect_eq "$(avt dump -d a/replays/0000.avt --raw | awk '{ $1 = ""; print }')" \
+		"$(avt dump -d a --raw | awk '{ $1 = ""; print }')" "the replay's events"
+}
+
 # A recording made with the agent replays (replay uses ptrace only; the
 # recorded environment preloads the agent, which stays passive there).
 t_agent_replay() {
