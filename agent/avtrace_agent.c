@@ -4,7 +4,8 @@
  * Loaded into the target by LD_PRELOAD when avtrace records it (and when
  * it replays such a recording).  It interposes the lock, trylock and
  * unlock of mutexes, rwlocks (rdlock, wrlock and their try forms) and
- * spinlocks, and condition variables' signal and broadcast.  The supervisor still serializes the threads under ptrace
+ * spinlocks, condition variables' signal and broadcast, the heap's calls,
+ * and pthread_create and pthread_join.  The supervisor still serializes the threads under ptrace
  * (one runs at a time) and says which thread may take a fast path and for
  * how many events (the run token: run_tid, budget); what the agent saves
  * is the ptrace stop per uncontended operation:
