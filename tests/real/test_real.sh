@@ -85,7 +85,7 @@ glib_test() {
 	shift
 	[ -x "$prog" ] || skip "no $prog: GLib's installed tests are missing (scripts/setup --test installs libglib2.0-tests)"
 	timeout 120 "$prog" "$@" >native.out 2>&1 || fail "$name $* fails natively"
-	avt_timed 600 test -o t -- "$prog" "$@" >t.out 2>&1
+	avt_timed 300 test -o t -- "$prog" "$@" >t.out 2>&1
 	st=$?
 	sed 's/^/  | /' t.out >&3
 	expect_eq "$st" 0 "exit status of avtrace test on $name $*"
@@ -118,3 +118,22 @@ t_real_glib_asyncqueue() { glib_test asyncqueue -s /asyncqueue/threads; }
 # bitlock: its one case (g_bit_lock uncontended), whole.
 # limit: 400
 t_real_glib_bitlock() { glib_test bitlock; }
+
+# Left out (measured on this branch, same machine and load):
+# - mutex, rec-mutex: their multi-threaded cases are mutex5/rec-mutex4
+#   (stress loops of 13-30 s natively) and the perf cases: with -m quick
+#   those count to n_threads + 1, but every helper thread spins in
+#   `while (do_addition (&x))` (a lock, a test of x, an unlock) until main
+#   sets x with g_atomic_int_set; an explored schedule that keeps running
+#   a spinning helper never lets main reach that store, and the run ends at
+#   its time limit, counted infeasible (mutex contended/4: 2 of 100 runs,
+#   35 s; rec-mutex contended2: 23 of 100, 122 s; mutex without mutex5:
+#   196 s).  mutex1-4, rec-mutex1-3, rwlock1-6 are single-threaded.
+# - rwlock7/rwlock8: rwlock8 is 12 threads x 100,000 lock/unlock pairs:
+#   2,400,221 events recorded in 254 s, and each explored run of it ends
+#   at its time limit (41 of 41 infeasible, killed at 600 s).
+# - atomic: /atomic/threaded records 200,128 events (12.9 s) and explores
+#   at 0.2 runs/s: 75 runs passed in 380 s, killed at 416 s.
+# - once: exit 0, no report, but 2 of its 100 explored runs (201 threads)
+#   ended at their time limit, 156 s; the cause was not found.
+# - thread-pool: see the report of issue 29's branch glib36.
