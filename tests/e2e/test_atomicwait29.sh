@@ -27,7 +27,7 @@ aw_test() {
 	sed 's/^/  | /' "$1.out" >&3
 }
 
-# limit: 1200
+# limit: 1800
 t_atomicwait_bug_within_three_executions() {
 	local f=$SRC/atomic_wait.cc lr lw la i n
 	natively atomic_wait
