@@ -18,16 +18,20 @@ executions_to_bug() {
 	awk '/^  # / { on = 1; next } on && /^  [0-9]+ / { i++; if ($0 ~ / (BUG|DEADLOCK)( \(|$)/) { print i + 1; exit } }' "$1.out"
 }
 
-# aw_test OUT PROG: avtrace test -o OUT -- PROG, no flags; its output in
-# OUT.out (also in the log), its status in AW_STATUS.
+# aw_test OUT PROG [FLAG...]: avtrace test -o OUT [FLAG...] -- PROG; its
+# output in OUT.out (also in the log), its status in AW_STATUS.
 AW_STATUS=
 aw_test() {
-	avt_timed 280 test -o "$1" -- "$2" >"$1.out" 2>&1
+	local out=$1 prog=$2
+	shift 2
+	avt_timed 280 test -o "$out" "$@" -- "$prog" >"$out.out" 2>&1
 	AW_STATUS=$?
-	sed 's/^/  | /' "$1.out" >&3
+	sed 's/^/  | /' "$out.out" >&3
 }
 
-# limit: 1800
+# Run 1 with no flags; runs 2-10 skip the minimization that follows the
+# bug (about a minute a run under load, and not what is counted here).
+# limit: 900
 t_atomicwait_bug_within_three_executions() {
 	local f=$SRC/atomic_wait.cc lr lw la i n
 	natively atomic_wait
@@ -35,7 +39,11 @@ t_atomicwait_bug_within_three_executions() {
 	lw=$(marker_line "$f" "/* WRITE LINE") || exit
 	la=$(marker_line "$f" "/* ASSERT LINE */") || exit
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		aw_test "o$i" "$(target atomic_wait)"
+		if [ "$i" = 1 ]; then
+			aw_test "o$i" "$(target atomic_wait)"
+		else
+			aw_test "o$i" "$(target atomic_wait)" --no-minimize
+		fi
 		expect_eq "$AW_STATUS" 1 "exit status of avtrace test (run $i)"
 		n=$(executions_to_bug "o$i")
 		[ "${n:-99}" -le 3 ] || fail "run $i: the bug after ${n:-no} executions (more than 3)"
@@ -45,7 +53,7 @@ t_atomicwait_bug_within_three_executions() {
 		expect_no_match "$(cat "o$i.out")" '^no bug reproduced by the predictions' "exploration (run $i)"
 		expect_match "$(head -n 1 "o$i"/reports/*.txt)" \
 			"^BUG reproduced: SIGABRT in T[0-9]+ at atomic_wait[.]cc:$la \\(consumer\\)" "the report (run $i)"
-		expect_match "$(cat "o$i"/reports/*.txt)" "\\* +[0-9]+ +T[0-9]+ read payload +atomic_wait[.]cc:$lr \\(consumer\\)" \
+		expect_match "$(cat "o$i"/reports/*.txt)" "T[0-9]+ read payload +(at )?atomic_wait[.]cc:$lr" \
 			"the report names payload at the read (run $i)"
 	done
 }
