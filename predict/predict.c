@@ -274,6 +274,16 @@ static int fill(const struct pr_model *m, const struct pr_cand *cand, const stru
 		if (t->ev[c->ev[i]].kind != AVT_EV_WRITE)
 			p->writes_only = false;
 	p->site_pair = c->pair;
+	/* a race with a locked access is most often the program's own
+	 * synchronisation (std::atomic's flag, its waiter count): tried after
+	 * the races on plain data, where lost and stale values come from */
+	p->locked_race = p->plain_race = false;
+	if (c->det == PR_DET_PECAN && c->nev == 2 && !c->pair) {
+		for (uint32_t i = 0; i < c->nev; i++)
+			if (t->ev[c->ev[i]].flags & AVT_F_ATOMIC)
+				p->locked_race = true;
+		p->plain_race = !p->locked_race;
+	}
 	p->nblame = c->nblame;
 	memcpy(p->blame, c->blame, c->nblame * sizeof *c->blame);
 	p->sched = s;

@@ -78,6 +78,11 @@ struct prediction {
 	 * variable's order (docs/predict.md, PECAN, site pairs): ranked after
 	 * every other prediction */
 	bool site_pair;
+	/* pecan's race of two accesses: one of which is a locked instruction
+	 * (AVT_F_ATOMIC: a flag's xchg, a counter's lock xadd), or neither
+	 * (plain data).  When there are races of both kinds, the locked ones
+	 * are ranked after the plain ones (issue 29, tests/targets/atomic_wait.cc) */
+	bool locked_race, plain_race;
 	struct schedule *sched;    /* owned */
 	char *summary;             /* owned; one line, sites as module+0xoff */
 	/* sidetrack and penelope with call stacks: a site inside each

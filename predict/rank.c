@@ -278,6 +278,8 @@ static int pred_cmp(const void *pa, const void *pb)
 	 * end, never puts one before a prediction made without it */
 	if (a->site_pair != b->site_pair)
 		return a->site_pair ? 1 : -1;
+	if (a->locked_race != b->locked_race)
+		return a->locked_race ? 1 : -1;
 	if (oa && ob) {
 		/* the reader moved furthest first: it sees the state that differs
 		 * most from what the recording showed it */
@@ -313,6 +315,15 @@ static int pred_cmp(const void *pa, const void *pb)
 
 void pr_predictions_rank(struct prediction *p, size_t n)
 {
+	/* the races with a locked access go after the plain ones only when
+	 * there are plain ones: where every race is on words the program
+	 * updates with locked instructions (a lock-free stack's top: its ABA
+	 * is such a race), they keep their order among the others */
+	bool plain = false;
+	for (size_t i = 0; i < n; i++)
+		plain |= p[i].plain_race;
+	for (size_t i = 0; i < n && !plain; i++)
+		p[i].locked_race = false;
 	if (n)
 		qsort(p, n, sizeof *p, pred_cmp);
 	for (size_t i = 0; i < n; i++)

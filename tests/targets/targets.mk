@@ -56,6 +56,12 @@ tests/targets/bin/stacks_o2: tests/targets/stacks_o2.c tests/targets/targets.mk 
 tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
 	$(CXX) -std=gnu++17 $(OPT_CFLAGS) -o $@ $< $(TARGET_LDFLAGS)
 
+# C++20 std::atomic::wait/notify targets (issue 29): -std=c++20 for
+# <atomic>'s wait, -O0 -g like the C targets so the payload's store stays
+# where the source puts it (after the flag's, in the buggy one).
+tests/targets/bin/atomic_wait tests/targets/bin/atomic_wait_ok: tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
+	$(CXX) -std=c++20 -O0 -g -pthread -fno-omit-frame-pointer -Wall -Wextra -o $@ $< $(TARGET_LDFLAGS)
+
 tests/targets/bin/mutex_counter_static: tests/targets/mutex_counter.c tests/targets/targets.mk | tests/targets/bin
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $< $(TARGET_LDFLAGS)
 

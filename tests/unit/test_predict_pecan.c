@@ -534,6 +534,35 @@ START_TEST(rank_variables_then_threads)
 }
 END_TEST
 
+/* Issue 29 (tests/targets/atomic_wait.cc): a race with a locked access
+ * (a flag's xchg) goes after a race on plain data even when it has fewer
+ * context switches; with no plain race, the locked races keep their order
+ * among the other predictions (a lock-free stack's ABA is such a race). */
+START_TEST(rank_locked_races_after_plain)
+{
+	struct prediction p[3];
+	memset(p, 0, sizeof p);
+	p[0] = (struct prediction){ .detector = "flag", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 2, .locked_race = true };
+	p[1] = (struct prediction){ .detector = "atomicity", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 3 };
+	p[2] = (struct prediction){ .detector = "payload", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 5, .plain_race = true };
+	pr_predictions_rank(p, 3);
+	ck_assert_str_eq(p[0].detector, "atomicity");
+	ck_assert_str_eq(p[1].detector, "payload");
+	ck_assert_str_eq(p[2].detector, "flag");
+	/* no plain race: by context switches, the locked race first */
+	p[0] = (struct prediction){ .detector = "atomicity", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 3 };
+	p[1] = (struct prediction){ .detector = "flag", .pattern = "x", .nvars = 1, .nthreads = 2,
+				    .context_switches = 2, .locked_race = true };
+	pr_predictions_rank(p, 2);
+	ck_assert_str_eq(p[0].detector, "flag");
+	ck_assert_str_eq(p[1].detector, "atomicity");
+}
+END_TEST
+
 /* ---- site pairs ---- */
 
 static size_t npairs(void)
@@ -663,6 +692,7 @@ int main(void)
 	tcase_add_test(p, pattern_parse_valid);
 	tcase_add_test(p, pattern_parse_errors);
 	tcase_add_test(p, rank_variables_then_threads);
+	tcase_add_test(p, rank_locked_races_after_plain);
 	suite_add_tcase(s, p);
 	return unit_run(s);
 }
