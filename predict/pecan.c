@@ -29,6 +29,11 @@
 
 /* Accesses a thread-role step looks at, in its thread's order. */
 #define WALK 32
+/* Accesses in thread order per Bloom filter (struct pec): a walk spans
+ * WALK / BLOCK + 1 blocks, and skips those whose filter rules its
+ * variable out, so smaller blocks skip more of it (and are more often
+ * right: fewer variables in each). */
+#define BLOCK 8
 /* Accesses a new thread role looks at, each way in the variable's order. */
 #define TWALK 16
 /* Distinct variables tried for a new variable role. */
@@ -89,7 +94,7 @@ struct pec {
 	uint32_t *tvpos;       /* their positions in va */
 	uint32_t *trace;       /* the accesses in trace order (search starts) */
 	uint32_t *toff;
-	/* per block of WALK accesses in thread order, a Bloom filter of the
+	/* per block of BLOCK accesses in thread order, a Bloom filter of the
 	 * variables accessed: a walk for a bound variable that is in neither
 	 * block its reach spans is skipped (most find nothing) */
 	uint64_t (*bloom)[4];
@@ -234,7 +239,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	c->trace = malloc(na * sizeof *c->trace);
 	c->va = malloc(na * sizeof *c->va);
 	c->vshared = calloc(c->nvar ? c->nvar : 1, 1);
-	c->bloom = calloc(na / WALK + 1, sizeof *c->bloom);
+	c->bloom = calloc(na / BLOCK + 1, sizeof *c->bloom);
 	if (!tfill || !vfill || !c->ta || !c->tev || !c->tsite || !sitev || !c->tvpos ||
 	    !c->trace || !c->va || !c->vshared || !c->bloom)
 		goto out;
@@ -254,7 +259,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		rs[u].lastacc = ev;
 		uint32_t v = avar[i], w = avt_kind_writes(e->kind), x = tfill[u]++, y = vfill[v]++;
 		c->ta[x] = (struct tacc){ v << 1 | w, rs[u].reg };
-		c->bloom[x / WALK][bloom_bit(v) / 64] |= (uint64_t)1 << (bloom_bit(v) % 64);
+		c->bloom[x / BLOCK][bloom_bit(v) / 64] |= (uint64_t)1 << (bloom_bit(v) % 64);
 		c->tev[x] = ev;
 		uint64_t sh = pr_hash64(e->site_off ^ ((uint64_t)e->site_mod << 48));
 		size_t pos = 0;
@@ -514,7 +519,7 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
 
 /* Whether step k, after event i is bound to access x, can bind anything:
  * false when it is a walk along x's thread for a bound variable
- * (step_bound()) and the Bloom filters of both blocks of its reach rule
+ * (step_bound()) and the Bloom filters of every block of its reach rule
  * the variable out (it would bind nothing; most such walks are empty, and
  * this spares the binding and the step). */
 static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
@@ -529,10 +534,18 @@ static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t 
 		return true; /* a new variable: step_thread()'s own walk */
 	int dir = i < i2 ? 1 : -1;
 	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
-	uint32_t b0 = (uint32_t)(pos / WALK), b1 = end < 0 ? 0 : (uint32_t)(end / WALK);
-	if (b1 > (c->na - 1) / WALK)
-		b1 = (c->na - 1) / WALK;
-	return bloom_has(c, b0, v) || bloom_has(c, b1, v);
+	uint32_t b0 = (uint32_t)(pos / BLOCK), b1 = end < 0 ? 0 : (uint32_t)(end / BLOCK);
+	if (b1 > (c->na - 1) / BLOCK)
+		b1 = (c->na - 1) / BLOCK;
+	if (b0 > b1) {
+		uint32_t t = b0;
+		b0 = b1;
+		b1 = t;
+	}
+	for (uint32_t b = b0; b <= b1; b++)
+		if (bloom_has(c, b, v))
+			return true;
+	return false;
 }
 
 /* Binds event i to access x of thread u for the patterns of mask and goes
@@ -570,17 +583,18 @@ static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_
 	if (end > (int64_t)c->toff[u + 1] - 1)
 		end = (int64_t)c->toff[u + 1] - 1;
 	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
-	/* the reach spans two blocks at most: a block whose Bloom filter
-	 * rules the variable out is skipped whole */
+	/* a block of the reach whose Bloom filter rules the variable out is
+	 * skipped whole */
 	while ((left[0] | left[1]) && (dir > 0 ? pos <= end : pos >= end)) {
-		int64_t b = pos / WALK, bend = dir > 0 ? (b + 1) * WALK - 1 : b * WALK;
+		int64_t b = pos / BLOCK, bend = dir > 0 ? (b + 1) * BLOCK - 1 : b * BLOCK;
 		if (dir > 0 ? bend > end : bend < end)
 			bend = end;
 		if (!bloom_has(c, (uint32_t)b, bound)) {
 			pos = bend + dir;
 			continue;
 		}
-		for (; (left[0] | left[1]) && (dir > 0 ? pos <= bend : pos >= bend); pos += dir) {
+		/* most of the block is other variables: one compare each */
+		for (int64_t stop = bend + dir; pos != stop; pos += dir) {
 			const struct tacc *a = &c->ta[pos];
 			if (a->vw >> 1 != bound)
 				continue;
@@ -592,6 +606,8 @@ static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_
 			left[w] = 0;
 			if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
 				return -1;
+			if (!(left[0] | left[1]))
+				return 0;
 		}
 	}
 	return 0;

@@ -67,6 +67,7 @@ void pr_cands_release(struct pr_cands *cs)
 {
 	free(cs->c);
 	free(cs->tab);
+	free(cs->tabh);
 	memset(cs, 0, sizeof *cs);
 }
 
@@ -126,9 +127,9 @@ uint64_t pr_cands_bug_hash(const struct pr_model *m, const struct pr_cand *c)
 	return h;
 }
 
-static size_t key_hash(const struct pr_model *m, const struct pr_cand *c)
+static uint64_t key_hash(const struct pr_model *m, const struct pr_cand *c)
 {
-	return (size_t)(pr_cands_bug_hash(m, c) ^ pr_hash64(c->variant + 1));
+	return pr_cands_bug_hash(m, c) ^ pr_hash64(c->variant + 1);
 }
 
 /* Rotates a cycle so that the thread whose (hold, request) sites are the
@@ -156,36 +157,50 @@ static void canon_cycle(const struct pr_model *m, struct pr_cand *c)
 	*c = r;
 }
 
-static size_t find_slot(const struct pr_cands *cs, const struct pr_cand *c, int *found)
+/* The slot of key c (hash h): an equal key's (*found), or the empty one
+ * where it would go; *ncmp counts the full comparisons. */
+static size_t find_slot(const struct pr_cands *cs, const struct pr_cand *c, uint64_t h,
+			int *found, uint64_t *ncmp)
 {
-	size_t i = key_hash(cs->m, c) & (cs->tabcap - 1);
+	size_t i = h & (cs->tabcap - 1);
 	*found = 0;
-	for (; cs->tab[i]; i = (i + 1) & (cs->tabcap - 1))
+	for (; cs->tab[i]; i = (i + 1) & (cs->tabcap - 1)) {
+		if (cs->tabh[i] != h)
+			continue;
+		++*ncmp;
 		if (same_key(cs->m, &cs->c[cs->tab[i] - 1], c)) {
 			*found = 1;
 			break;
 		}
+	}
 	return i;
 }
 
+/* Doubles the table; the entries move by their stored hashes. */
 static int rehash(struct pr_cands *cs)
 {
 	size_t ncap = cs->tabcap ? cs->tabcap * 2 : 64;
-	uint32_t *old = cs->tab;
-	size_t ocap = cs->tabcap;
-	cs->tab = calloc(ncap, sizeof *cs->tab);
-	if (!cs->tab) {
-		cs->tab = old;
+	uint32_t *t = calloc(ncap, sizeof *t);
+	uint64_t *th = malloc(ncap * sizeof *th);
+	if (!t || !th) {
+		free(t);
+		free(th);
 		return -1;
 	}
-	cs->tabcap = ncap;
-	for (size_t k = 0; k < ocap; k++) {
-		if (!old[k])
+	for (size_t k = 0; k < cs->tabcap; k++) {
+		if (!cs->tab[k])
 			continue;
-		int found;
-		cs->tab[find_slot(cs, &cs->c[old[k] - 1], &found)] = old[k];
+		size_t i = cs->tabh[k] & (ncap - 1);
+		while (t[i])
+			i = (i + 1) & (ncap - 1);
+		t[i] = cs->tab[k];
+		th[i] = cs->tabh[k];
 	}
-	free(old);
+	free(cs->tab);
+	free(cs->tabh);
+	cs->tab = t;
+	cs->tabh = th;
+	cs->tabcap = ncap;
 	return 0;
 }
 
@@ -195,8 +210,9 @@ int pr_cands_has(const struct pr_cands *cs, const struct pr_cand *c)
 	int found = 0;
 	if (k.det == PR_DET_DEADLOCK)
 		canon_cycle(cs->m, &k);
+	uint64_t ncmp = 0;
 	if (cs->tabcap)
-		find_slot(cs, &k, &found);
+		find_slot(cs, &k, key_hash(cs->m, &k), &found, &ncmp);
 	return found;
 }
 
@@ -208,7 +224,8 @@ int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c)
 		canon_cycle(cs->m, &k);
 	if ((cs->n + 1) * 2 > cs->tabcap && rehash(cs) < 0)
 		goto oom;
-	size_t slot = find_slot(cs, &k, &found);
+	uint64_t h = key_hash(cs->m, &k);
+	size_t slot = find_slot(cs, &k, h, &found, &cs->ncmp);
 	if (found)
 		return 0;
 	if (cs->n == cs->cap) {
@@ -221,6 +238,7 @@ int pr_cands_add(struct pr_cands *cs, const struct pr_cand *c)
 	}
 	cs->c[cs->n++] = k;
 	cs->tab[slot] = (uint32_t)cs->n;
+	cs->tabh[slot] = h;
 	return 1;
 oom:
 	avt_error("cannot predict: out of memory");
@@ -252,7 +270,9 @@ void pr_cands_prerank(struct pr_cands *cs)
 	uint32_t taken[PR_DET_COUNT] = { 0 }, pairs = 0;
 	/* the dedupe table indexes the array: it is not needed any more */
 	free(cs->tab);
+	free(cs->tabh);
 	cs->tab = NULL;
+	cs->tabh = NULL;
 	cs->tabcap = 0;
 	if (!cs->n)
 		return;

@@ -74,7 +74,12 @@ struct pr_cands {
 	struct pr_cand *c;
 	size_t n, cap;
 	uint32_t *tab;             /* dedupe: open addressing of index + 1 */
+	uint64_t *tabh;            /* the key hash of each tab entry: most probes
+	                            * end on it, without reading the candidate
+	                            * and its events, and a rehash reads no event */
 	size_t tabcap;
+	uint64_t ncmp;             /* full key comparisons pr_cands_add() made
+	                            * (its work beyond hashing: tests bound it) */
 	const struct pr_model *m;  /* borrowed: sites of events */
 };
 

@@ -229,6 +229,36 @@ START_TEST(walk_reach)
 }
 END_TEST
 
+/* The same with T2's write of y d = 2 .. 31 accesses on: the Bloom
+ * filters the walk asks cover a few accesses each (BLOCK in pecan.c), so
+ * y may sit in a block between the first and the last of the reach; every
+ * block is asked, and y found, at every distance and alignment. */
+START_TEST(walk_reach_inner_blocks)
+{
+	uint32_t d = 2 + _i % 30, pad = _i / 30, e[4];
+	spawn(2);
+	start(1);
+	for (uint32_t k = 0; k < pad; k++)
+		rd(1, 0x7000 + k * 8, 0x300);
+	ev(1, AVT_EV_BEGIN, 0, 0x3f0);
+	e[0] = rd(1, X, 0x400);
+	e[3] = rd(1, Y, 0x410);
+	ev(1, AVT_EV_END, 0, 0x3f8);
+	start(2);
+	ev(2, AVT_EV_BEGIN, 0, 0x4f0);
+	e[1] = wr(2, X, 0x500);
+	for (uint32_t k = 0; k + 1 < d; k++)
+		wr(2, 0x8000 + k * 8, 0x508);
+	e[2] = wr(2, Y, 0x510);
+	ev(2, AVT_EV_END, 0, 0x4f8);
+	for (uint32_t k = 0; k < 40; k++) /* the reach's last block: past y */
+		wr(2, 0x9000 + k * 8, 0x520);
+	detect();
+	ck_assert_msg(find_ev("atomic-set-5", e, 4) != NULL, "distance %u after %u: not found", d,
+		      pad);
+}
+END_TEST
+
 static uint32_t lcg(uint32_t *s)
 {
 	*s = *s * 1103515245u + 12345u;
@@ -678,6 +708,7 @@ int main(void)
 	tcase_add_test(d, atomicity_rwr);
 	tcase_add_test(d, atomic_set);
 	tcase_add_loop_test(d, walk_reach, 0, 8);
+	tcase_add_loop_test(d, walk_reach_inner_blocks, 0, 30 * 8);
 	tcase_add_loop_test(d, regions_end_at_loops, 0, 2);
 	tcase_add_loop_test(d, atomic_regions_are_named_calls, 0, 2);
 	tcase_add_test(d, patterns_together_as_alone);

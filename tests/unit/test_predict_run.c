@@ -157,6 +157,39 @@ START_TEST(rank_order_keys)
 }
 END_TEST
 
+/* The candidates' dedupe table over many doublings: every distinct key
+ * is added once, every repeat found, and a key is compared in full only
+ * with an equal one (the table keeps each key's hash: a probe past other
+ * keys reads none of them, and a growth moves entries without their
+ * events). */
+START_TEST(cands_dedupe_compares_equal_keys_only)
+{
+	enum { N = 5000 };
+	ev(0, AVT_EV_START, UINT32_MAX, 0);
+	for (uint32_t i = 0; i < N; i++)
+		ev(0, AVT_EV_WRITE, 0x9000, 0x10000 + (uint64_t)i * 8);
+	finish_model();
+	pr_cands_init(&cs, m);
+	struct pr_cand k;
+	memset(&k, 0, sizeof k);
+	k.det = PR_DET_SIDETRACK;
+	k.pat = PR_PAT_AFTER;
+	k.nthr = k.nev = 1;
+	for (uint32_t round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < N; i++) {
+			k.ev[0] = k.order = i + 1; /* the writes: event 0 is the start */
+			ck_assert_int_eq(pr_cands_has(&cs, &k), round);
+			ck_assert_int_eq(pr_cands_add(&cs, &k), !round);
+		}
+	ck_assert_uint_eq(cs.n, N);
+	/* a repeat is compared with its first copy; the rest only on a
+	 * 64-bit hash collision (the table before compared at every occupied
+	 * slot it probed: thousands here) */
+	ck_assert_uint_ge(cs.ncmp, N);
+	ck_assert_uint_le(cs.ncmp, N + 8);
+}
+END_TEST
+
 START_TEST(options_select_detectors)
 {
 	mixed_trace();
@@ -507,6 +540,7 @@ static Suite *suite(void)
 	tcase_add_test(r, rank_fewer_threads_first);
 	tcase_add_test(r, rank_fewer_switches_first);
 	tcase_add_test(r, rank_order_keys);
+	tcase_add_test(r, cands_dedupe_compares_equal_keys_only);
 	tcase_add_test(r, options_select_detectors);
 	tcase_add_test(r, loop_copies_one_prediction);
 	tcase_add_test(r, mutex_counter_nothing);
