@@ -201,13 +201,11 @@ static const struct pr_cand *find_ev(const char *name, const uint32_t *e, uint32
 	return NULL;
 }
 
-/* atomic-set-5 with T2's write of y d accesses after its write of x (the
- * search looks 32 accesses along a thread), after `pad` other accesses
- * of T1 that shift where T2's accesses fall in the search's index. */
-START_TEST(walk_reach)
+/* An atomic-set-5 shape: T1 reads x then y in a block, after `pad` other
+ * accesses; T2 writes x, then y `d` accesses on, then `tail` more
+ * accesses; e[] gets the four events. */
+static void set5_trace(uint32_t pad, uint32_t d, uint32_t tail, uint32_t e[4])
 {
-	static const uint32_t pads[] = { 0, 5, 17, 30 };
-	uint32_t d = _i % 2 ? 33 : 32, pad = pads[_i / 2], e[4];
 	spawn(2);
 	start(1);
 	for (uint32_t k = 0; k < pad; k++)
@@ -223,7 +221,19 @@ START_TEST(walk_reach)
 		wr(2, 0x8000 + k * 8, 0x508);
 	e[2] = wr(2, Y, 0x510);
 	ev(2, AVT_EV_END, 0, 0x4f8);
+	for (uint32_t k = 0; k < tail; k++)
+		wr(2, 0x9000 + k * 8, 0x520);
 	detect();
+}
+
+/* atomic-set-5 with T2's write of y d accesses after its write of x (the
+ * search looks 32 accesses along a thread), after `pad` other accesses
+ * of T1 that shift where T2's accesses fall in the search's index. */
+START_TEST(walk_reach)
+{
+	static const uint32_t pads[] = { 0, 5, 17, 30 };
+	uint32_t d = _i % 2 ? 33 : 32, pad = pads[_i / 2], e[4];
+	set5_trace(pad, d, 0, e);
 	ck_assert_msg((find_ev("atomic-set-5", e, 4) != NULL) == (d <= 32),
 		      "distance %u after %u: %s", d, pad, d <= 32 ? "not found" : "found");
 }
@@ -236,24 +246,7 @@ END_TEST
 START_TEST(walk_reach_inner_blocks)
 {
 	uint32_t d = 2 + _i % 30, pad = _i / 30, e[4];
-	spawn(2);
-	start(1);
-	for (uint32_t k = 0; k < pad; k++)
-		rd(1, 0x7000 + k * 8, 0x300);
-	ev(1, AVT_EV_BEGIN, 0, 0x3f0);
-	e[0] = rd(1, X, 0x400);
-	e[3] = rd(1, Y, 0x410);
-	ev(1, AVT_EV_END, 0, 0x3f8);
-	start(2);
-	ev(2, AVT_EV_BEGIN, 0, 0x4f0);
-	e[1] = wr(2, X, 0x500);
-	for (uint32_t k = 0; k + 1 < d; k++)
-		wr(2, 0x8000 + k * 8, 0x508);
-	e[2] = wr(2, Y, 0x510);
-	ev(2, AVT_EV_END, 0, 0x4f8);
-	for (uint32_t k = 0; k < 40; k++) /* the reach's last block: past y */
-		wr(2, 0x9000 + k * 8, 0x520);
-	detect();
+	set5_trace(pad, d, 40, e); /* the tail: the reach's last block, past y */
 	ck_assert_msg(find_ev("atomic-set-5", e, 4) != NULL, "distance %u after %u: not found", d,
 		      pad);
 }
