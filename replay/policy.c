@@ -325,29 +325,21 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
  * (explore.c writes it; a spin barrier's arrival is such a turn). */
 static void note_pick(struct replay *rp, uint32_t lid, bool cont)
 {
-	if (rp->pk_last != UINT32_MAX && !cont) {
-		if (rp->nev == rp->pk_nev)
-			rp->pk_pending++;
-		else
-			rp->pk_pending = 0;
-	}
-	if (lid != rp->pk_last && rp->pk_pending) {
-		if (rp->nmarks == rp->markcap) {
-			size_t ncap = rp->markcap ? rp->markcap * 2 : 64;
-			struct replay_mark *n = realloc(rp->marks, ncap * sizeof *n);
-			if (!n) {
-				policy_infeasible(rp, "out of memory");
-				return;
-			}
-			rp->marks = n;
-			rp->markcap = ncap;
+	uint32_t of;
+	uint32_t n = yields_pick(&rp->yl, lid, cont, rp->nev, &of);
+	if (!n)
+		return;
+	if (rp->nmarks == rp->markcap) {
+		size_t ncap = rp->markcap ? rp->markcap * 2 : 64;
+		struct replay_mark *m = realloc(rp->marks, ncap * sizeof *m);
+		if (!m) {
+			policy_infeasible(rp, "out of memory");
+			return;
 		}
-		rp->marks[rp->nmarks++] = (struct replay_mark){ rp->nev, rp->pk_last, rp->pk_pending };
+		rp->marks = m;
+		rp->markcap = ncap;
 	}
-	if (lid != rp->pk_last)
-		rp->pk_pending = 0;
-	rp->pk_last = lid;
-	rp->pk_nev = rp->nev;
+	rp->marks[rp->nmarks++] = (struct replay_mark){ rp->nev, of, n };
 }
 
 /* A yield step: its thread runs on to its next scheduling point, once
@@ -388,7 +380,7 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		return -1;
 	}
 	if (rp->opts.picker) {
-		struct tthread *pt = rp->pk_last == UINT32_MAX ? NULL : tracer_thread(tr, rp->pk_last);
+		struct tthread *pt = rp->yl.last == UINT32_MAX ? NULL : tracer_thread(tr, rp->yl.last);
 		bool cont = pt && computing(rp, pt);
 		int i = pick_explore(rp, tr, run, nrun, last, nlast, use_last);
 		if (i >= 0)
@@ -488,7 +480,7 @@ uint64_t policy_allow(void *ctx, struct tracer *tr, const struct tthread *t)
 		return 0;
 	if (rp->opts.picker) {
 		const struct replay_picker *pk = rp->opts.picker;
-		if (!pk->budget || !rp->pk_chose || t->lid != rp->pk_last)
+		if (!pk->budget || !rp->pk_chose || t->lid != rp->yl.last)
 			return 0;
 		struct tracer_expect ev[256]; /* AVT_AGENT_MAX_EXPECT */
 		struct tracer_view v;

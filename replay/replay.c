@@ -384,7 +384,7 @@ struct replay *replay_open(const struct replay_opts *opts)
 			       m->rec.build_id, m->rec.build_id_len);
 	}
 	rp->left = rp->sched->nsteps ? rp->sched->steps[0].count : 0;
-	rp->pk_last = UINT32_MAX;
+	yields_init(&rp->yl);
 	rp->in_free = rp->sched->nsteps == 0;
 	return rp;
 fail:

@@ -3,6 +3,7 @@
 #define AVT_REPLAY_INT_H
 
 #include "replay.h"
+#include "yields.h"
 #include "tracer/tracer.h"
 
 struct replay {
@@ -51,10 +52,9 @@ struct replay {
 	size_t nev, evcap;
 	struct replay_mark *marks;    /* under a picker: event-less turns */
 	size_t nmarks, markcap;
-	uint32_t pk_last;             /* thread picked last (UINT32_MAX: none) */
+	struct yields yl;             /* under a picker: the thread picked last,
+	                                 its picks that made no event (yields.h) */
 	bool pk_chose;                /* the picker chose it (not a last resort) */
-	size_t pk_nev;                /* events when it was picked */
-	uint32_t pk_pending;          /* its picks in a row that made no event */
 	struct avt_module_rec *mods;  /* modules of the run (for its trace) */
 	char **modpaths;
 	size_t nmods;

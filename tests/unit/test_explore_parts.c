@@ -4,7 +4,8 @@
  * its thread cannot run, find does not; with a pattern, bystanders run
  * among its threads), the locks a look-ahead follows (sim.c, on the
  * tracer's lock model), and the table of algorithms (policy.c: every
- * algorithm has its verbs, only guided a target).
+ * algorithm has its verbs, only guided a target), and the yield steps
+ * an explored run's schedule notes (replay/yields.c).
  */
 #include <check.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "explore/policy_int.h"
+#include "replay/yields.h"
 #include "trace/event.h"
 #include "unit_util.h"
 
@@ -157,6 +159,44 @@ START_TEST(test_table)
 }
 END_TEST
 
+/* Yield steps come from the picks and the events alone.  sleep_compute's
+ * main under a walk: picked after its create (an event-less turn to its
+ * next point), picked again, it makes an event and computes on; whether
+ * the slice ends that computation before its next point (cont: the clock,
+ * no decision) must not change the steps: no "yield T0 1" either way (the
+ * count left from the event-less turn used to survive the event). */
+START_TEST(test_yields_from_events_not_slices)
+{
+	for (int sliced = 0; sliced < 2; sliced++) {
+		struct yields y;
+		uint32_t of;
+		yields_init(&y);
+		ck_assert_uint_eq(yields_pick(&y, 0, false, 7, &of), 0); /* T0: create */
+		ck_assert_uint_eq(yields_pick(&y, 0, false, 8, &of), 0); /* to its point */
+		ck_assert_uint_eq(yields_pick(&y, 0, false, 8, &of), 0); /* its event */
+		if (sliced) /* the computation outlasts the slice: T0 again */
+			ck_assert_uint_eq(yields_pick(&y, 0, true, 9, &of), 0);
+		ck_assert_uint_eq(yields_pick(&y, 1, sliced, 9, &of), 0); /* T1 */
+		ck_assert_uint_eq(yields_pick(&y, 1, false, 10, &of), 0);
+	}
+	/* real yields: T0 picked three times in a row with no event (a spin
+	 * barrier's arrival), then T1; a sliced pick in between is no turn */
+	struct yields y;
+	uint32_t of = 99;
+	yields_init(&y);
+	ck_assert_uint_eq(yields_pick(&y, 0, false, 3, &of), 0);
+	ck_assert_uint_eq(yields_pick(&y, 0, false, 4, &of), 0);
+	ck_assert_uint_eq(yields_pick(&y, 0, false, 4, &of), 0);
+	ck_assert_uint_eq(yields_pick(&y, 0, true, 4, &of), 0);
+	ck_assert_uint_eq(yields_pick(&y, 0, false, 4, &of), 0);
+	ck_assert_uint_eq(yields_pick(&y, 1, false, 4, &of), 3);
+	ck_assert_uint_eq(of, 0);
+	/* and the count starts again with T1 */
+	ck_assert_uint_eq(yields_pick(&y, 0, false, 4, &of), 1);
+	ck_assert_uint_eq(of, 1);
+}
+END_TEST
+
 static Suite *explore_parts_suite(void)
 {
 	Suite *s = suite_create("explore_parts");
@@ -166,6 +206,7 @@ static Suite *explore_parts_suite(void)
 	tcase_add_test(tc, test_prefix_pattern_bystanders);
 	tcase_add_test(tc, test_sim_locks);
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_yields_from_events_not_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
