@@ -8,8 +8,9 @@
  * directories (/lib, /usr/lib, ...): libc, ld.so, libstdc++ stay
  * uninstrumented, and so do the distribution's own programs (/usr/bin,
  * /bin, ...).  Each executable section is decoded function by
- * function (ELF symbols), and an int3 goes on each instruction with a
- * memory operand, except:
+ * function (ELF symbols; in a module with no symbol table, the exported
+ * ones and the .eh_frame FDEs between them: fde.c), and an int3 goes on
+ * each instruction with a memory operand, except:
  *   - no access: lea, nop, prefetch; branches through memory (PLT, vtable
  *     calls: a code pointer, and they cannot run out of line);
  *   - thread-local: fs/gs-relative operands (TLS, the stack canary);
