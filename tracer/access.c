@@ -8,8 +8,9 @@
  * directories (/lib, /usr/lib, ...): libc, ld.so, libstdc++ stay
  * uninstrumented, and so do the distribution's own programs (/usr/bin,
  * /bin, ...).  Each executable section is decoded function by
- * function (ELF symbols), and an int3 goes on each instruction with a
- * memory operand, except:
+ * function (ELF symbols; in a module with no symbol table, the exported
+ * ones and the .eh_frame FDEs between them: fde.c), and an int3 goes on
+ * each instruction with a memory operand, except:
  *   - no access: lea, nop, prefetch; branches through memory (PLT, vtable
  *     calls: a code pointer, and they cannot run out of line);
  *   - thread-local: fs/gs-relative operands (TLS, the stack canary);
@@ -55,6 +56,7 @@
 #include "cache.h"
 #include "ptrace_util.h"
 #include "access_scan.h"
+#include "fde.h"
 #include "remote.h"
 #include "tracer_int.h"
 
@@ -357,6 +359,57 @@ static size_t module_funcs(Elf *e, struct func **out)
 	return k;
 }
 
+static bool has_symtab(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+/* The FDE ranges of a module, for scan_gap. */
+struct fdes {
+	struct fde_range *r;
+	size_t n;
+};
+
+/* Code with no symbol, [at, end) (ELF addresses; code: its bytes): one
+ * piece with no name (no cover), or, in groups mode, each FDE's function
+ * inside as a piece named by its FDE, and the bytes between as pieces
+ * with no name. */
+static void scan_gap(struct access *ac, struct scan *sc, const struct fdes *fd, const uint8_t *code,
+		     uint64_t at, uint64_t end, uint64_t bias)
+{
+	size_t i = 0, hi = fd->n;
+	uint64_t p = at;
+	while (sc->groups && i < hi) { /* the first FDE that ends after at */
+		size_t mid = i + (hi - i) / 2;
+		if (fd->r[mid].hi <= at)
+			i = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; sc->groups && i < fd->n && fd->r[i].lo < end; i++) {
+		uint64_t flo = fd->r[i].lo > p ? fd->r[i].lo : p;
+		uint64_t fhi = fd->r[i].hi < end ? fd->r[i].hi : end;
+		if (flo >= fhi)
+			continue;
+		if (flo > p)
+			scan_func(ac->dec, sc, code + (p - at), flo - p, bias + p, NULL);
+		scan_func(ac->dec, sc, code + (flo - at), fhi - flo, bias + flo, fd->r[i].name);
+		p = fhi;
+	}
+	if (p < end)
+		scan_func(ac->dec, sc, code + (p - at), end - p, bias + p, NULL);
+}
+
+/* A module's candidate sites.  With a symbol table, function by
+ * function; without one (stripped), the exported functions and, in the
+ * code between, the functions of the FDEs, in groups mode
+ * (access_scan.h). */
 static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc)
 {
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
@@ -371,6 +424,11 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
 		goto out;
 	nf = module_funcs(e, &f);
+	struct fdes fr = { NULL, 0 };
+	if (!has_symtab(e)) {
+		fr.n = fde_ranges(e, &fr.r);
+		sc->groups = fr.n > 0;
+	}
 	bool landing_pads = false; /* C++ exceptions land anywhere in a function */
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -406,11 +464,11 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 			uint64_t flo = i < nf ? f[i].lo : hi, fhi = i < nf ? f[i].hi : hi;
 			if (fhi <= at || flo >= hi) {
 				if (flo >= hi && at < hi && i == nf)
-					scan_func(ac->dec, sc, code + (at - lo), hi - at, m->bias + at, NULL);
+					scan_gap(ac, sc, &fr, code + (at - lo), at, hi, m->bias);
 				continue;
 			}
 			if (flo > at)
-				scan_func(ac->dec, sc, code + (at - lo), flo - at, m->bias + at, NULL);
+				scan_gap(ac, sc, &fr, code + (at - lo), at, flo, m->bias);
 			if (flo < at)
 				flo = at;
 			if (fhi > hi)
@@ -421,14 +479,20 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 		}
 	}
 	scan_check_covers(sc, landing_pads);
+	free(fr.r);
 out:
 	free(f);
 	free(sc->targets);
 	free(sc->indirect);
+	free(sc->pieces);
+	free(sc->edges);
 	sc->targets = NULL;
 	sc->indirect = NULL;
+	sc->pieces = NULL;
+	sc->edges = NULL;
 	sc->ntargets = sc->captargets = sc->nindirect = sc->capindirect = 0;
-	sc->no_covers = false;
+	sc->npieces = sc->cappieces = sc->nedges = sc->capedges = 0;
+	sc->no_covers = sc->groups = false;
 	if (e)
 		elf_end(e);
 	close(fd);

@@ -55,6 +55,26 @@ bool scan_push(void **a, size_t *n, size_t *cap, size_t size, const void *v)
 	return true;
 }
 
+/* Groups mode: a direct jmp or jcc of the piece being scanned (a call
+ * enters a function at its start: it joins nothing).  False: out of
+ * memory. */
+static bool note_edge(struct scan *sc, const struct dec_insn *in)
+{
+	if (!sc->groups || !in->target || in->flags & DEC_F_STACKOP)
+		return true;
+	struct scan_edge e = { in->addr, in->target };
+	return scan_push((void **)&sc->edges, &sc->nedges, &sc->capedges, sizeof e, &e);
+}
+
+/* Groups mode: the piece just scanned (out of memory: it is not kept,
+ * and its candidates lose their covers in scan_check_covers). */
+static void note_piece(struct scan *sc, uint64_t rt, size_t len, bool bad)
+{
+	struct scan_piece p = { rt, rt + len, bad };
+	if (sc->groups)
+		scan_push((void **)&sc->pieces, &sc->npieces, &sc->cappieces, sizeof p, &p);
+}
+
 /* One function (or a run of code with no symbol): its candidate sites.
  * A function whose decoding is not sure - bytes that decode to nothing
  * (data in the text, or an instruction the decoder does not know) or an
@@ -85,7 +105,15 @@ void scan_func(struct dec *dec, struct scan *sc, const uint8_t *code, size_t len
 	}
 	if (unsure) {
 		/* its branches are unknown: no cover in its function (foo.cold
-		 * jumps into foo), or, code with no symbol, in the module */
+		 * jumps into foo), or, code with no symbol, in the module; in
+		 * groups mode none in its group, and the branches that did
+		 * decode still count */
+		for (size_t i = 0; sc->groups && i < n; i++)
+			if (!note_edge(sc, &ins[i]) ||
+			    (ins[i].target && !scan_push((void **)&sc->targets, &sc->ntargets, &sc->captargets,
+							 sizeof *sc->targets, &ins[i].target)))
+				sc->no_covers = true;
+		note_piece(sc, rt, len, true);
 		if (!name || !scan_push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect,
 				   sizeof *sc->indirect, &name))
 			sc->no_covers = true;
@@ -101,8 +129,11 @@ void scan_func(struct dec *dec, struct scan *sc, const uint8_t *code, size_t len
 		if (ins[i].target && !scan_push((void **)&sc->targets, &sc->ntargets, &sc->captargets,
 					   sizeof *sc->targets, &ins[i].target))
 			name = NULL; /* out of memory: no cover here */
+		if (!note_edge(sc, &ins[i]))
+			sc->no_covers = true;
 		indirect |= !!(ins[i].flags & DEC_F_INDIRECT);
 	}
+	note_piece(sc, rt, len, indirect);
 	if (indirect && name &&
 	    !scan_push((void **)&sc->indirect, &sc->nindirect, &sc->capindirect, sizeof *sc->indirect, &name))
 		name = NULL;
@@ -130,8 +161,8 @@ void scan_func(struct dec *dec, struct scan *sc, const uint8_t *code, size_t len
 		if (!site[i])
 			continue;
 		/* short: displaced with what follows, if only this function can
-		 * jump into it (a symbol's function; scan_file checks the
-		 * module's branches once all are known) */
+		 * jump into it (a symbol's or an FDE's function; scan_file
+		 * checks the module's branches once all are known) */
 		size_t cover = name && ins[i].len < BPT_JMP_LEN ?
 			dec_cover(ins, n, i, site, BPT_JMP_LEN, BPT_COVER_MAX) : 0;
 		struct cand c = { ins[i].addr, ins[i], (uint8_t)cover, name };
@@ -148,6 +179,71 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct scan_piece *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The piece (sorted, disjoint) that holds address a, or n. */
+static size_t piece_of(const struct scan_piece *p, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a < p[mid].lo)
+			hi = mid;
+		else if (a >= p[mid].hi)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return n;
+}
+
+static size_t uf_find(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/* Groups mode: pieces joined by direct jumps, either way, are one group
+ * (a function and its .cold part, whose relation no name tells); a bad
+ * piece's indirect jmp (a jump table) may land anywhere in its group:
+ * none of the group's covers stand.  A candidate in no kept piece keeps
+ * none either. */
+static void check_groups(struct scan *sc)
+{
+	size_t n = sc->npieces;
+	size_t *up = malloc((n + 1) * sizeof *up);
+	bool *bad = calloc(n + 1, sizeof *bad);
+	if (!up || !bad) {
+		sc->no_covers = true;
+		goto out;
+	}
+	if (n)
+		qsort(sc->pieces, n, sizeof *sc->pieces, cmp_piece);
+	for (size_t i = 0; i < n; i++)
+		up[i] = i;
+	for (size_t e = 0; e < sc->nedges; e++) {
+		size_t a = piece_of(sc->pieces, n, sc->edges[e].from);
+		size_t b = piece_of(sc->pieces, n, sc->edges[e].to);
+		if (a < n && b < n)
+			up[uf_find(up, a)] = uf_find(up, b);
+	}
+	for (size_t i = 0; i < n; i++)
+		bad[uf_find(up, i)] |= sc->pieces[i].bad;
+	for (size_t i = 0; i < sc->n; i++) {
+		size_t k = piece_of(sc->pieces, n, sc->c[i].addr);
+		if (k == n || bad[uf_find(up, k)])
+			sc->c[i].cover = 0;
+	}
+out:
+	free(up);
+	free(bad);
+}
+
 /* A cover stands only where nothing can jump into its displaced bytes:
  * no direct branch of the module targets them, and neither the function
  * nor a part of it (foo.cold) jumps indirectly or was left undecoded.  (Other modules enter
@@ -157,6 +253,8 @@ void scan_check_covers(struct scan *sc, bool landing_pads)
 {
 	if (sc->ntargets)
 		qsort(sc->targets, sc->ntargets, sizeof *sc->targets, cmp_u64);
+	if (sc->groups)
+		check_groups(sc);
 	for (size_t i = 0; i < sc->n; i++) {
 		struct cand *c = &sc->c[i];
 		if (!c->cover)

@@ -28,6 +28,16 @@ struct cand {
 	const char *func;    /* its function's name, during the scan (NULL: none) */
 };
 
+/* A run of code scanned as one (runtime addresses), in groups mode. */
+struct scan_piece {
+	uint64_t lo, hi;
+	bool bad; /* an indirect jmp in it, or left undecoded */
+};
+
+struct scan_edge {
+	uint64_t from, to;
+};
+
 struct scan {
 	struct cand *c;
 	size_t n, cap;
@@ -36,6 +46,16 @@ struct scan {
 	const char **indirect; /* functions with an indirect jmp, or not decoded */
 	size_t nindirect, capindirect;
 	bool no_covers;       /* code not decoded that has no symbol */
+	/* A module with no symbol table (groups on): its functions are its
+	 * .eh_frame FDEs, with no name to say which belong together, so each
+	 * scanned piece is kept with its direct jumps, and a piece that jumps
+	 * indirectly or was left undecoded takes the covers of every piece
+	 * its jumps connect it to (scan_check_covers). */
+	bool groups;
+	struct scan_piece *pieces;
+	size_t npieces, cappieces;
+	struct scan_edge *edges; /* direct jmp/jcc (not calls) */
+	size_t nedges, capedges;
 	unsigned undecodable;
 	unsigned untrusted;   /* functions left alone: their decoding is not sure */
 	struct func ro[32];   /* read-only data (runtime addresses): .rodata,
@@ -49,7 +69,8 @@ void scan_func(struct dec *dec, struct scan *sc, const uint8_t *code, size_t len
 	       const char *name);
 /* Once a module's functions are scanned: covers nothing can jump into
  * stay, the others become 0 (landing_pads: C++ exceptions land anywhere
- * in a function: no cover at all).  The candidates' names are cleared. */
+ * in a function: no cover at all; groups: none in a piece connected by
+ * direct jumps to a bad one).  The candidates' names are cleared. */
 void scan_check_covers(struct scan *sc, bool landing_pads);
 /* Appends v (size bytes) to the growable array *a of *n (capacity *cap). */
 bool scan_push(void **a, size_t *n, size_t *cap, size_t size, const void *v);

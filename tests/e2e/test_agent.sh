@@ -119,6 +119,31 @@ t_agent_access_short_covered() {
 	done
 }
 
+# A stripped program has no symbol for its functions: they come from its
+# .eh_frame FDEs, so its short sites are covered as in the build with
+# symbols (the same covers, the same events both ways, next to no ptrace
+# stop: without the FDEs, about 4,000), its output is the native one, and
+# `avtrace test` gives the unstripped build's verdict.
+# limit: 120
+t_agent_access_stripped_covered() {
+	local covers stops
+	access_both acc_locked_hot_stripped
+	covers=$(jq .access_covers a/meta.json)
+	expect_eq "$covers" "$(jq .access_covers p/meta.json)" "covers with --no-agent"
+	REC_OPTS="-f --slice 60000 --agent" record u acc_locked_hot
+	expect_recorded u 0
+	expect_eq "$covers" "$(jq .access_covers u/meta.json)" "covers stripped and not"
+	[ "$covers" -ge 6 ] || fail "only $covers short sites covered"
+	stops=$(jq .ptrace_stops a/meta.json)
+	[ "$stops" -le 200 ] || fail "$stops ptrace stops"
+	expect_eq "$(cat a.stdout)" "$("$(target acc_locked_hot_stripped)")" "the program's output"
+	TEST_LIMIT=40 run_test ts --explore 3 -- "$(target acc_locked_hot_stripped)"
+	local st=$TEST_STATUS
+	TEST_LIMIT=40 run_test tu --explore 3 -- "$(target acc_locked_hot)"
+	expect_eq "$st" "$TEST_STATUS" "avtrace test's verdict, stripped and not"
+	expect_eq "$st" 0 "avtrace test's verdict"
+}
+
 # The private budget: a site's hit that reaches it always stops at ptrace,
 # where the site is disarmed after exactly as many hits as without the
 # agent (here 10, and the default 256).

@@ -12,6 +12,7 @@
 #   mutex_counter_static            -static (libc linked in, no libc.so)
 #   mutex_counter_static_stripped   the static one stripped: avtrace cannot
 #                                   find pthread_mutex_lock and must refuse
+# and acc_locked_hot_stripped: functions only from .eh_frame (access covers)
 
 CC ?= cc
 STRIP ?= strip
@@ -23,7 +24,7 @@ TARGET_LDFLAGS := -pthread
 TARGET_SRC := $(sort $(filter-out tests/targets/glib_%.c tests/targets/tree_check_%.c,\
 	$(wildcard tests/targets/*.c)))
 TARGET_VARIANTS := mutex_counter_stripped mutex_counter_static \
-	mutex_counter_static_stripped
+	mutex_counter_static_stripped acc_locked_hot_stripped
 TARGET_CXX_SRC := $(sort $(wildcard tests/targets/*.cc))
 TARGET_BINS := $(patsubst tests/targets/%.c,tests/targets/bin/%,$(TARGET_SRC)) \
 	$(patsubst tests/targets/%.cc,tests/targets/bin/%,$(TARGET_CXX_SRC)) \
@@ -69,6 +70,9 @@ tests/targets/bin/mutex_counter_stripped: tests/targets/bin/mutex_counter
 	$(STRIP) -o $@ $<
 
 tests/targets/bin/mutex_counter_static_stripped: tests/targets/bin/mutex_counter_static
+	$(STRIP) -o $@ $<
+
+tests/targets/bin/acc_locked_hot_stripped: tests/targets/bin/acc_locked_hot
 	$(STRIP) -o $@ $<
 
 # Access-breakpoint targets (acc_*.c) are built a second time -O2 -g

@@ -27,6 +27,8 @@ static void teardown(void)
 	free(sc.c);
 	free(sc.targets);
 	free(sc.indirect);
+	free(sc.pieces);
+	free(sc.edges);
 	dec_free(dec);
 }
 
@@ -153,6 +155,71 @@ START_TEST(t_no_cover_where_a_branch_lands)
 }
 END_TEST
 
+/* Groups mode (a module with no symbol table, functions from its FDEs):
+ * piece A (a short site, then a jmp or a call to B), piece B (what
+ * the second argument gives), piece C (a short site, unrelated). */
+#define B_AT (RT + 0x100)
+#define C_AT (RT + 0x200)
+
+static void scan_abc(uint8_t a_branch, const uint8_t *b, size_t blen)
+{
+	const uint8_t a[] = { 0x8b, 0x07, 0x89, 0xc1, 0x83, 0xc1, 0x01,
+			      a_branch, 0xf4, 0x00, 0x00, 0x00, /* jmp/call B_AT */
+			      0xc3 };
+	sc.groups = true;
+	scan_func(dec, &sc, a, sizeof a, RT, "fde@a");
+	scan_func(dec, &sc, b, blen, B_AT, "fde@b");
+	scan_func(dec, &sc, short_site, sizeof short_site, C_AT, "fde@c");
+	ck_assert_uint_eq(sc.n, 2);
+	ck_assert_uint_ge(sc.c[0].cover, 5);
+	ck_assert_uint_ge(sc.c[1].cover, 5);
+	scan_check_covers(&sc, false);
+}
+
+static const uint8_t plain_b[] = { 0x31, 0xc0, 0xc3 };       /* xor %eax,%eax; ret */
+static const uint8_t indirect_b[] = { 0xff, 0xe0, 0xc3 };    /* jmp *%rax */
+static const uint8_t undecodable_b[] = { 0x06, 0x31, 0xc0, 0xc3 };
+
+START_TEST(t_fde_functions_get_covers)
+{
+	scan_abc(0xe9, plain_b, sizeof plain_b);
+	ck_assert_uint_eq(sc.npieces, 3);
+	ck_assert_uint_eq(sc.nedges, 1);
+	ck_assert_uint_ge(sc.c[0].cover, 5);
+	ck_assert_uint_ge(sc.c[1].cover, 5);
+}
+END_TEST
+
+/* B's indirect jmp may land in A (its hot part): no cover in A; C,
+ * unrelated, keeps its. */
+START_TEST(t_fde_indirect_jump_takes_its_group)
+{
+	scan_abc(0xe9, indirect_b, sizeof indirect_b);
+	ck_assert_uint_eq(sc.c[0].cover, 0);
+	ck_assert_uint_ge(sc.c[1].cover, 5);
+}
+END_TEST
+
+/* A call joins nothing: a call enters B at its start. */
+START_TEST(t_fde_call_joins_nothing)
+{
+	scan_abc(0xe8, indirect_b, sizeof indirect_b);
+	ck_assert_uint_ge(sc.c[0].cover, 5);
+	ck_assert_uint_ge(sc.c[1].cover, 5);
+}
+END_TEST
+
+/* An undecodable FDE takes its group's covers, not the module's. */
+START_TEST(t_fde_undecodable_takes_its_group_only)
+{
+	scan_abc(0xe9, undecodable_b, sizeof undecodable_b);
+	ck_assert_uint_eq(sc.untrusted, 1);
+	ck_assert(!sc.no_covers);
+	ck_assert_uint_eq(sc.c[0].cover, 0);
+	ck_assert_uint_ge(sc.c[1].cover, 5);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("access_scan");
@@ -168,6 +235,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_no_cover_without_a_symbol);
 	tcase_add_test(tc, t_no_cover_with_landing_pads);
 	tcase_add_test(tc, t_no_cover_where_a_branch_lands);
+	tcase_add_test(tc, t_fde_functions_get_covers);
+	tcase_add_test(tc, t_fde_indirect_jump_takes_its_group);
+	tcase_add_test(tc, t_fde_call_joins_nothing);
+	tcase_add_test(tc, t_fde_undecodable_takes_its_group_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
