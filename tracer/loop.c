@@ -9,6 +9,7 @@
  * when it dies, or when it is preempted or set aside as blocked.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,11 +187,28 @@ static bool is_thread_of(pid_t pid, pid_t tid)
 	return tgid == pid;
 }
 
+/* Does the clone that stopped t (a thread of tr->proc) make a thread of
+ * its process?  The call's flags say (CLONE_THREAD): clone's first
+ * argument, clone3's struct clone_args; /proc only where they cannot be
+ * read (it cost an open and a read of the status file at every thread). */
+static bool clone_makes_thread(struct tracer *tr, const struct tthread *t, pid_t tid)
+{
+	struct user_regs_struct r;
+	uint64_t flags;
+	if (ptu_getregs(t->tid, &r) == 0) {
+		if (r.orig_rax == SYS_clone)
+			return r.rdi & CLONE_THREAD;
+		if (r.orig_rax == SYS_clone3 && ptu_read_u64(tr->proc->pid, r.rdi, &flags) == 0)
+			return flags & CLONE_THREAD;
+	}
+	return is_thread_of(tr->proc->pid, tid);
+}
+
 /* Returns true when t created a thread of the process (a create event). */
 static bool on_clone(struct tracer *tr, struct tthread *t, const struct ptu_status *s)
 {
 	pid_t tid = (pid_t)s->msg;
-	if (!is_thread_of(tr->proc->pid, tid)) {
+	if (!clone_makes_thread(tr, t, tid)) {
 		if (tree_focus_fork(tr, tid, false) && watch_arm_thread(tr, t->tid) < 0) /* a process, by clone() */
 			avt_warn("T%u: cannot set its watchpoints", t->lid);
 		return false;
