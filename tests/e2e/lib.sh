@@ -173,6 +173,24 @@ natively() {
 	done
 }
 
+# natively_usually PROG [ARGS...]: a buggy target whose bug needs an order
+# its threads take natively only by bad luck (its second thread does other
+# work first): at least one of NATIVE_RUNS runs (default 3) exits 0.  That
+# every run does is timing, not a fact to test: tree_forktwo's first native
+# run lost its deposit once in CI, on a loaded machine.
+natively_usually() {
+	local prog i st seen=""
+	prog=$(target "$1") || exit
+	shift
+	for i in $(seq "${NATIVE_RUNS:-3}"); do
+		timeout 20 "$prog" "$@" >/dev/null 2>&1
+		st=$?
+		[ "$st" = 0 ] && return 0
+		seen="$seen $st"
+	done
+	fail "no native run of $(basename "$prog") exited 0 (exit statuses:$seen)"
+}
+
 # expect_recorded OUT STATUS: the last record exited STATUS and left a trace.
 expect_recorded() {
 	expect_eq "$REC_STATUS" "$2" "exit status of avtrace record ($(head -n 1 "$1.stderr"))"

@@ -219,7 +219,7 @@ t_tree_check_fork_ok() {
 # two forked workers at once, each multithreaded: the second has the bug
 t_tree_forktwo_bug() {
 	local recs first second
-	natively tree_forktwo
+	natively_usually tree_forktwo
 	tree_test out "$(target tree_forktwo)"
 	expect_tree_bug out tree_forktwo balance tree_forktwo.c "/* FORKTWO READ */" "/* FORKTWO WRITE */"
 	recs=$(recordings_of out tree_forktwo) || exit
@@ -241,7 +241,7 @@ t_tree_forktwo_ok() {
 # single-threaded work, one fork, the child races
 t_tree_forkrace_bug() {
 	local rec
-	natively tree_forkrace
+	natively_usually tree_forkrace
 	tree_test out "$(target tree_forkrace)"
 	expect_tree_bug out tree_forkrace balance tree_forkrace.c "/* FORKRACE READ */" "/* FORKRACE WRITE */"
 	rec=$(recordings_of out tree_forkrace) || exit
