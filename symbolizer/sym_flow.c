@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sym_elf.h"
 #include "sym_int.h"
 
 #define FLOW_INSNS 8192 /* instructions walked per question, at most */
@@ -477,19 +478,11 @@ bool sym_function_code(struct sym_mod *m, uint64_t pc, uint64_t *lo, uint64_t *h
 	Elf *elf = dwfl_module_getelf(m->dm, &bias);
 	if (!elf)
 		return false;
-	uint64_t flo = *lo - bias, fhi = *hi - bias;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || flo < sh.sh_addr || fhi > sh.sh_addr + sh.sh_size)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_size < sh.sh_size)
-			return false;
-		*code = (const uint8_t *)data->d_buf + (flo - sh.sh_addr);
-		return true;
-	}
-	return false;
+	struct sym_elf_sec sec;
+	if (!sym_elf_section(elf, NULL, *lo - bias, *hi - bias, &sec))
+		return false;
+	*code = sec.bytes + (*lo - bias - sec.addr);
+	return true;
 }
 
 /* Does in read addr: rip-relative at that address, or through a register

@@ -306,8 +306,10 @@ static bool add_func(struct func **f, size_t *n, size_t *cap, const GElf_Sym *s,
 	return true;
 }
 
-/* Function ranges from .symtab (or .dynsym), sorted; deduplicated. */
-static size_t module_funcs(Elf *e, struct func **out)
+/* Function ranges from .symtab (or .dynsym), sorted; deduplicated.
+ * *symtab tells whether there was a .symtab (if not, the module is
+ * stripped: the caller looks for functions in its FDEs too). */
+static size_t module_funcs(Elf *e, struct func **out, bool *symtab)
 {
 	size_t n = 0, cap = 0;
 	struct func *f = NULL;
@@ -319,6 +321,7 @@ static size_t module_funcs(Elf *e, struct func **out)
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 			have_symtab = true;
 	}
+	*symtab = have_symtab;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
@@ -357,17 +360,6 @@ static size_t module_funcs(Elf *e, struct func **out)
 			f[i].hi = i + 1 < k ? f[i + 1].lo : f[i].lo + 1;
 	*out = f;
 	return k;
-}
-
-static bool has_symtab(Elf *e)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			return true;
-	}
-	return false;
 }
 
 /* The FDE ranges of a module, for scan_gap. */
@@ -423,9 +415,10 @@ static void scan_file(struct access *ac, const struct elfmod *m, struct scan *sc
 	Elf_Scn *scn = NULL;
 	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
 		goto out;
-	nf = module_funcs(e, &f);
+	bool symtab;
+	nf = module_funcs(e, &f, &symtab);
 	struct fdes fr = { NULL, 0 };
-	if (!has_symtab(e)) {
+	if (!symtab) {
 		fr.n = fde_ranges(e, &fr.r);
 		sc->groups = fr.n > 0;
 	}

@@ -15,10 +15,11 @@ struct fde_range {
 	char name[24];   /* "fde@ADDR": a name for the scan, no '.' in it */
 };
 
-/* The FDE ranges of e, sorted, disjoint, found through .eh_frame_hdr's
- * search table in the encodings compilers write (else none: the caller
- * scans as if there were no FDE).  *out is malloc'd, the caller's to
- * free; returns their number. */
+/* The FDE ranges of e, sorted, disjoint: every FDE of its .eh_frame
+ * whose CIE's pointer encoding is absolute or pc-relative (all a linked
+ * file holds), empty functions left out (none: the caller scans as if
+ * there were no FDE).  *out is malloc'd, the caller's to free; returns
+ * their number. */
 size_t fde_ranges(Elf *e, struct fde_range **out);
 
 #endif
