@@ -341,6 +341,41 @@ START_TEST(cut_clock_drops_lock_edge)
 }
 END_TEST
 
+/* A locked write -> another thread's read that saw it (reads-from, issue
+ * 29): T1 writes X, then flag F; T2 reads F, then X.  _i 0: F's write is
+ * locked: the reads are ordered after the writes.  _i 1: a plain write:
+ * no edge (a data race).  _i 2: T1 overwrites F with a plain write
+ * before T2 reads: T2 saw that one, no edge.  _i 3: the plain write is to
+ * the byte next to F (same word): the edge stays.  _i 4: T2 reads F
+ * before the locked write: no edge.  _i 5: T2 writes F after its read
+ * (a load, then a store, where a compare-and-swap was needed): the read
+ * is data for an update, no edge. */
+START_TEST(vc_locked_write_reads_from)
+{
+	enum { X = 0x6000, F = 0x6010 };
+	ev(0, AVT_EV_START, UINT32_MAX);
+	ev(0, AVT_EV_CREATE, 1);
+	ev(0, AVT_EV_CREATE, 2);
+	ev(1, AVT_EV_START, 0);
+	ev(2, AVT_EV_START, 0);
+	uint32_t wx = ev(1, AVT_EV_WRITE, X);
+	uint32_t rf0 = _i == 4 ? ev(2, AVT_EV_READ, F) : PR_NONE;
+	uint32_t wf = _i == 1 ? ev(1, AVT_EV_WRITE, F) : ev2(1, AVT_EV_RMW, F, 0, AVT_F_ATOMIC);
+	if (_i == 2 || _i == 3)
+		ev(1, AVT_EV_WRITE, _i == 2 ? F : F + 1);
+	uint32_t rf = _i == 4 ? rf0 : ev(2, AVT_EV_READ, F);
+	uint32_t rx = ev(2, AVT_EV_READ, X);
+	if (_i == 5)
+		ev(2, AVT_EV_WRITE, F);
+	finish_model();
+	bool edge = _i == 0 || _i == 3;
+	ck_assert_int_eq(pr_hb(m, wf, rf), edge);
+	ck_assert_int_eq(pr_hb(m, wx, rx), edge);
+	ck_assert_uint_eq(m->in_sync[rf], edge ? wf : PR_NONE);
+	ck_assert(!pr_hb(m, rx, wx));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_model");
@@ -353,6 +388,7 @@ static Suite *suite(void)
 	tcase_add_test(vc, vc_snapshots_shared);
 	tcase_add_test(vc, model_rejects_bad_tindex);
 	tcase_add_test(vc, cut_clock_drops_lock_edge);
+	tcase_add_loop_test(vc, vc_locked_write_reads_from, 0, 6);
 	suite_add_tcase(s, vc);
 	TCase *ls = tcase_create("locksets");
 	tcase_add_checked_fixture(ls, setup, teardown);
