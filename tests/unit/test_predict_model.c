@@ -376,6 +376,41 @@ START_TEST(vc_locked_write_reads_from)
 }
 END_TEST
 
+static bool steers_answer;
+static unsigned steers_asked;
+
+static bool steers_stub(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+			uint64_t *stores, unsigned max, unsigned *nstores)
+{
+	(void)ctx, (void)mod, (void)off, (void)addr, (void)watched, (void)stores, (void)max;
+	*nstores = 0;
+	steers_asked++;
+	return steers_answer;
+}
+
+/* With a steers question (predict_opts.read_steers): a read whose value
+ * steers nothing (_i 0) takes no reads-from edge, one that may (_i 1)
+ * does.  Asked once per site: the second poll at F's site is cached. */
+START_TEST(vc_reads_from_only_reads_that_steer)
+{
+	enum { F = 0x6010 };
+	ev(0, AVT_EV_START, UINT32_MAX);
+	ev(0, AVT_EV_CREATE, 1);
+	ev(1, AVT_EV_START, 0);
+	uint32_t wf = ev2(0, AVT_EV_RMW, F, 0, AVT_F_ATOMIC);
+	uint32_t r1 = evx(1, AVT_EV_READ, F, 0, 0, 0x900, 0);
+	uint32_t r2 = evx(1, AVT_EV_READ, F, 0, 0, 0x900, 0);
+	finish_trace();
+	steers_answer = _i == 1;
+	steers_asked = 0;
+	m = pr_model_new_steers(tr, steers_stub, NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_hb(m, wf, r1), _i == 1);
+	ck_assert_int_eq(pr_hb(m, wf, r2), _i == 1);
+	ck_assert_uint_eq(steers_asked, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_model");
@@ -389,6 +424,7 @@ static Suite *suite(void)
 	tcase_add_test(vc, model_rejects_bad_tindex);
 	tcase_add_test(vc, cut_clock_drops_lock_edge);
 	tcase_add_loop_test(vc, vc_locked_write_reads_from, 0, 6);
+	tcase_add_loop_test(vc, vc_reads_from_only_reads_that_steer, 0, 2);
 	suite_add_tcase(s, vc);
 	TCase *ls = tcase_create("locksets");
 	tcase_add_checked_fixture(ls, setup, teardown);
