@@ -807,8 +807,8 @@ static bool rf_steers(struct build *b, const struct avt_event *e)
 	return s;
 }
 
-/* A read (or read-modify-write) whose bytes were all last written by one
- * locked instruction of another thread saw that write: the recording is
+/* A plain read whose bytes were all last written by one locked
+ * instruction of another thread saw that write: the recording is
  * serialized, so recorded order is the order the read observed.  That is
  * a release/acquire pair (an x86 locked write is a full barrier, and
  * std::atomic's seq_cst store is an xchg): write -> read, so what the
@@ -816,7 +816,11 @@ static bool rf_steers(struct build *b, const struct avt_event *e)
  * writes make no edge: a plain write and the read that saw it race.  Nor
  * do the reads of updates (find_updates()) and reads whose value steers
  * nothing (rf_steers()): moved before the write, they read another value
- * and their thread goes on the same way. */
+ * and their thread goes on the same way.  A read-modify-write takes none
+ * either: the event does not say whether it was an xchg that only stores
+ * (std::atomic's store) or a compare-and-swap, and an edge to a store
+ * would fix the order of every store to a flag (acc_treiber_ok's push
+ * after the pop's CAS, a race the site pairs predict). */
 static void rf_edge(struct build *b, uint32_t i, const struct avt_event *e)
 {
 	uint64_t lo, hi;
@@ -945,7 +949,6 @@ static int edges_in(struct build *b, uint32_t i, const struct avt_event *e)
 	case AVT_EV_BARRIER:
 		return barrier_edge(b, i, t);
 	case AVT_EV_READ:
-	case AVT_EV_RMW:
 		rf_edge(b, i, e);
 		return 0;
 	default:

@@ -19,10 +19,10 @@
  * far -> a sem_wait; all threads of one barrier episode -> each of their
  * barrier events; the holder's acquire -> a trylock_fail, and the
  * trylock_fail -> the holder's next release; a locked write (AVT_F_ATOMIC)
- * -> another thread's read of its bytes before any other write, if its
- * value may steer that thread (the read saw it: a release/acquire pair,
- * as std::atomic's flags; pr_model_new_steers()).  Clocks are stored as shared
- * snapshots: a thread's clock is copied only when another thread's
+ * -> another thread's plain read of its bytes before any other write, if
+ * its value may steer that thread (the read saw it: a release/acquire
+ * pair, as std::atomic's flags; pr_model_new_steers()).  Clocks are stored
+ * as shared snapshots: a thread's clock is copied only when another thread's
  * component changes, and a thread's own component is implied by tindex.
  *
  * Stored clocks count chains, not threads: a thread created by the thread

@@ -102,7 +102,6 @@ static bool sc_source(const struct pr_model *m, uint32_t i, uint32_t *ev, uint32
 		*ref = in;
 		return true;
 	case AVT_EV_READ:
-	case AVT_EV_RMW:
 		*ev = in; /* the locked write it saw: before it, it reads another value */
 		return !(in & PR_REF_SNAP);
 	default:

@@ -349,7 +349,9 @@ END_TEST
  * the byte next to F (same word): the edge stays.  _i 4: T2 reads F
  * before the locked write: no edge.  _i 5: T2 writes F after its read
  * (a load, then a store, where a compare-and-swap was needed): the read
- * is data for an update, no edge. */
+ * is data for an update, no edge.  _i 6: T2's access of F is itself a
+ * locked read-modify-write (an xchg that stores may drop what it read):
+ * no edge. */
 START_TEST(vc_locked_write_reads_from)
 {
 	enum { X = 0x6000, F = 0x6010 };
@@ -363,7 +365,8 @@ START_TEST(vc_locked_write_reads_from)
 	uint32_t wf = _i == 1 ? ev(1, AVT_EV_WRITE, F) : ev2(1, AVT_EV_RMW, F, 0, AVT_F_ATOMIC);
 	if (_i == 2 || _i == 3)
 		ev(1, AVT_EV_WRITE, _i == 2 ? F : F + 1);
-	uint32_t rf = _i == 4 ? rf0 : ev(2, AVT_EV_READ, F);
+	uint32_t rf = _i == 4 ? rf0
+			      : _i == 6 ? ev2(2, AVT_EV_RMW, F, 0, AVT_F_ATOMIC) : ev(2, AVT_EV_READ, F);
 	uint32_t rx = ev(2, AVT_EV_READ, X);
 	if (_i == 5)
 		ev(2, AVT_EV_WRITE, F);
@@ -423,7 +426,7 @@ static Suite *suite(void)
 	tcase_add_test(vc, vc_snapshots_shared);
 	tcase_add_test(vc, model_rejects_bad_tindex);
 	tcase_add_test(vc, cut_clock_drops_lock_edge);
-	tcase_add_loop_test(vc, vc_locked_write_reads_from, 0, 6);
+	tcase_add_loop_test(vc, vc_locked_write_reads_from, 0, 7);
 	tcase_add_loop_test(vc, vc_reads_from_only_reads_that_steer, 0, 2);
 	suite_add_tcase(s, vc);
 	TCase *ls = tcase_create("locksets");
