@@ -73,9 +73,8 @@ bool pr_br_unknown(void *ctx, const struct pr_model *m, uint32_t e);
 int pr_avfilter_br(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
 		   void *ctx);
 
-/* What pr_avfilter_use() asks of a read: predict_opts.read_steers. */
-typedef bool (*pr_steers_fn)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr,
-			     bool watched, uint64_t *stores, unsigned max, unsigned *nstores);
+/* What pr_avfilter_use() asks of a read (pr_steers_fn, model.h):
+ * predict_opts.read_steers. */
 #define PR_STEERS_STORES 8
 
 /* pr_avfilter_br(), and a changed read counts only if its value may steer

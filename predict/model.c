@@ -35,6 +35,28 @@ struct episode {
 	uint32_t clock;   /* snapshot of their arrival, set at the first event */
 };
 
+/* The words (address / 8) a locked instruction wrote, and for each the
+ * last locked write to it (event + 1), or RF_PLAIN once a plain write
+ * overwrote some of that write's bytes.  Words never written by a locked
+ * instruction are not kept, so most traces keep nothing.  Open
+ * addressing; entries are never removed. */
+struct rfmap {
+	uint64_t *key;
+	uint32_t *val;   /* 0 marks a free slot */
+	size_t cap, n;
+};
+#define RF_PLAIN UINT32_MAX
+
+/* One answer of build.steers, cached by read site and address (a polling
+ * loop asks the same question at every poll). */
+struct rfsteer {
+	uint64_t off, addr;
+	uint16_t mod;
+	uint8_t watched, used;
+	bool steers;
+};
+#define RF_SEEN 256u
+
 struct build {
 	struct pr_model *m;
 	uint32_t *cur;        /* nslots x nslots current clocks (each chain's
@@ -49,6 +71,11 @@ struct build {
 	struct episode *eps;
 	size_t neps;
 	uint32_t *epof;       /* per event: episode of a barrier event */
+	struct rfmap rf;      /* locked writes, for reads-from edges */
+	pr_steers_fn steers;  /* which reads take them, or NULL: all */
+	void *steers_ctx;
+	struct rfsteer *seen; /* [RF_SEEN] the answers of steers, by site */
+	uint8_t *upd;         /* per event: a read of an update (find_updates) */
 };
 
 static size_t hash64(uint64_t a)
@@ -694,6 +721,194 @@ static int after_trylock_fail(struct build *b, uint32_t i)
 	return 0;
 }
 
+/* ---- reads-from edges ---- */
+
+static uint32_t *rf_slot(const struct rfmap *h, uint64_t word)
+{
+	size_t i = hash64(word) & (h->cap - 1);
+	while (h->val[i] && h->key[i] != word)
+		i = (i + 1) & (h->cap - 1);
+	return &h->val[i];
+}
+
+/* The last write to word: event + 1, RF_PLAIN, or 0 if no locked
+ * instruction ever wrote it. */
+static uint32_t rf_get(const struct rfmap *h, uint64_t word)
+{
+	return h->cap ? *rf_slot(h, word) : 0;
+}
+
+static int rf_grow(struct rfmap *h)
+{
+	struct rfmap g = { NULL, NULL, h->cap ? 2 * h->cap : 64, h->n };
+	g.key = malloc(g.cap * sizeof *g.key);
+	g.val = calloc(g.cap, sizeof *g.val);
+	if (!g.key || !g.val) {
+		free(g.key);
+		free(g.val);
+		return -1;
+	}
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->val[i]) {
+			uint32_t *v = rf_slot(&g, h->key[i]);
+			g.key[v - g.val] = h->key[i];
+			*v = h->val[i];
+		}
+	free(h->key);
+	free(h->val);
+	*h = g;
+	return 0;
+}
+
+static int rf_set(struct rfmap *h, uint64_t word, uint32_t v)
+{
+	if (2 * (h->n + 1) > h->cap && rf_grow(h) < 0)
+		return -1;
+	uint32_t *p = rf_slot(h, word);
+	if (!*p) {
+		h->key[p - h->val] = word;
+		h->n++;
+	}
+	*p = v;
+	return 0;
+}
+
+/* The end of access e's bytes (a size of 0: one byte). */
+static uint64_t rf_end(const struct avt_event *e)
+{
+	return e->obj + (e->size ? e->size : 1);
+}
+
+/* The words [*lo, *hi] access e touches. */
+static void rf_words(const struct avt_event *e, uint64_t *lo, uint64_t *hi)
+{
+	*lo = e->obj >> 3;
+	*hi = (rf_end(e) - 1) >> 3;
+}
+
+/* May read e's value steer its thread (build.steers, cached)? */
+static bool rf_steers(struct build *b, const struct avt_event *e)
+{
+	uint8_t watched = (e->flags & AVT_F_WATCHED) != 0;
+	uint64_t stores[8];
+	unsigned nstores = 0;
+	if (!b->steers)
+		return true;
+	if (!b->seen && !(b->seen = calloc(RF_SEEN, sizeof *b->seen)))
+		return true; /* no cache: the edge, as without steers */
+	struct rfsteer *c = &b->seen[hash64(e->site_off ^ e->obj ^ ((uint64_t)e->site_mod << 48) ^
+					    watched) & (RF_SEEN - 1)];
+	if (c->used && c->off == e->site_off && c->addr == e->obj && c->mod == e->site_mod &&
+	    c->watched == watched)
+		return c->steers;
+	bool s = b->steers(b->steers_ctx, e->site_mod, e->site_off, e->obj, watched, stores, 8,
+			   &nstores);
+	*c = (struct rfsteer){ e->site_off, e->obj, e->site_mod, watched, 1, s };
+	return s;
+}
+
+/* A plain read whose bytes were all last written by one locked
+ * instruction of another thread saw that write: the recording is
+ * serialized, so recorded order is the order the read observed.  That is
+ * a release/acquire pair (an x86 locked write is a full barrier, and
+ * std::atomic's seq_cst store is an xchg): write -> read, so what the
+ * writer did before it happens before what the reader does after.  Plain
+ * writes make no edge: a plain write and the read that saw it race.  Nor
+ * do the reads of updates (find_updates()) and reads whose value steers
+ * nothing (rf_steers()): moved before the write, they read another value
+ * and their thread goes on the same way.  A read-modify-write takes none
+ * either: the event does not say whether it was an xchg that only stores
+ * (std::atomic's store) or a compare-and-swap, and an edge to a store
+ * would fix the order of every store to a flag (acc_treiber_ok's push
+ * after the pop's CAS, a race the site pairs predict). */
+static void rf_edge(struct build *b, uint32_t i, const struct avt_event *e)
+{
+	uint64_t lo, hi;
+	rf_words(e, &lo, &hi);
+	uint32_t w = rf_get(&b->rf, lo);
+	if (!w || w == RF_PLAIN)
+		return;
+	for (uint64_t k = lo + 1; k <= hi; k++)
+		if (rf_get(&b->rf, k) != w)
+			return;
+	const struct avt_event *we = &b->m->t->ev[--w];
+	if (we->thread == e->thread || e->obj < we->obj || rf_end(e) > rf_end(we))
+		return; /* its own write, or bytes another write left */
+	if ((b->upd && b->upd[i]) || !rf_steers(b, e))
+		return;
+	b->m->in_sync[i] = w;
+	cur_join(b, e->thread, w);
+}
+
+/* Accesses a and b share a byte. */
+static bool rf_overlap(const struct avt_event *a, const struct avt_event *b)
+{
+	return a->obj < rf_end(b) && b->obj < rf_end(a);
+}
+
+/* After write i: a locked one is the last write of the words it touches;
+ * a plain one ends the locked writes whose bytes it overwrites (only
+ * those: a flag and the plain variable next to it share a word). */
+static int rf_note_write(struct build *b, uint32_t i, const struct avt_event *e)
+{
+	uint64_t lo, hi;
+	bool locked = (e->flags & AVT_F_ATOMIC) != 0;
+	if (!locked && !b->rf.n)
+		return 0;
+	rf_words(e, &lo, &hi);
+	for (uint64_t k = lo; k <= hi; k++) {
+		uint32_t w = rf_get(&b->rf, k);
+		if (!locked && (!w || w == RF_PLAIN || !rf_overlap(&b->m->t->ev[w - 1], e)))
+			continue;
+		if (rf_set(&b->rf, k, locked ? i + 1 : RF_PLAIN) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The plain reads whose thread next writes what they read, with no read
+ * of it in between, of the words locked instructions write: a load, then
+ * a store, where a compare-and-swap was needed (a lock-free push's load
+ * of the top it then replaces).  Such a read is data for an update, not a
+ * flag its thread waited for: rf_edge() gives it no edge, so a schedule
+ * may move it before the locked write it saw, and the lost update is what
+ * PENELOPE and PECAN look for.  b->upd stays NULL when no locked write. */
+static int find_updates(struct build *b)
+{
+	const struct trace *t = b->m->t;
+	struct rfmap words = { 0 }, last = { 0 }; /* (address, thread) -> read + 1 */
+	int rc = -1;
+	for (uint32_t i = 0; i < b->m->nev; i++) {
+		uint64_t lo, hi;
+		if (!avt_kind_writes(t->ev[i].kind) || !(t->ev[i].flags & AVT_F_ATOMIC))
+			continue;
+		rf_words(&t->ev[i], &lo, &hi);
+		for (uint64_t k = lo; k <= hi; k++)
+			if (rf_set(&words, k, 1) < 0)
+				goto out;
+	}
+	if (words.n && !(b->upd = calloc(b->m->nev, 1)))
+		goto out;
+	for (uint32_t i = 0; words.n && i < b->m->nev; i++) {
+		const struct avt_event *e = &t->ev[i];
+		if (!avt_kind_is_access(e->kind) || !rf_get(&words, e->obj >> 3))
+			continue;
+		uint64_t key = e->obj << 16 | (e->thread & 0xffff);
+		uint32_t r = rf_get(&last, key);
+		if (avt_kind_writes(e->kind) && r && r != RF_PLAIN)
+			b->upd[r - 1] = 1;
+		if (rf_set(&last, key, e->kind == AVT_EV_READ ? i + 1 : RF_PLAIN) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(words.key);
+	free(words.val);
+	free(last.key);
+	free(last.val);
+	return rc;
+}
+
 /* Edges into event i (before its clock is stored). */
 static int edges_in(struct build *b, uint32_t i, const struct avt_event *e)
 {
@@ -733,6 +948,9 @@ static int edges_in(struct build *b, uint32_t i, const struct avt_event *e)
 	}
 	case AVT_EV_BARRIER:
 		return barrier_edge(b, i, t);
+	case AVT_EV_READ:
+		rf_edge(b, i, e);
+		return 0;
 	default:
 		return 0;
 	}
@@ -773,6 +991,9 @@ static int edges_out(struct build *b, uint32_t i, const struct avt_event *e)
 		b->os[s].posts = r;
 		return 0;
 	}
+	case AVT_EV_WRITE:
+	case AVT_EV_RMW:
+		return rf_note_write(b, i, e);
 	default:
 		return 0;
 	}
@@ -817,6 +1038,10 @@ static void build_release(struct build *b)
 		free(b->eps[i].thr);
 	free(b->eps);
 	free(b->epof);
+	free(b->rf.key);
+	free(b->rf.val);
+	free(b->seen);
+	free(b->upd);
 }
 
 static int build_init(struct build *b, struct pr_model *m)
@@ -853,12 +1078,14 @@ static int model_alloc(struct pr_model *m)
 	return ls_push(m, 0, PR_NONE, PR_NONE, PR_EXCL) == PR_NONE ? -1 : 0;
 }
 
-static int model_fill(struct pr_model *m)
+static int model_fill(struct pr_model *m, pr_steers_fn steers, void *ctx)
 {
 	struct build b;
 	int rc = -1;
-	if (build_init(&b, m) < 0 || find_episodes(&b) < 0)
+	if (build_init(&b, m) < 0 || find_episodes(&b) < 0 || find_updates(&b) < 0)
 		goto out;
+	b.steers = steers;
+	b.steers_ctx = ctx;
 	for (uint32_t i = 0; i < m->nev; i++) {
 		if (!(i & PR_STOP_EVERY) && pr_stopped()) {
 			rc = -2;
@@ -874,6 +1101,11 @@ out:
 }
 
 struct pr_model *pr_model_new(const struct trace *t)
+{
+	return pr_model_new_steers(t, NULL, NULL);
+}
+
+struct pr_model *pr_model_new_steers(const struct trace *t, pr_steers_fn steers, void *ctx)
 {
 	struct pr_model *m = calloc(1, sizeof *m);
 	if (!m)
@@ -902,7 +1134,8 @@ struct pr_model *pr_model_new(const struct trace *t)
 		pr_model_free(m);
 		return NULL;
 	}
-	if (rc < 0 || assign_slots(m) < 0 || model_alloc(m) < 0 || (rc = model_fill(m)) == -1)
+	if (rc < 0 || assign_slots(m) < 0 || model_alloc(m) < 0 ||
+	    (rc = model_fill(m, steers, ctx)) == -1)
 		goto oom;
 	if (rc == -2) { /* stopped (pr_stopped()): no message */
 		pr_model_free(m);

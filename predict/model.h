@@ -18,8 +18,11 @@
  * broadcast after a thread's wait -> its waking acquire; every sem_post so
  * far -> a sem_wait; all threads of one barrier episode -> each of their
  * barrier events; the holder's acquire -> a trylock_fail, and the
- * trylock_fail -> the holder's next release.  Clocks are stored as shared
- * snapshots: a thread's clock is copied only when another thread's
+ * trylock_fail -> the holder's next release; a locked write (AVT_F_ATOMIC)
+ * -> another thread's plain read of its bytes before any other write, if
+ * its value may steer that thread (the read saw it: a release/acquire
+ * pair, as std::atomic's flags; pr_model_new_steers()).  Clocks are stored
+ * as shared snapshots: a thread's clock is copied only when another thread's
  * component changes, and a thread's own component is implied by tindex.
  *
  * Stored clocks count chains, not threads: a thread created by the thread
@@ -115,9 +118,24 @@ struct pr_model {
 	size_t nlsn, lsncap;
 };
 
+/* May the value the read at site mod+off of address addr loads steer its
+ * thread (watched: a watchpoint saw it, and the site is the instruction
+ * after it)?  false, with stores[0 .. *nstores) (at most max), when it
+ * only reaches those globals, registers and the stack
+ * (predict_opts.read_steers; avfilter.h asks it too).  ctx is the
+ * caller's. */
+typedef bool (*pr_steers_fn)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr,
+			     bool watched, uint64_t *stores, unsigned max, unsigned *nstores);
+
 /* Builds the model of t.  NULL after an avt_error() (inconsistent thread
  * indices, a trace too long, out of memory). */
 struct pr_model *pr_model_new(const struct trace *t);
+/* The same, with a locked write -> read edge only for the reads whose
+ * value may steer their thread, as steers (NULL: every read) answers: a
+ * read whose value is only stored (a lock-free push's load of the top it
+ * links below its node) reads another value in another order and its
+ * thread goes on the same way, so what it saw is no order to keep. */
+struct pr_model *pr_model_new_steers(const struct trace *t, pr_steers_fn steers, void *ctx);
 void pr_model_free(struct pr_model *m);
 
 static inline const struct avt_event *pr_ev(const struct pr_model *m, uint32_t e)

@@ -562,7 +562,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	int rc = -1;
 	memset(out, 0, sizeof *out);
 	avt_debug("predicting from %zu events of %u threads", t->nev, trace_nthreads(t));
-	struct pr_model *m = pr_model_new(t);
+	struct pr_model *m = pr_model_new_steers(t, o->read_steers, o->read_ctx);
 	if (!m)
 		return pr_stopped() ? PREDICT_STOPPED : -1;
 	avt_debug("model: %u threads on %u chains, %zu clock snapshots", m->nthreads, m->nslots,

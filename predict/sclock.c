@@ -101,6 +101,9 @@ static bool sc_source(const struct pr_model *m, uint32_t i, uint32_t *ev, uint32
 	case AVT_EV_BARRIER:
 		*ref = in;
 		return true;
+	case AVT_EV_READ:
+		*ev = in; /* the locked write it saw: before it, it reads another value */
+		return !(in & PR_REF_SNAP);
 	default:
 		return false; /* trylock edges are lock edges */
 	}

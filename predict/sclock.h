@@ -1,7 +1,8 @@
 /*
  * Vector clocks over thread communication only: create/join, condition
- * signals exactly, semaphores and barriers through the model's clock of
- * their sources (which counts lock edges too: only conservative).  No lock
+ * signals and a locked write -> the reads that saw it (model.h) exactly,
+ * semaphores and barriers through the model's clock of their sources
+ * (which counts lock edges too: only conservative).  No lock
  * edges: a predicted run may take a lock in another order than the
  * recorded one, so locks are left to locksets (PENELOPE, and PECAN's
  * hybrid independence model, whose partial order is exactly this one).

@@ -341,6 +341,79 @@ START_TEST(cut_clock_drops_lock_edge)
 }
 END_TEST
 
+/* A locked write -> another thread's read that saw it (reads-from, issue
+ * 29): T1 writes X, then flag F; T2 reads F, then X.  _i 0: F's write is
+ * locked: the reads are ordered after the writes.  _i 1: a plain write:
+ * no edge (a data race).  _i 2: T1 overwrites F with a plain write
+ * before T2 reads: T2 saw that one, no edge.  _i 3: the plain write is to
+ * the byte next to F (same word): the edge stays.  _i 4: T2 reads F
+ * before the locked write: no edge.  _i 5: T2 writes F after its read
+ * (a load, then a store, where a compare-and-swap was needed): the read
+ * is data for an update, no edge.  _i 6: T2's access of F is itself a
+ * locked read-modify-write (an xchg that stores may drop what it read):
+ * no edge. */
+START_TEST(vc_locked_write_reads_from)
+{
+	enum { X = 0x6000, F = 0x6010 };
+	ev(0, AVT_EV_START, UINT32_MAX);
+	ev(0, AVT_EV_CREATE, 1);
+	ev(0, AVT_EV_CREATE, 2);
+	ev(1, AVT_EV_START, 0);
+	ev(2, AVT_EV_START, 0);
+	uint32_t wx = ev(1, AVT_EV_WRITE, X);
+	uint32_t rf0 = _i == 4 ? ev(2, AVT_EV_READ, F) : PR_NONE;
+	uint32_t wf = _i == 1 ? ev(1, AVT_EV_WRITE, F) : ev2(1, AVT_EV_RMW, F, 0, AVT_F_ATOMIC);
+	if (_i == 2 || _i == 3)
+		ev(1, AVT_EV_WRITE, _i == 2 ? F : F + 1);
+	uint32_t rf = _i == 4 ? rf0
+			      : _i == 6 ? ev2(2, AVT_EV_RMW, F, 0, AVT_F_ATOMIC) : ev(2, AVT_EV_READ, F);
+	uint32_t rx = ev(2, AVT_EV_READ, X);
+	if (_i == 5)
+		ev(2, AVT_EV_WRITE, F);
+	finish_model();
+	bool edge = _i == 0 || _i == 3;
+	ck_assert_int_eq(pr_hb(m, wf, rf), edge);
+	ck_assert_int_eq(pr_hb(m, wx, rx), edge);
+	ck_assert_uint_eq(m->in_sync[rf], edge ? wf : PR_NONE);
+	ck_assert(!pr_hb(m, rx, wx));
+}
+END_TEST
+
+static bool steers_answer;
+static unsigned steers_asked;
+
+static bool steers_stub(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
+			uint64_t *stores, unsigned max, unsigned *nstores)
+{
+	(void)ctx, (void)mod, (void)off, (void)addr, (void)watched, (void)stores, (void)max;
+	*nstores = 0;
+	steers_asked++;
+	return steers_answer;
+}
+
+/* With a steers question (predict_opts.read_steers): a read whose value
+ * steers nothing (_i 0) takes no reads-from edge, one that may (_i 1)
+ * does.  Asked once per site: the second poll at F's site is cached. */
+START_TEST(vc_reads_from_only_reads_that_steer)
+{
+	enum { F = 0x6010 };
+	ev(0, AVT_EV_START, UINT32_MAX);
+	ev(0, AVT_EV_CREATE, 1);
+	ev(1, AVT_EV_START, 0);
+	uint32_t wf = ev2(0, AVT_EV_RMW, F, 0, AVT_F_ATOMIC);
+	uint32_t r1 = evx(1, AVT_EV_READ, F, 0, 0, 0x900, 0);
+	uint32_t r2 = evx(1, AVT_EV_READ, F, 0, 0, 0x900, 0);
+	finish_trace();
+	steers_answer = _i == 1;
+	steers_asked = 0;
+	m = pr_model_new_steers(tr, steers_stub, NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_hb(m, wf, r1), _i == 1);
+	ck_assert_int_eq(pr_hb(m, wf, r2), _i == 1);
+	ck_assert_uint_eq(steers_asked, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("predict_model");
@@ -353,6 +426,8 @@ static Suite *suite(void)
 	tcase_add_test(vc, vc_snapshots_shared);
 	tcase_add_test(vc, model_rejects_bad_tindex);
 	tcase_add_test(vc, cut_clock_drops_lock_edge);
+	tcase_add_loop_test(vc, vc_locked_write_reads_from, 0, 7);
+	tcase_add_loop_test(vc, vc_reads_from_only_reads_that_steer, 0, 2);
 	suite_add_tcase(s, vc);
 	TCase *ls = tcase_create("locksets");
 	tcase_add_checked_fixture(ls, setup, teardown);

@@ -5,7 +5,8 @@
  * the schedules of PECAN's Figures 4 and 5 (the event and its dependents
  * move; the outermost lock's critical section moves with them); pattern
  * files (valid, and errors with their line); one prediction per anomaly
- * across detectors; rank by variables, then threads.
+ * across detectors; rank by variables, then threads; a flag's locked
+ * store orders the payload written before it and read after it.
  */
 #include <check.h>
 #include <stdio.h>
@@ -536,6 +537,51 @@ START_TEST(dedupe_across_detectors)
 }
 END_TEST
 
+/* Issue 29's hand-off (tests/targets/atomic_wait_ok.cc): T2 writes the
+ * payload X, then publishes flag F; T1 polls F (0), then sees it set and
+ * reads X.  _i 0: F's store is a locked instruction (std::atomic's xchg),
+ * so the read that saw it is ordered after it (model.h) and so is the
+ * payload's: no race on X, and no prediction moves the poll that saw F
+ * before the store (an atomic set of the first poll and X's read may
+ * stay: it keeps every read's writer).  _i 1: a plain store: X's race
+ * (and F's) predicted. */
+START_TEST(locked_flag_orders_payload)
+{
+	enum { F = 0x5010 };
+	struct predict_opts o = { .penelope = true, .pecan = true, .order = true };
+	spawn(2);
+	start(1);
+	rd(1, F, 0x480);
+	start(2);
+	uint32_t wx = wr(2, X, 0x400);
+	uint32_t wf = _i == 0 ? evx(2, AVT_EV_RMW, F, 0, 0, 0x440, AVT_F_ATOMIC) : wr(2, F, 0x440);
+	uint32_t rf = rd(1, F, 0x480);
+	uint32_t rx = rd(1, X, 0x4c0);
+	finish_predict(&o);
+	unsigned onx = 0, rf_first = 0;
+	for (size_t i = 0; i < ps.n; i++) {
+		const struct prediction *q = &ps.p[i];
+		for (unsigned k = 0; k < q->nobjs && !strncmp(q->pattern, "race-", 5); k++)
+			onx += q->objs[k] == X;
+		for (unsigned k = 0; k + 1 < q->nevents; k++)
+			rf_first += q->events[k] == rf && q->events[k + 1] == wf;
+	}
+	if (_i == 0) {
+		ck_assert_uint_eq(onx, 0);
+		ck_assert_uint_eq(rf_first, 0);
+		ck_assert_uint_ge(ps.n, 1); /* the first poll may still see the flag set */
+	} else {
+		ck_assert_uint_ge(onx, 1);
+		ck_assert_uint_ge(rf_first, 1);
+		bool race = false;
+		for (size_t i = 0; i < ps.n; i++)
+			race |= !strcmp(ps.p[i].pattern, "race-RW") && ps.p[i].events[0] == rx &&
+				ps.p[i].events[1] == wx;
+		ck_assert(race);
+	}
+}
+END_TEST
+
 START_TEST(rank_variables_then_threads)
 {
 	struct prediction p[4];
@@ -711,6 +757,7 @@ int main(void)
 	tcase_add_test(d, dedupe_across_detectors);
 	tcase_add_loop_test(d, site_pairs_far_race, 0, 2);
 	tcase_add_test(d, site_pairs_capped_and_after);
+	tcase_add_loop_test(d, locked_flag_orders_payload, 0, 2);
 	suite_add_tcase(s, d);
 	TCase *p = tcase_create("patterns");
 	tcase_add_test(p, pattern_parse_valid);
