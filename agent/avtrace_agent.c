@@ -5,7 +5,8 @@
  * it replays such a recording).  It interposes the lock, trylock and
  * unlock of mutexes, rwlocks (rdlock, wrlock and their try forms) and
  * spinlocks, condition variables' signal and broadcast, the heap's calls,
- * and pthread_create and pthread_join.  The supervisor still serializes the threads under ptrace
+ * pthread_create and pthread_join, and GLib's g_mutex_lock, _trylock and
+ * _unlock (a sync spec's, when GLib's is in force).  The supervisor still serializes the threads under ptrace
  * (one runs at a time) and says which thread may take a fast path and for
  * how many events (the run token: run_tid, budget); what the agent saves
  * is the ptrace stop per uncontended operation:
@@ -80,6 +81,9 @@ FAST(avt_spin_trylock);
 FAST(avt_spin_unlock);
 FAST(avt_cond_signal);
 FAST(avt_cond_broadcast);
+FAST(avt_gmutex_lock);
+FAST(avt_gmutex_unlock);
+FAST(avt_gmutex_trylock);
 
 /*
  * The exported entry points.  Each hands the fast path its argument and
@@ -98,7 +102,8 @@ FAST(avt_cond_broadcast);
  * links its runtime into the program, with an interceptor of that name
  * whose own pointer to libc is NULL (the call went to address 0).
  */
-#define STUB(name, fast, idx)                                   \
+#define STUB(name, fast, idx) STUB_T(name, fast, avt_real_ptr, idx)
+#define STUB_T(name, fast, table, idx)                          \
 	__asm__(".text\n"                                       \
 		".globl " #name "\n"                            \
 		".type " #name ", @function\n"                  \
@@ -113,7 +118,7 @@ FAST(avt_cond_broadcast);
 		"	cmp $-1, %eax\n"                        \
 		"	je 1f\n"                                \
 		"	ret\n"                                  \
-		"1:	jmp *avt_real_ptr+8*" #idx "(%rip)\n"  \
+		"1:	jmp *" #table "+8*" #idx "(%rip)\n"   \
 		".size " #name ", .-" #name "\n")
 
 enum { N_REAL = 13 };
@@ -283,6 +288,104 @@ FAST(avt_spin_trylock) { return ptr_fast(lock_like(m, site, AVT_RAW_SPIN_TRYLOCK
 FAST(avt_spin_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK)); }
 FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL, AVT_EV_SIGNAL)); }
 FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
+
+/*
+ * GLib's GMutex (its built-in sync spec, docs/sync-spec.md), a futex word
+ * in libglib: g_mutex_lock, _trylock and _unlock as pthread's mutex, through
+ * the unhooked g_mutex_trylock (TRUE: taken) and g_mutex_unlock.  The
+ * supervisor publishes those two only when the spec in force gives the
+ * three functions GLib's meaning (tracer/agent.c, gmutex_spec); the
+ * records say they are a spec's (AVT_AGENT_T_SPEC).  The slow path is
+ * libglib's function, found by name (RTLD_NEXT, or libglib loaded
+ * RTLD_LOCAL by a plugin): its ptrace hook decides, as without the agent.
+ */
+enum { N_GLIB = 3 };
+HIDDEN void *avt_glib_ptr[N_GLIB];
+STUB_T(g_mutex_lock, avt_gmutex_lock, avt_glib_ptr, 0);
+STUB_T(g_mutex_unlock, avt_gmutex_unlock, avt_glib_ptr, 1);
+STUB_T(g_mutex_trylock, avt_gmutex_trylock, avt_glib_ptr, 2);
+
+static void glib_ptrs(void)
+{
+	static const char *const names[N_GLIB] = { "g_mutex_lock", "g_mutex_unlock",
+						   "g_mutex_trylock" };
+	void *glib = NULL;
+	for (int i = 0; i < N_GLIB; i++) {
+		if (__atomic_load_n(&avt_glib_ptr[i], __ATOMIC_ACQUIRE))
+			continue;
+		void *p = dlsym(RTLD_NEXT, names[i]);
+		if (!p && !glib)
+			glib = dlopen("libglib-2.0.so.0", RTLD_LAZY | RTLD_NOLOAD);
+		if (!p && glib)
+			p = dlsym(glib, names[i]);
+		__atomic_store_n(&avt_glib_ptr[i], p, __ATOMIC_RELEASE);
+	}
+	if (glib)
+		dlclose(glib);
+}
+
+/* -1 (take libglib's function) once its address is known */
+static int glib_slow(void)
+{
+	for (int i = 0; i < N_GLIB; i++)
+		if (__builtin_expect(!__atomic_load_n(&avt_glib_ptr[i], __ATOMIC_ACQUIRE), 0))
+			glib_ptrs();
+	return -1;
+}
+
+/* Taken in-process when free; held (by a stopped thread, or relocked by
+ * its owner): the ptrace path, whose model decides. */
+FAST(avt_gmutex_lock)
+{
+	lock_fn trylock;
+	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
+			       AVT_EV_ACQUIRE, m, site);
+	if (ticket < 0)
+		return glib_slow();
+	int taken = trylock(m) != 0;
+	avt_agent_commit_t(avt_ring, (uint64_t)ticket, taken ? AVT_EV_ACQUIRE : AVT_EV_NONE,
+			   (uint64_t)(uintptr_t)m, 0, site, avt_my_tid, AVT_AGENT_T_SPEC);
+	if (taken)
+		avt_agent_spend(avt_ring);
+	avt_leave();
+	return taken ? 0 : glib_slow();
+}
+
+/* Always in-process: acquire or trylock_fail, as the spec's hook emits at
+ * the call's return; a budget that expected the acquire and finds the
+ * word taken declines (lock_like). */
+FAST(avt_gmutex_trylock)
+{
+	lock_fn trylock;
+	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
+			       AVT_EV_ACQUIRE, m, site);
+	if (ticket < 0)
+		return glib_slow();
+	int taken = trylock(m) != 0;
+	int decline = !taken && atomic_load_explicit(&avt_ring->expect_n, memory_order_relaxed);
+	uint16_t kind = taken ? AVT_EV_ACQUIRE : decline ? AVT_EV_NONE : AVT_EV_TRYLOCK_FAIL;
+	avt_agent_commit_t(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, 0, site,
+			   avt_my_tid, AVT_AGENT_T_SPEC);
+	if (kind != AVT_EV_NONE)
+		avt_agent_spend(avt_ring);
+	avt_leave();
+	return decline ? glib_slow() : taken;
+}
+
+/* The release is in the ring before the word is free (unlock_like). */
+FAST(avt_gmutex_unlock)
+{
+	lock_fn unlock;
+	int64_t ticket = begin(AVT_RAW_GMUTEX_UNLOCK, 0, &unlock, AVT_EV_RELEASE, m, site);
+	if (ticket < 0)
+		return glib_slow();
+	avt_agent_commit_t(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, 0,
+			   site, avt_my_tid, AVT_AGENT_T_SPEC);
+	avt_agent_spend(avt_ring);
+	unlock(m); /* void: its %eax means nothing */
+	avt_leave();
+	return 0;
+}
 
 /*
  * The heap: malloc, calloc, realloc and free, for the heap's records
@@ -542,6 +645,7 @@ static int is_our_memfd(int fd)
 __attribute__((constructor)) static void agent_init(void)
 {
 	real_ptrs();
+	glib_ptrs();
 	for (int i = 0; i < N_THR; i++)
 		thr_ptr(i);
 	const char *s = getenv(AVT_AGENT_ENV_FD);

@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 6u
+#define AVT_AGENT_VERSION 7u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -81,7 +81,10 @@ enum avt_agent_raw {
 	AVT_RAW_CREATE,            /* pthread_create: a call's record (its site) */
 	AVT_RAW_JOIN,              /* pthread_join: published = joins are taken
 	                              in-process (pthread_tryjoin_np, no copy) */
-	AVT_RAW_COUNT = 16,
+	AVT_RAW_GMUTEX_TRYLOCK,    /* GLib's GMutex, known by its sync spec: */
+	AVT_RAW_GMUTEX_UNLOCK,     /* g_mutex_trylock, g_mutex_unlock; their
+	                              records are tindex AVT_AGENT_T_SPEC */
+	AVT_RAW_COUNT = 24,
 };
 
 struct avt_agent_hdr {
@@ -370,8 +373,9 @@ static inline int64_t avt_agent_claim(struct avt_agent_hdr *h, uint32_t reserve)
 
 /* Producer: fills the claimed slot and commits it (release: the consumer
  * that sees the commit word sees the event). */
-static inline void avt_agent_commit2(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
-				     uint64_t obj, uint64_t obj2, uint64_t site, uint32_t tid)
+static inline void avt_agent_commit_t(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
+				      uint64_t obj, uint64_t obj2, uint64_t site, uint32_t tid,
+				      uint32_t tindex)
 {
 	struct avt_agent_slot *s = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
 	s->ev.seq = 0;
@@ -379,12 +383,24 @@ static inline void avt_agent_commit2(struct avt_agent_hdr *h, uint64_t ticket, u
 	s->ev.obj2 = obj2;
 	s->ev.site_off = site;
 	s->ev.thread = tid;
-	s->ev.tindex = 0;
+	s->ev.tindex = tindex;
 	s->ev.kind = kind;
 	s->ev.flags = 0;
 	s->ev.site_mod = AVT_MOD_NONE;
 	s->ev.size = 0;
 	atomic_store_explicit(&s->commit, ticket + 1, memory_order_release);
+}
+
+/* A lock event's tindex: 0 for libc's functions; AVT_AGENT_T_SPEC for a
+ * sync spec's (GMutex): the supervisor filters it as the spec's ptrace
+ * hook does (a call nested in another spec call is no event; a call from
+ * libc is one). */
+#define AVT_AGENT_T_SPEC 1u
+
+static inline void avt_agent_commit2(struct avt_agent_hdr *h, uint64_t ticket, uint16_t kind,
+				     uint64_t obj, uint64_t obj2, uint64_t site, uint32_t tid)
+{
+	avt_agent_commit_t(h, ticket, kind, obj, obj2, site, tid, 0);
 }
 
 /* (obj2: a join's, the caller's frame pointer, as the ptrace hook reads

@@ -306,7 +306,44 @@ static const char *const raw_names[AVT_RAW_COUNT] = {
 	[AVT_RAW_FREE] = "free",
 	[AVT_RAW_CREATE] = "pthread_create",
 	[AVT_RAW_JOIN] = "pthread_join",
+	[AVT_RAW_GMUTEX_TRYLOCK] = "g_mutex_trylock",
+	[AVT_RAW_GMUTEX_UNLOCK] = "g_mutex_unlock",
 };
+
+/* Does hook name mean op on argument 1 (flags: the HF_* beyond HF_SPEC
+ * it has), and is it planted? */
+static bool spec_is(struct tracer *tr, const char *name, enum hop op, unsigned flags)
+{
+	for (size_t i = n_builtin_hooks; i < n_hook_defs; i++) {
+		const struct hook_def *d = &hook_defs[i];
+		if (!strcmp(d->name, name))
+			return d->op == op && d->flags == (HF_SPEC | flags) && d->arg == 0 &&
+			       d->bit_arg < 0 && tr->proc->as.hook_addr[i];
+	}
+	return false;
+}
+
+/* GMutex in-process (agent/avtrace_agent.c): the spec in force gives
+ * g_mutex_lock, _trylock and _unlock GLib's meaning (a user's spec may
+ * give them another), all three are hooked (the agent's slow path is
+ * g_mutex_lock's hook), and futex calls are not events (--futex: the
+ * wake inside g_mutex_unlock would be seen outside its spec call). */
+static bool gmutex_spec(struct tracer *tr)
+{
+	return !tr->opts.futex && spec_is(tr, "g_mutex_lock", OP_LOCK, 0) &&
+	       spec_is(tr, "g_mutex_trylock", OP_TRYLOCK, HF_OK_NONZERO) &&
+	       spec_is(tr, "g_mutex_unlock", OP_UNLOCK, 0);
+}
+
+/* GMutex's entries when gmutex_spec says so, else 0 (both or neither). */
+static void gmutex_entries(struct tracer *tr, uint64_t *e)
+{
+	bool ok = gmutex_spec(tr);
+	e[AVT_RAW_GMUTEX_TRYLOCK] = ok ? raw_entry(tr, raw_names[AVT_RAW_GMUTEX_TRYLOCK]) : 0;
+	e[AVT_RAW_GMUTEX_UNLOCK] = ok ? raw_entry(tr, raw_names[AVT_RAW_GMUTEX_UNLOCK]) : 0;
+	if (!e[AVT_RAW_GMUTEX_TRYLOCK] || !e[AVT_RAW_GMUTEX_UNLOCK])
+		e[AVT_RAW_GMUTEX_TRYLOCK] = e[AVT_RAW_GMUTEX_UNLOCK] = 0;
+}
 
 /* At the entry stop, hooks planted: the fast path may start.  A family
  * whose functions are not both hooked (a static binary, a libc without
@@ -333,6 +370,7 @@ void agent_publish(struct tracer *tr)
 		e[AVT_RAW_RW_TRYRDLOCK] = e[AVT_RAW_RW_TRYWRLOCK] = e[AVT_RAW_RW_UNLOCK] = 0;
 	if (!e[AVT_RAW_SPIN_TRYLOCK] || !e[AVT_RAW_SPIN_UNLOCK])
 		e[AVT_RAW_SPIN_TRYLOCK] = e[AVT_RAW_SPIN_UNLOCK] = 0;
+	gmutex_entries(tr, e);
 	for (int i = 0; i < AVT_RAW_COUNT; i++)
 		atomic_store(&a->hdr->raw[i], e[i]);
 	atomic_store(&a->hdr->enabled, 1);
@@ -349,6 +387,18 @@ void agent_publish_heap(struct tracer *tr)
 		return;
 	for (int i = AVT_RAW_MALLOC; i <= AVT_RAW_FREE; i++)
 		atomic_store(&a->hdr->raw[i], raw_entry(tr, raw_names[i]));
+}
+
+/* libglib was loaded late (dlopen): its GMutex in-process from now on. */
+void agent_publish_glib(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || !a->active)
+		return;
+	uint64_t e[AVT_RAW_COUNT] = { 0 };
+	gmutex_entries(tr, e);
+	atomic_store(&a->hdr->raw[AVT_RAW_GMUTEX_TRYLOCK], e[AVT_RAW_GMUTEX_TRYLOCK]);
+	atomic_store(&a->hdr->raw[AVT_RAW_GMUTEX_UNLOCK], e[AVT_RAW_GMUTEX_UNLOCK]);
 }
 
 /* Where t, stopped at its request, can be sent to wait for its turn in a
@@ -584,7 +634,10 @@ static void apply(struct tracer *tr, const struct avt_event *ev)
 		tr->stats.agent_events += tr->seq - before;
 		return;
 	}
-	if (hooks_internal_caller(tr, t, ev->site_off))
+	/* a spec's call (GMutex) is filtered as its ptrace hook filters it:
+	 * libc may call it (a callback's tail call), a spec's call may not */
+	if (ev->tindex == AVT_AGENT_T_SPEC ? hooks_nested_call(tr, t, ev->site_off) :
+	    hooks_internal_caller(tr, t, ev->site_off))
 		return;
 	switch (ev->kind) {
 	case AVT_EV_ACQUIRE:

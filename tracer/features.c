@@ -35,6 +35,7 @@ static void hooks_f_plant_module(struct tracer *tr, struct tthread *cur, const s
 	 * Here, not in hooks.c: agent.c already calls into hooks.c */
 	if (!heap && tr->proc->as.heap_hooked)
 		agent_publish_heap(tr);
+	agent_publish_glib(tr); /* GLib's spec may have come with m */
 }
 
 static void probes_f_reset(struct tracer *tr)

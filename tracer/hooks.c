@@ -974,6 +974,11 @@ void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_k
 	wake_waiters(tr, TW_COND, obj, kind == AVT_EV_BROADCAST);
 }
 
+bool hooks_nested_call(struct tracer *tr, struct tthread *t, uint64_t ret)
+{
+	return nested_call(tr, t, ret);
+}
+
 bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret)
 {
 	return internal_caller(tr, ret) || nested_call(tr, t, ret);

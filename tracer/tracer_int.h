@@ -568,6 +568,8 @@ void hooks_release(struct tracer *tr, struct tthread *t, uint64_t obj, uint64_t 
 void hooks_signal(struct tracer *tr, struct tthread *t, uint64_t obj, enum avt_kind kind,
 		  uint64_t site);
 bool hooks_internal_caller(struct tracer *tr, struct tthread *t, uint64_t ret);
+/* A call returning to ret from inside a spec's call: part of it, no event. */
+bool hooks_nested_call(struct tracer *tr, struct tthread *t, uint64_t ret);
 /* A heap call the agent made in-process (agent.c): op is OP_MALLOC ..
  * OP_FREE; rv the block returned (free: the block freed), size the size
  * asked for, old realloc's block.  The records the ptrace hooks make;
@@ -591,6 +593,7 @@ void agent_free(struct tracer *tr);
 void agent_exec_reset(struct tracer *tr); /* a new image: fast path off */
 void agent_publish(struct tracer *tr);    /* its entry stop, hooks planted: on */
 void agent_publish_heap(struct tracer *tr); /* the heap's hooks planted late */
+void agent_publish_glib(struct tracer *tr); /* GMutex's, after a module's spec hooks */
 /* Turns the ring's committed records into events; final once the target
  * is dead (claimed, never committed slots are skipped). */
 void agent_drain(struct tracer *tr, bool final);

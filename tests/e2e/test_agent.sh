@@ -699,3 +699,36 @@ t_agent_sigkill_target_20() {
 t_agent_sigkill_avtrace_20() {
 	kill_20 parent
 }
+
+# GLib's GMutex in-process (docs/agent.md, "GMutex"): glib_contend's
+# 4 threads x 2000 critical sections give the same events as on ptrace,
+# every one in order, and stop at ptrace only where a decision is made
+# (thread 0's g_thread_yield in every 8th critical section, a lock found
+# held, the threads' own stops): not at every g_mutex_lock and
+# g_mutex_unlock (4 stops a critical section: entry and return of each,
+# 32,000 and more).  The recording replays.
+# limit: 240
+t_agent_gmutex_in_process() {
+	local stops
+	[ -x "$TARGETS/glib_contend" ] || skip "no glib_contend: GLib's headers are missing (scripts/setup --test installs libglib2.0-dev)"
+	record_both global glib_contend 2000
+	expect_match "$(cat a.stdout)" '^count=8000$' "the count"
+	[ "$(jq '[.[] | select(.[3] == "acquire" and .[4] == "count_lock")] | length' -s a.proj)" = 8000 ] ||
+		fail "not 8000 acquires of count_lock"
+	stops=$(jq .ptrace_stops a/meta.json)
+	[ "$stops" -le 2000 ] || fail "$stops ptrace stops for 8000 critical sections (at most 2000)"
+	[ "$AGENT_EVENTS" -ge 16000 ] || fail "$AGENT_EVENTS events through the agent, not 16000"
+	replay a --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of the replay"
+	expect_match "$(cat a.replay)" '^PASS' "outcome of the replay"
+}
+
+# The GLib programs of test_syncspec.sh: the same events with the agent
+# (GMutex in-process, GCond and GRWLock on ptrace) as without it.
+t_agent_gmutex_same() {
+	local p
+	for p in glib_bank_ok glib_cond_ok glib_rwlock_ok; do
+		[ -x "$TARGETS/$p" ] || skip "no $p: GLib's headers are missing (scripts/setup --test installs libglib2.0-dev)"
+		mkdir "$p" && (cd "$p" && record_both global "$p" 1000) || fail "$p: the traces differ"
+	done
+}
