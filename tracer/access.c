@@ -28,7 +28,15 @@
  *
  * Cost: a site whose hits have all been private - every address it
  * touched was touched by no other thread so far - is removed after
- * `budget` hits (default 256).  One shared hit keeps a site for good.
+ * `budget` such hits (default 256) made while another thread of the
+ * process had started and not ended, or after ALONE_FACTOR x `budget`
+ * made while the thread ran alone.  One shared hit keeps a site for
+ * good.  Hits made alone say little of sharing: a function that main
+ * runs on the data before it starts the threads that share it (a
+ * parallel sort's first partition) would otherwise lose its breakpoints
+ * before any other thread could touch that data; the larger budget
+ * still sheds the breakpoints of a long single-threaded phase (or
+ * program).
  * The removal is an AVT_REC_DISARM record (site, hits); a replay (and
  * explore, which replays) is given those records and removes each site
  * after the same number of hits and makes no decision of its own, so
@@ -64,12 +72,18 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-#define SHARED_OWNER UINT32_MAX
+/* Several threads touched the granule: not NO_THREAD (UINT32_MAX), which
+ * means no thread yet, or the granule's next touch would make it that
+ * thread's own again and a write to memory two threads share private */
+#define SHARED_OWNER (UINT32_MAX - 1)
 /* How far above its stack pointer an address still counts as the
  * thread's own stack (frames of its callers); thread stacks are megabytes
  * apart */
 #define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
+/* The private budget of hits made while the thread runs alone, in
+ * budgets (the comment at the top) */
+#define ALONE_FACTOR 64
 
 struct asite {
 	uint64_t addr;
@@ -78,6 +92,8 @@ struct asite {
 	bool shared;          /* some hit touched another thread's memory */
 	bool off;             /* disarmed */
 	uint32_t hits;
+	uint32_t counted;     /* recording: private hits with another thread running */
+	uint32_t alone;       /* recording: private hits with none */
 	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
 	int agent;            /* its entry in the agent's site table (a stub), or -1 */
 	uint64_t stub;        /* its stub, once the site jumps to it */
@@ -671,14 +687,31 @@ static uint16_t mem_flags(const struct dec_mem *m)
 	return flags;
 }
 
+static uint64_t private_budget(const struct tracer *tr)
+{
+	return tr->opts.access_budget ? tr->opts.access_budget : 256;
+}
+
 /* After how many hits site s is disarmed, as things stand (0: never): the
- * recorded removal in a replay; the private budget in a recording, while
- * no hit was shared. */
+ * recorded removal in a replay; in a recording, while no hit was shared,
+ * the first hit that could use up either private budget (the agent may
+ * take hits up to it in-process: it never overshoots). */
 static uint64_t disarm_limit(const struct tracer *tr, const struct asite *s)
 {
 	if (tr->proc->as.acc->replay)
 		return s->disarm_at;
-	return s->shared ? 0 : tr->opts.access_budget ? tr->opts.access_budget : 256;
+	if (s->shared)
+		return 0;
+	uint64_t budget = private_budget(tr);
+	uint64_t left = budget - s->counted, left_alone = ALONE_FACTOR * budget - s->alone;
+	return s->hits + (left < left_alone ? left : left_alone);
+}
+
+/* Has site s used up a private budget?  (recording) */
+static bool budget_spent(const struct tracer *tr, const struct asite *s)
+{
+	uint64_t budget = private_budget(tr);
+	return !s->shared && (s->counted >= budget || s->alone >= ALONE_FACTOR * budget);
 }
 
 /* How many more hits site s may take in-process before one stops at
@@ -946,8 +979,13 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 	s->hits++;
 	if (!priv)
 		s->shared = true;
-	uint64_t limit = disarm_limit(tr, s);
-	if (!s->off && limit && s->hits >= limit)
+	else if (tr->proc->nrunning >= 2)
+		s->counted++;
+	else
+		s->alone++;
+	bool due = tr->proc->as.acc->replay ? s->disarm_at && s->hits >= s->disarm_at
+					    : budget_spent(tr, s);
+	if (!s->off && due)
 		disarm(tr, s);
 	if (s->agent >= 0)
 		agent_access_left(tr, s->agent, site_left(tr, s));
