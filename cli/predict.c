@@ -152,6 +152,34 @@ void atomic_funcs_release(struct atomic_funcs *a)
 	a->open = false;
 }
 
+int print_lockwords(const struct prediction_set *set, const struct trace *t)
+{
+	struct names n;
+	char name[256];
+	if (!set->words.n)
+		return 0;
+	if (names_open(&n, t) < 0)
+		return -1;
+	for (size_t i = 0; i < set->words.n; i++) {
+		const struct pr_lockword *w = &set->words.w[i];
+		names_obj_or_addr(&n, w->addr, name, sizeof name);
+		if (w->lock) {
+			printf("lock word %s: %u acquire/release pair%s (a locked write takes it, its owner's next store gives it back)\n",
+			       name, w->pairs, w->pairs == 1 ? "" : "s");
+			continue;
+		}
+		printf("note: %s looks like a lock word (futex calls or a failed compare-and-swap on it) but is not taken for a lock: %s",
+		       name, w->why);
+		if (w->at != UINT64_MAX)
+			printf(" (event %llu of T%u", (unsigned long long)w->at, w->thread);
+		if (w->at != UINT64_MAX && w->holder != UINT32_MAX)
+			printf(", T%u held it", w->holder);
+		printf("%s\n", w->at != UINT64_MAX ? ")" : "");
+	}
+	names_close(&n);
+	return 0;
+}
+
 int print_predictions(const struct prediction_set *set, const struct trace *t)
 {
 	struct names n;
@@ -242,6 +270,7 @@ int cmd_predict(int argc, char **argv)
 		name_predictions(&set, t);
 		if (predict_write(&set, t, dir) == 0) {
 			printf("%zu prediction%s -> %s/schedules/\n", set.n, set.n == 1 ? "" : "s", dir);
+			print_lockwords(&set, t);
 			if (set.n)
 				print_predictions(&set, t);
 			rc = 0;

@@ -34,5 +34,8 @@ const char *prediction_where(struct names *n, const struct trace *t, const struc
 /* The schedules' first comment, re-worded with names. */
 void name_predictions(struct prediction_set *set, const struct trace *t);
 int print_predictions(const struct prediction_set *set, const struct trace *t);
+/* The lock words predict found, and the words that look like lock words
+ * but were not taken for locks, one line each (nothing if none). */
+int print_lockwords(const struct prediction_set *set, const struct trace *t);
 
 #endif

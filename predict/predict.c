@@ -562,9 +562,18 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	int rc = -1;
 	memset(out, 0, sizeof *out);
 	avt_debug("predicting from %zu events of %u threads", t->nev, trace_nthreads(t));
+	/* a hand-written lock's word becomes a lock for every detector and
+	 * for synthesis: from here on t is the trace with its lock events */
+	const struct trace *orig = t;
+	struct pr_lockwords words;
+	if (pr_lockwords_find(orig, &words, &t) < 0)
+		return -1;
 	struct pr_model *m = pr_model_new_steers(t, o->read_steers, o->read_ctx);
-	if (!m)
+	if (!m) {
+		pr_lockwords_release(&words);
+		pr_lockwords_trace_free(orig, t);
 		return pr_stopped() ? PREDICT_STOPPED : -1;
+	}
 	avt_debug("model: %u threads on %u chains, %zu clock snapshots", m->nthreads, m->nslots,
 		  m->nsnap);
 	pr_cands_init(&cs, m);
@@ -602,10 +611,12 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 		}
 	rc = pr_stopped() ? PREDICT_STOPPED : 0;
 out:
+	out->words = words;
 	if (rc < 0)
 		prediction_set_release(out);
 	pr_cands_release(&cs);
 	pr_model_free(m);
+	pr_lockwords_trace_free(orig, t);
 	return rc;
 }
 
@@ -619,4 +630,5 @@ void prediction_set_release(struct prediction_set *s)
 	free(s->p);
 	s->p = NULL;
 	s->n = 0;
+	pr_lockwords_release(&s->words);
 }

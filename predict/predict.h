@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "predict/lockword.h"
 #include "trace/schedule.h"
 #include "trace/trace.h"
 
@@ -134,6 +135,9 @@ struct predict_opts {
 struct prediction_set {
 	struct prediction *p;
 	size_t n;
+	/* the lock words found (recognised, or looking like one but not
+	 * recognised: lockword.h), for the summary */
+	struct pr_lockwords words;
 };
 
 /* Analyses t and fills out with the predictions in rank order, ids 1..n.

@@ -2,7 +2,8 @@
 # Issue 29, first point: with --futex the program's own futex calls are
 # events and scheduling points (tracer/futex.c, docs/futex.md); without it
 # nothing changes.  futex_lock.c is the bank's lost update under a
-# hand-written futex mutex, futex_lock_ok.c its correct twin.  Run with
+# hand-written futex mutex, futex_lock_ok.c its correct twin; predictions
+# take its word for a lock (predict/lockword.c), and cas_spinlock.c's.  Run with
 # tests/e2e/run.sh tests/e2e/test_futex29.sh (AVTRACE_AGENT=0 too: the
 # agent's own futex calls must not change a thing).
 
@@ -64,31 +65,78 @@ t_futex_none_from_libc() {
 }
 
 # The correct twin: no report, and no schedule stuck (a waiter left asleep
-# in the kernel while its waker could run).  Ten explored runs: the
-# default's hundred take minutes on a loaded machine (each run computes
-# bob's preamble).
+# in the kernel while its waker could run).  Its predictions know the
+# futex word is a lock (predict/lockword.c: the compare-and-swap takes it,
+# the unlock's store gives it back), so none replays INFEASIBLE (9 of 11
+# did before).  Ten explored runs: the default's hundred take minutes on a
+# loaded machine (each run computes bob's preamble).
 # limit: 200
 t_futex_lock_ok_passes() {
 	natively futex_lock_ok
 	TEST_LIMIT=180 run_test out --futex --explore 10 -- "$(target futex_lock_ok)"
 	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on futex_lock_ok"
 	expect_eq "$(reports out)" 0 "reports on futex_lock_ok"
+	expect_match "$(cat out.test)" '^lock word lockword: [0-9]+ acquire/release pairs' "the lock word"
+	expect_no_match "$(cat out.test)" 'INFEASIBLE' "predictions of futex_lock_ok"
 	expect_match "$(cat out.test)" ', 0 stuck until the time limit or failed\)' "schedules stuck"
 	expect_no_match "$(cat out.test)" 'BUG|DEADLOCK' "avtrace test on futex_lock_ok"
 }
 
-# The lost update under the futex lock is found and replays: by
-# exploration (predictions do not know the futex word is a lock yet, so
-# theirs replay INFEASIBLE; docs/futex.md), within 20 runs whose seeds
-# are fixed (run 4 found it).
-# limit: 200
+# The lost update under the futex lock is predicted (the futex word is a
+# lock: alice's read and write of the balance are two critical sections
+# of it) and replays: the recording and its predictions, no exploration,
+# one of the first two fails at the assert.
+# limit: 120
 t_futex_lock_bug_found() {
 	natively futex_lock
-	TEST_LIMIT=180 run_test out --futex --explore 20 -- "$(target futex_lock)"
+	TEST_LIMIT=100 run_test out --futex --explore 0 -- "$(target futex_lock)"
+	futex_lock_predicted out
+}
+
+# futex_lock.c's verdicts from predictions: ok passes with no INFEASIBLE,
+# the bug fails at the assert in one of the first two (OUT: the bug's).
+futex_lock_predicted() {
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test on futex_lock"
-	expect_match "$(cat out.test)" '^BUG reproduced: SIGABRT in T0 at futex_lock[.]c:[0-9]+ \(main\)' \
+	expect_match "$(cat "$1.test")" '^lock word lockword: [0-9]+ acquire/release pairs' "the lock word"
+	expect_match "$(cat "$1.test")" '^  [12] .* BUG \(SIGABRT\)$' "a prediction of the first two fails"
+	expect_match "$(cat "$1.test")" '^  bug 1: BUG reproduced: SIGABRT in T0 at futex_lock[.]c:[0-9]+ \(main\)' \
 		"avtrace test on futex_lock"
-	expect_match "$(cat out.test)" ', 0 stuck until the time limit or failed\)' "schedules stuck"
+	expect_match "$(cat "$1.test")" ', 0 stuck until the time limit or failed\)' "schedules stuck"
+}
+
+# Without --futex the lock word is still a lock: a compare-and-swap of it
+# failed (alice's, while main holds it), which an exchange or an
+# increment never does.  Both verdicts from predictions alone.
+# limit: 120
+t_futex_lock_without_futex() {
+	natively futex_lock_ok
+	TEST_LIMIT=50 run_test ok --explore 0 -- "$(target futex_lock_ok)"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on futex_lock_ok"
+	expect_match "$(cat ok.test)" '^lock word lockword: [0-9]+ acquire/release pairs' "the lock word"
+	expect_no_match "$(cat ok.test)" 'INFEASIBLE|BUG' "predictions of futex_lock_ok"
+	TEST_LIMIT=50 run_test out --explore 0 --no-minimize -- "$(target futex_lock)"
+	futex_lock_predicted out
+}
+
+# A compare-and-swap spinlock is a lock word too (no futex call: its
+# compare-and-swap failed, alice's while main holds it): the correct twin's
+# predictions all replay, and the lost update under it is predicted and
+# fails at the assert in one of the first two (before: 13 of 15
+# INFEASIBLE, none failing).
+# limit: 120
+t_cas_spinlock_predicted() {
+	natively cas_spinlock_ok
+	natively cas_spinlock
+	TEST_LIMIT=50 run_test ok --explore 0 -- "$(target cas_spinlock_ok)"
+	expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on cas_spinlock_ok"
+	expect_match "$(cat ok.test)" '^lock word spinword: [0-9]+ acquire/release pairs' "the lock word"
+	expect_no_match "$(cat ok.test)" 'INFEASIBLE|BUG' "predictions of cas_spinlock_ok"
+	TEST_LIMIT=50 run_test out --explore 0 --no-minimize -- "$(target cas_spinlock)"
+	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test on cas_spinlock"
+	expect_match "$(cat out.test)" '^lock word spinword: [0-9]+ acquire/release pairs' "the lock word"
+	expect_match "$(cat out.test)" '^  [12] .* BUG \(SIGABRT\)$' "a prediction of the first two fails"
+	expect_match "$(cat out.test)" '^  bug 1: BUG reproduced: SIGABRT in T0 at cas_spinlock[.]c:[0-9]+ \(main\)' \
+		"avtrace test on cas_spinlock"
 }
 
 # A child the program forks inherits the futex filter: it is a light

@@ -307,3 +307,6 @@ $(CMAKE_PROJ_BIN)/bank_test: tests/targets/cmake_proj/CMakeLists.txt tests/targe
 
 # futex_lock_ok is futex_lock.c with FUTEX_LOCK_OK defined (it includes it)
 tests/targets/bin/futex_lock_ok: tests/targets/futex_lock.c
+
+# cas_spinlock_ok is cas_spinlock.c with CAS_SPINLOCK_OK defined (it includes it)
+tests/targets/bin/cas_spinlock_ok: tests/targets/cas_spinlock.c
