@@ -68,6 +68,17 @@ int pr_hmap_add(struct pr_hmap *h, uint64_t key, uint32_t val)
 	return 0;
 }
 
+int pr_hmap_set(struct pr_hmap *h, uint64_t key, uint32_t val)
+{
+	for (size_t i = h->cap ? pr_hash64(key) & (h->cap - 1) : 0; h->cap && h->val[i];
+	     i = (i + 1) & (h->cap - 1))
+		if (h->key[i] == key) {
+			h->val[i] = val + 1;
+			return 0;
+		}
+	return pr_hmap_add(h, key, val);
+}
+
 bool pr_hmap_next(const struct pr_hmap *h, uint64_t key, size_t *pos, uint32_t *val)
 {
 	if (!h->cap)

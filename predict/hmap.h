@@ -2,7 +2,8 @@
  * A small open-addressing multimap from 64-bit keys to 32-bit values, for
  * the detectors' per-(thread, lock) state and dedupe tables.  A key may be
  * stored several times (callers that hash a larger key compare the rest
- * themselves); entries are never removed.
+ * themselves), or once and replaced (pr_hmap_set: a map); entries are
+ * never removed.
  *
  * Ownership: struct pr_hmap owns its arrays (pr_hmap_release()).
  */
@@ -24,6 +25,9 @@ void pr_hmap_release(struct pr_hmap *h);
 /* Adds (key, val); val must be below UINT32_MAX.  0, or -1 if out of
  * memory. */
 int pr_hmap_add(struct pr_hmap *h, uint64_t key, uint32_t val);
+/* Sets the first value under key to val (below UINT32_MAX), or adds
+ * (key, val).  0, or -1 if out of memory. */
+int pr_hmap_set(struct pr_hmap *h, uint64_t key, uint32_t val);
 /* Values stored under key, one per call: start with *pos = 0; false when
  * there are no more. */
 bool pr_hmap_next(const struct pr_hmap *h, uint64_t key, size_t *pos, uint32_t *val);

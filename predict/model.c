@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmap.h"
 #include "model.h"
 #include "trace/log.h"
 
@@ -37,15 +38,10 @@ struct episode {
 
 /* The words (address / 8) a locked instruction wrote, and for each the
  * last locked write to it (event + 1), or RF_PLAIN once a plain write
- * overwrote some of that write's bytes.  Words never written by a locked
- * instruction are not kept, so most traces keep nothing.  Open
- * addressing; entries are never removed. */
-struct rfmap {
-	uint64_t *key;
-	uint32_t *val;   /* 0 marks a free slot */
-	size_t cap, n;
-};
-#define RF_PLAIN UINT32_MAX
+ * overwrote some of that write's bytes (a pr_hmap used as a map:
+ * pr_hmap_set).  Words never written by a locked instruction are not
+ * kept, so most traces keep nothing. */
+#define RF_PLAIN (UINT32_MAX - 1)
 
 /* One answer of build.steers, cached by read site and address (a polling
  * loop asks the same question at every poll). */
@@ -71,7 +67,7 @@ struct build {
 	struct episode *eps;
 	size_t neps;
 	uint32_t *epof;       /* per event: episode of a barrier event */
-	struct rfmap rf;      /* locked writes, for reads-from edges */
+	struct pr_hmap rf;    /* locked writes, for reads-from edges */
 	pr_steers_fn steers;  /* which reads take them, or NULL: all */
 	void *steers_ctx;
 	struct rfsteer *seen; /* [RF_SEEN] the answers of steers, by site */
@@ -723,54 +719,17 @@ static int after_trylock_fail(struct build *b, uint32_t i)
 
 /* ---- reads-from edges ---- */
 
-static uint32_t *rf_slot(const struct rfmap *h, uint64_t word)
-{
-	size_t i = hash64(word) & (h->cap - 1);
-	while (h->val[i] && h->key[i] != word)
-		i = (i + 1) & (h->cap - 1);
-	return &h->val[i];
-}
-
 /* The last write to word: event + 1, RF_PLAIN, or 0 if no locked
  * instruction ever wrote it. */
-static uint32_t rf_get(const struct rfmap *h, uint64_t word)
+static uint32_t rf_get(const struct pr_hmap *h, uint64_t word)
 {
-	return h->cap ? *rf_slot(h, word) : 0;
+	uint32_t v = pr_hmap_get(h, word);
+	return v == UINT32_MAX ? 0 : v;
 }
 
-static int rf_grow(struct rfmap *h)
+static int rf_set(struct pr_hmap *h, uint64_t word, uint32_t v)
 {
-	struct rfmap g = { NULL, NULL, h->cap ? 2 * h->cap : 64, h->n };
-	g.key = malloc(g.cap * sizeof *g.key);
-	g.val = calloc(g.cap, sizeof *g.val);
-	if (!g.key || !g.val) {
-		free(g.key);
-		free(g.val);
-		return -1;
-	}
-	for (size_t i = 0; i < h->cap; i++)
-		if (h->val[i]) {
-			uint32_t *v = rf_slot(&g, h->key[i]);
-			g.key[v - g.val] = h->key[i];
-			*v = h->val[i];
-		}
-	free(h->key);
-	free(h->val);
-	*h = g;
-	return 0;
-}
-
-static int rf_set(struct rfmap *h, uint64_t word, uint32_t v)
-{
-	if (2 * (h->n + 1) > h->cap && rf_grow(h) < 0)
-		return -1;
-	uint32_t *p = rf_slot(h, word);
-	if (!*p) {
-		h->key[p - h->val] = word;
-		h->n++;
-	}
-	*p = v;
-	return 0;
+	return pr_hmap_set(h, word, v);
 }
 
 /* The end of access e's bytes (a size of 0: one byte). */
@@ -876,8 +835,10 @@ static int rf_note_write(struct build *b, uint32_t i, const struct avt_event *e)
 static int find_updates(struct build *b)
 {
 	const struct trace *t = b->m->t;
-	struct rfmap words = { 0 }, last = { 0 }; /* (address, thread) -> read + 1 */
+	struct pr_hmap words, last; /* (address, thread) -> read + 1 */
 	int rc = -1;
+	pr_hmap_init(&words);
+	pr_hmap_init(&last);
 	for (uint32_t i = 0; i < b->m->nev; i++) {
 		uint64_t lo, hi;
 		if (!avt_kind_writes(t->ev[i].kind) || !(t->ev[i].flags & AVT_F_ATOMIC))
@@ -902,10 +863,8 @@ static int find_updates(struct build *b)
 	}
 	rc = 0;
 out:
-	free(words.key);
-	free(words.val);
-	free(last.key);
-	free(last.val);
+	pr_hmap_release(&words);
+	pr_hmap_release(&last);
 	return rc;
 }
 
@@ -1038,8 +997,7 @@ static void build_release(struct build *b)
 		free(b->eps[i].thr);
 	free(b->eps);
 	free(b->epof);
-	free(b->rf.key);
-	free(b->rf.val);
+	pr_hmap_release(&b->rf);
 	free(b->seen);
 	free(b->upd);
 }

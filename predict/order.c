@@ -187,63 +187,23 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 
 /* ---- the schedule */
 
-/* obj -> the last write recorded so far (event index + 1), open addressing. */
-struct lastw {
-	uint64_t *key;
-	uint32_t *val;
-	size_t cap, n;
-};
-
-static uint32_t *lastw_slot(struct lastw *h, uint64_t key)
+/* obj -> the last write recorded so far (its event index), or PR_NONE
+ * (a pr_hmap used as a map). */
+static int lastw_set(struct pr_hmap *h, uint64_t key, uint32_t x)
 {
-	size_t i = (size_t)pr_hash64(key) & (h->cap - 1);
-	while (h->val[i] && h->key[i] != key)
-		i = (i + 1) & (h->cap - 1);
-	if (!h->val[i])
-		h->key[i] = key;
-	return &h->val[i];
+	return pr_hmap_set(h, key, x);
 }
 
-static int lastw_set(struct lastw *h, uint64_t key, uint32_t x)
+static uint32_t lastw_get(const struct pr_hmap *h, uint64_t key)
 {
-	if (2 * (h->n + 1) > h->cap) {
-		struct lastw g = { NULL, NULL, h->cap ? 2 * h->cap : 64, 0 };
-		g.key = malloc(g.cap * sizeof *g.key);
-		g.val = calloc(g.cap, sizeof *g.val);
-		if (!g.key || !g.val) {
-			free(g.key);
-			free(g.val);
-			return -1;
-		}
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->val[i])
-				*lastw_slot(&g, h->key[i]) = h->val[i];
-		g.n = h->n;
-		free(h->key);
-		free(h->val);
-		*h = g;
-	}
-	uint32_t *v = lastw_slot(h, key);
-	h->n += !*v;
-	*v = x + 1;
-	return 0;
-}
-
-static uint32_t lastw_get(const struct lastw *h, uint64_t key)
-{
-	if (!h->cap)
-		return PR_NONE;
-	size_t i = (size_t)pr_hash64(key) & (h->cap - 1);
-	while (h->val[i] && h->key[i] != key)
-		i = (i + 1) & (h->cap - 1);
-	return h->val[i] ? h->val[i] - 1 : PR_NONE;
+	return pr_hmap_get(h, key); /* UINT32_MAX: PR_NONE */
 }
 
 struct osim {
 	const struct pr_model *m;
 	uint32_t *made;     /* events run per thread (a prefix of each) */
 	uint32_t *owner, *readers;
-	struct lastw lw;
+	struct pr_hmap lw;
 	struct schedule *s;
 	uint64_t *budget;
 	uint32_t tr, sr;    /* the reader, and where it is held */
@@ -396,7 +356,6 @@ out:
 	free(o.made);
 	free(o.owner);
 	free(o.readers);
-	free(o.lw.key);
-	free(o.lw.val);
+	pr_hmap_release(&o.lw);
 	return rc;
 }
