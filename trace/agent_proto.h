@@ -486,6 +486,29 @@ static inline int avt_agent_take(struct avt_agent_hdr *h, struct avt_event *ev, 
 	}
 }
 
+/* Consumer: the next committed event copied to *ev but left in the ring
+ * (avt_agent_pop takes it); 0 if the next slot is not committed or the
+ * ring is empty.  For a consumer that may leave a record for later. */
+static inline int avt_agent_peek(struct avt_agent_hdr *h, struct avt_event *ev)
+{
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (tail == atomic_load_explicit(&h->head, memory_order_acquire))
+		return 0;
+	struct avt_agent_slot *s = &avt_agent_slots(h)[tail & (h->nslots - 1)];
+	if (atomic_load_explicit(&s->commit, memory_order_acquire) != tail + 1)
+		return 0;
+	*ev = s->ev;
+	return 1;
+}
+
+/* Consumer: takes the record avt_agent_peek copied (its slot may be
+ * reused from here). */
+static inline void avt_agent_pop(struct avt_agent_hdr *h)
+{
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
+}
+
 /* The last argument (val3, which FUTEX_WAIT and FUTEX_WAKE ignore) of the
  * agent's own futex calls on run_tid: avtrace's futex filter (--futex,
  * tracer/futex.c) lets a FUTEX_WAIT or FUTEX_WAKE carrying it run without

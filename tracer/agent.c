@@ -674,6 +674,44 @@ void agent_drain(struct tracer *tr, bool final)
 	tr->stats.agent_extras = atomic_load_explicit(&a->hdr->extras, memory_order_relaxed);
 }
 
+/* Can record ev become its event while its thread runs on?  Its event
+ * must depend on nothing but the records before it and state that changes
+ * only at a stop (the model, a thread's spec frames, the modules): the
+ * locks', the condition variables' and the heap's.  Not an access (its
+ * site's hits left are written back for the agent to spend, and would
+ * overwrite what it spent since; a disarm writes the running code), nor a
+ * create or join (an interceptor's site is read from the thread's stack). */
+static bool drains_running(const struct avt_event *ev)
+{
+	if (ev->flags & AVT_F_ACCESS_BPT)
+		return false;
+	if (ev->flags & AVT_AGENT_F_ALLOC)
+		return ev->tindex >= AVT_RAW_MALLOC && ev->tindex <= AVT_RAW_FREE;
+	return ev->kind != AVT_EV_JOIN;
+}
+
+/* The supervisor's work per record overlaps the program's run (the second
+ * CPU), where a drain at the next stop adds the two up.  Up to the head
+ * seen on entry: a holder that commits faster than this takes must still
+ * be watched at every tick (its slice, a SIGINT).  The records left (the
+ * rest, or one drains_running refuses, and all after it) wait for the
+ * next stop, so the ring's order is kept. */
+void agent_drain_running(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || a->script)
+		return;
+	struct avt_agent_hdr *h = a->hdr;
+	uint64_t end = atomic_load_explicit(&h->head, memory_order_acquire);
+	struct avt_event ev;
+	while (atomic_load_explicit(&h->tail, memory_order_relaxed) != end && avt_agent_peek(h, &ev) &&
+	       drains_running(&ev)) {
+		avt_agent_pop(h);
+		apply(tr, &ev);
+		tr->stats.agent_drained_running++;
+	}
+}
+
 void agent_grant(struct tracer *tr, const struct tthread *t)
 {
 	struct agent *a = tr->agent;

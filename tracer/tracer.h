@@ -144,6 +144,12 @@ struct tracer_sink {
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
+	/* The agent's records may become events while the thread that made
+	 * them still runs (at the tracer's tick), not only at its next stop:
+	 * for a sink whose events change no decision before that stop (record,
+	 * whose budget is unlimited).  A replay or explore sink checks each
+	 * event against a schedule, and its verdict must come at a stop. */
+	bool drain_running;
 };
 
 struct tracer_opts {
@@ -308,6 +314,8 @@ struct tracer_stats {
 	uint64_t agent_scripts;  /* hand-over scripts begun */
 	uint64_t agent_extras;   /* accesses the recording does not have, made
 	                            in-process within a budget */
+	uint64_t agent_drained_running; /* records taken while their thread
+	                            ran on (tracer_sink.drain_running) */
 	uint64_t stops;          /* waitpid reports of the recorded process's
 	                            tasks: what a thread costs (issue 30) */
 };

@@ -732,3 +732,22 @@ t_agent_gmutex_same() {
 		mkdir "$p" && (cd "$p" && record_both global "$p" 1000) || fail "$p: the traces differ"
 	done
 }
+
+# Records are taken while the thread that made them runs on (the record
+# sink's drain_running, at the tracer's tick): agent_drained waits, with
+# no event and no stop, until avtrace has taken its 1,000 lock/unlock
+# pairs from the ring.  With a 60 s slice nothing else stops it: drained
+# at stops alone (before), it waited for the slice and ran into the
+# timeout.  The events are still every one of them, in order.
+t_agent_drained_while_running() {
+	need_jq
+	local prog
+	prog=$(target agent_drained) || exit
+	avt_timed 20 record -q -o a --agent --no-auto-watch --slice 60000 -- "$prog" 1000 >a.stdout 2>a.stderr
+	expect_eq "$?" 0 "exit status of the record (a timeout: the ring was not drained while it ran)"
+	expect_match "$(cat a.stdout)" '^drained 1000$' "the program's output"
+	[ "$(jq .agent_drained_running a/meta.json)" -ge 2000 ] ||
+		fail "$(jq .agent_drained_running a/meta.json) records taken while the program ran, not 2000"
+	[ "$(avt dump -d a --json | jq -s '[.[] | select(.obj_name == "m")] | length')" = 2000 ] ||
+		fail "not 2000 events on m"
+}
