@@ -333,9 +333,13 @@ static int glib_slow(void)
 	return -1;
 }
 
-/* Taken in-process when free; held (by a stopped thread, or relocked by
- * its owner): the ptrace path, whose model decides. */
-FAST(avt_gmutex_lock)
+/* g_mutex_lock (is_try 0) and g_mutex_trylock, as lock_like: a free word
+ * is taken in-process; a held one (by a stopped thread, or relocked by its
+ * owner) sends the lock to the ptrace path, whose model decides, and gives
+ * the trylock a trylock_fail, as the spec's hook emits at the call's
+ * return (a budget that expected the acquire declines).  g_mutex_trylock
+ * returns TRUE when taken; g_mutex_lock returns nothing. */
+static int gmutex_lock_like(void *m, uint64_t site, int is_try)
 {
 	lock_fn trylock;
 	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
@@ -343,34 +347,19 @@ FAST(avt_gmutex_lock)
 	if (ticket < 0)
 		return glib_slow();
 	int taken = trylock(m) != 0;
-	avt_agent_commit_t(avt_ring, (uint64_t)ticket, taken ? AVT_EV_ACQUIRE : AVT_EV_NONE,
-			   (uint64_t)(uintptr_t)m, 0, site, avt_my_tid, AVT_AGENT_T_SPEC);
-	if (taken)
-		avt_agent_spend(avt_ring);
-	avt_leave();
-	return taken ? 0 : glib_slow();
-}
-
-/* Always in-process: acquire or trylock_fail, as the spec's hook emits at
- * the call's return; a budget that expected the acquire and finds the
- * word taken declines (lock_like). */
-FAST(avt_gmutex_trylock)
-{
-	lock_fn trylock;
-	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
-			       AVT_EV_ACQUIRE, m, site);
-	if (ticket < 0)
-		return glib_slow();
-	int taken = trylock(m) != 0;
-	int decline = !taken && atomic_load_explicit(&avt_ring->expect_n, memory_order_relaxed);
+	int decline = !taken && (!is_try || atomic_load_explicit(&avt_ring->expect_n,
+								  memory_order_relaxed));
 	uint16_t kind = taken ? AVT_EV_ACQUIRE : decline ? AVT_EV_NONE : AVT_EV_TRYLOCK_FAIL;
 	avt_agent_commit_t(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, 0, site,
 			   avt_my_tid, AVT_AGENT_T_SPEC);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(avt_ring);
 	avt_leave();
-	return decline ? glib_slow() : taken;
+	return decline ? glib_slow() : is_try ? taken : 0;
 }
+
+FAST(avt_gmutex_lock) { return gmutex_lock_like(m, site, 0); }
+FAST(avt_gmutex_trylock) { return gmutex_lock_like(m, site, 1); }
 
 /* The release is in the ring before the word is free (unlock_like). */
 FAST(avt_gmutex_unlock)
