@@ -150,6 +150,12 @@ struct tracer_sink {
 	 * whose budget is unlimited).  A replay or explore sink checks each
 	 * event against a schedule, and its verdict must come at a stop. */
 	bool drain_running;
+	/* The sink's pick at a sched_yield of the running thread, when every
+	 * other thread waits for a lock it holds, is that thread again (record's
+	 * round robin: nothing else can run): the agent may take such a yield
+	 * in-process, with no stop.  A replay counts a yield as a scheduling
+	 * point, explore may draw there: they keep the stop. */
+	bool keeps_yielder;
 };
 
 struct tracer_opts {
@@ -316,6 +322,8 @@ struct tracer_stats {
 	                            in-process within a budget */
 	uint64_t agent_drained_running; /* records taken while their thread
 	                            ran on (tracer_sink.drain_running) */
+	uint64_t agent_yields;   /* sched_yield calls taken in-process
+	                            (tracer_sink.keeps_yielder) */
 	uint64_t stops;          /* waitpid reports of the recorded process's
 	                            tasks: what a thread costs (issue 30) */
 };
