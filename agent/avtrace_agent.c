@@ -84,6 +84,7 @@ FAST(avt_cond_broadcast);
 FAST(avt_gmutex_lock);
 FAST(avt_gmutex_unlock);
 FAST(avt_gmutex_trylock);
+FAST(avt_sched_yield);
 
 /*
  * The exported entry points.  Each hands the fast path its argument and
@@ -121,7 +122,7 @@ FAST(avt_gmutex_trylock);
 		"1:	jmp *" #table "+8*" #idx "(%rip)\n"   \
 		".size " #name ", .-" #name "\n")
 
-enum { N_REAL = 13 };
+enum { N_REAL = 14 };
 HIDDEN void *avt_real_ptr[N_REAL];
 STUB(pthread_mutex_lock, avt_mutex_lock, 0);
 STUB(pthread_mutex_trylock, avt_mutex_trylock, 1);
@@ -136,6 +137,7 @@ STUB(pthread_spin_trylock, avt_spin_trylock, 9);
 STUB(pthread_spin_unlock, avt_spin_unlock, 10);
 STUB(pthread_cond_signal, avt_cond_signal, 11);
 STUB(pthread_cond_broadcast, avt_cond_broadcast, 12);
+STUB(sched_yield, avt_sched_yield, 13);
 
 /* this library's own entries (not whatever pthread_mutex_lock binds to) */
 extern char avt_entry_pthread_mutex_lock[] HIDDEN;
@@ -194,6 +196,7 @@ static int lock_like(void *m, uint64_t site, enum avt_agent_raw try_fn, uint16_t
 								  memory_order_relaxed));
 	uint16_t kind = taken ? kind_taken : decline ? AVT_EV_NONE : AVT_EV_TRYLOCK_FAIL;
 	avt_agent_commit(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, site, avt_my_tid);
+	avt_agent_yield_note(avt_ring, kind, (uint64_t)(uintptr_t)m);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(avt_ring);
 	avt_leave();
@@ -210,6 +213,7 @@ static int unlock_like(void *m, uint64_t site, enum avt_agent_raw unlock_fn)
 	if (ticket < 0)
 		return -1;
 	avt_agent_commit(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, site, avt_my_tid);
+	avt_agent_yield_note(avt_ring, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m);
 	avt_agent_spend(avt_ring);
 	int rv = unlock(m);
 	avt_leave();
@@ -235,6 +239,7 @@ static void real_ptrs(void)
 		{ "pthread_spin_unlock", "GLIBC_2.2.5" },
 		{ "pthread_cond_signal", "GLIBC_2.3.2" },
 		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
+		{ "sched_yield", "GLIBC_2.2.5" },
 	};
 	/* libc's own definitions (and ld.so's, its only dependency): no
 	 * other object's names come between */
@@ -289,6 +294,19 @@ FAST(avt_spin_unlock) { return ptr_fast(unlock_like(m, site, AVT_RAW_SPIN_UNLOCK
 FAST(avt_cond_signal) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_SIGNAL, AVT_EV_SIGNAL)); }
 FAST(avt_cond_broadcast) { return ptr_fast(signal_like(m, site, AVT_RAW_COND_BROADCAST, AVT_EV_BROADCAST)); }
 
+/* sched_yield (g_thread_yield's) by the token's holder while every other
+ * thread waits for a lock it holds: the supervisor's pick at the yield's
+ * ptrace stop would resume it at once (avt_agent_yield_ok), so the round
+ * trip is skipped; the kernel's yield is still made, for other processes.
+ * Anything else: libc's sched_yield, whose hook stops. */
+FAST(avt_sched_yield)
+{
+	if (!avt_usable(avt_ring) || !avt_agent_yield_ok(avt_ring, avt_my_tid))
+		return ptr_fast(-1);
+	atomic_fetch_add_explicit(&avt_ring->yields, 1, memory_order_relaxed);
+	return (int)syscall(SYS_sched_yield);
+}
+
 /*
  * GLib's GMutex (its built-in sync spec, docs/sync-spec.md), a futex word
  * in libglib: g_mutex_lock, _trylock and _unlock as pthread's mutex, through
@@ -333,9 +351,13 @@ static int glib_slow(void)
 	return -1;
 }
 
-/* Taken in-process when free; held (by a stopped thread, or relocked by
- * its owner): the ptrace path, whose model decides. */
-FAST(avt_gmutex_lock)
+/* g_mutex_lock (is_try 0) and g_mutex_trylock, as lock_like: a free word
+ * is taken in-process; a held one (by a stopped thread, or relocked by its
+ * owner) sends the lock to the ptrace path, whose model decides, and gives
+ * the trylock a trylock_fail, as the spec's hook emits at the call's
+ * return (a budget that expected the acquire declines).  g_mutex_trylock
+ * returns TRUE when taken; g_mutex_lock returns nothing. */
+static int gmutex_lock_like(void *m, uint64_t site, int is_try)
 {
 	lock_fn trylock;
 	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
@@ -343,34 +365,20 @@ FAST(avt_gmutex_lock)
 	if (ticket < 0)
 		return glib_slow();
 	int taken = trylock(m) != 0;
-	avt_agent_commit_t(avt_ring, (uint64_t)ticket, taken ? AVT_EV_ACQUIRE : AVT_EV_NONE,
-			   (uint64_t)(uintptr_t)m, 0, site, avt_my_tid, AVT_AGENT_T_SPEC);
-	if (taken)
-		avt_agent_spend(avt_ring);
-	avt_leave();
-	return taken ? 0 : glib_slow();
-}
-
-/* Always in-process: acquire or trylock_fail, as the spec's hook emits at
- * the call's return; a budget that expected the acquire and finds the
- * word taken declines (lock_like). */
-FAST(avt_gmutex_trylock)
-{
-	lock_fn trylock;
-	int64_t ticket = begin(AVT_RAW_GMUTEX_TRYLOCK, AVT_AGENT_UNLOCK_RESERVE, &trylock,
-			       AVT_EV_ACQUIRE, m, site);
-	if (ticket < 0)
-		return glib_slow();
-	int taken = trylock(m) != 0;
-	int decline = !taken && atomic_load_explicit(&avt_ring->expect_n, memory_order_relaxed);
+	int decline = !taken && (!is_try || atomic_load_explicit(&avt_ring->expect_n,
+								  memory_order_relaxed));
 	uint16_t kind = taken ? AVT_EV_ACQUIRE : decline ? AVT_EV_NONE : AVT_EV_TRYLOCK_FAIL;
 	avt_agent_commit_t(avt_ring, (uint64_t)ticket, kind, (uint64_t)(uintptr_t)m, 0, site,
 			   avt_my_tid, AVT_AGENT_T_SPEC);
+	avt_agent_yield_note(avt_ring, kind, (uint64_t)(uintptr_t)m);
 	if (kind != AVT_EV_NONE)
 		avt_agent_spend(avt_ring);
 	avt_leave();
-	return decline ? glib_slow() : taken;
+	return decline ? glib_slow() : is_try ? taken : 0;
 }
+
+FAST(avt_gmutex_lock) { return gmutex_lock_like(m, site, 0); }
+FAST(avt_gmutex_trylock) { return gmutex_lock_like(m, site, 1); }
 
 /* The release is in the ring before the word is free (unlock_like). */
 FAST(avt_gmutex_unlock)
@@ -381,6 +389,7 @@ FAST(avt_gmutex_unlock)
 		return glib_slow();
 	avt_agent_commit_t(avt_ring, (uint64_t)ticket, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m, 0,
 			   site, avt_my_tid, AVT_AGENT_T_SPEC);
+	avt_agent_yield_note(avt_ring, AVT_EV_RELEASE, (uint64_t)(uintptr_t)m);
 	avt_agent_spend(avt_ring);
 	unlock(m); /* void: its %eax means nothing */
 	avt_leave();

@@ -41,7 +41,7 @@
 #include "event.h"
 
 #define AVT_AGENT_MAGIC "AVTAGNT"
-#define AVT_AGENT_VERSION 7u
+#define AVT_AGENT_VERSION 8u
 /* budget: no limit (record's run-until-block) */
 #define AVT_AGENT_UNLIMITED UINT64_MAX
 /* Environment of the target: the memfd's descriptor number. */
@@ -139,7 +139,17 @@ struct avt_agent_hdr {
 	                              pthread_mutex_unlock, where the supervisor
 	                              sends a thread stopped at libc's to wait
 	                              for its turn in a script */
-	uint8_t pad5[24];
+	_Atomic uint64_t yield_obj; /* supervisor, at a grant: the holder may
+	                              take sched_yield in-process while it
+	                              holds this lock (others wait for it);
+	                              AVT_AGENT_YIELD_ANY: whatever it holds;
+	                              0: never (tracer/agent.c, yield_lock) */
+	_Atomic uint64_t yields;   /* agent: sched_yield calls taken in-process */
+	_Atomic uint32_t yield_held; /* the holder: it holds yield_obj still
+	                              (its in-process acquires and releases of
+	                              it say so; the supervisor sets 1 with
+	                              yield_obj) */
+	uint8_t pad5[4];
 };
 
 struct avt_agent_slot {
@@ -343,6 +353,30 @@ static inline int avt_agent_may_run(struct avt_agent_hdr *h, uint32_t tid)
 	       atomic_load_explicit(&h->budget, memory_order_relaxed) != 0;
 }
 
+/* yield_obj: no lock of the holder's matters (no address is 1) */
+#define AVT_AGENT_YIELD_ANY 1ull
+
+/* Producer tid, holding the token, at sched_yield: the supervisor's pick
+ * there would give tid its turn again (every other thread waits for
+ * yield_obj, which tid still holds), so it may go on with no stop.  A
+ * yield is no event: nothing is committed or spent. */
+static inline int avt_agent_yield_ok(struct avt_agent_hdr *h, uint32_t tid)
+{
+	return avt_agent_may_run(h, tid) && atomic_load_explicit(&h->yield_obj, memory_order_relaxed) &&
+	       atomic_load_explicit(&h->yield_held, memory_order_relaxed) &&
+	       !atomic_load_explicit(&h->expect_n, memory_order_relaxed) &&
+	       !atomic_load_explicit(&h->script, memory_order_relaxed);
+}
+
+/* Producer, the token's holder: an acquire or release (kind) of obj it
+ * committed in-process; one of yield_obj says whether it still holds it. */
+static inline void avt_agent_yield_note(struct avt_agent_hdr *h, uint16_t kind, uint64_t obj)
+{
+	if (obj == atomic_load_explicit(&h->yield_obj, memory_order_relaxed) &&
+	    (kind == AVT_EV_ACQUIRE || kind == AVT_EV_RELEASE))
+		atomic_store_explicit(&h->yield_held, kind == AVT_EV_ACQUIRE, memory_order_relaxed);
+}
+
 /* Producer: one event committed in-process is spent from the budget. */
 static inline void avt_agent_spend(struct avt_agent_hdr *h)
 {
@@ -484,6 +518,29 @@ static inline int avt_agent_take(struct avt_agent_hdr *h, struct avt_event *ev, 
 			return 0;
 		atomic_store_explicit(&h->tail, ++tail, memory_order_release);
 	}
+}
+
+/* Consumer: the next committed event copied to *ev but left in the ring
+ * (avt_agent_pop takes it); 0 if the next slot is not committed or the
+ * ring is empty.  For a consumer that may leave a record for later. */
+static inline int avt_agent_peek(struct avt_agent_hdr *h, struct avt_event *ev)
+{
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	if (tail == atomic_load_explicit(&h->head, memory_order_acquire))
+		return 0;
+	struct avt_agent_slot *s = &avt_agent_slots(h)[tail & (h->nslots - 1)];
+	if (atomic_load_explicit(&s->commit, memory_order_acquire) != tail + 1)
+		return 0;
+	*ev = s->ev;
+	return 1;
+}
+
+/* Consumer: takes the record avt_agent_peek copied (its slot may be
+ * reused from here). */
+static inline void avt_agent_pop(struct avt_agent_hdr *h)
+{
+	uint64_t tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	atomic_store_explicit(&h->tail, tail + 1, memory_order_release);
 }
 
 /* The last argument (val3, which FUTEX_WAIT and FUTEX_WAKE ignore) of the

@@ -672,6 +672,85 @@ void agent_drain(struct tracer *tr, bool final)
 		apply(tr, &ev);
 	tr->stats.agent_handovers = atomic_load_explicit(&a->hdr->handovers, memory_order_relaxed);
 	tr->stats.agent_extras = atomic_load_explicit(&a->hdr->extras, memory_order_relaxed);
+	tr->stats.agent_yields = atomic_load_explicit(&a->hdr->yields, memory_order_relaxed);
+}
+
+/* Can record ev become its event while its thread runs on?  Its event
+ * must depend on nothing but the records before it and state that changes
+ * only at a stop (the model, a thread's spec frames, the modules): the
+ * locks', the condition variables' and the heap's.  Not an access (its
+ * site's hits left are written back for the agent to spend, and would
+ * overwrite what it spent since; a disarm writes the running code), nor a
+ * create or join (an interceptor's site is read from the thread's stack). */
+static bool drains_running(const struct avt_event *ev)
+{
+	if (ev->flags & AVT_F_ACCESS_BPT)
+		return false;
+	if (ev->flags & AVT_AGENT_F_ALLOC)
+		return ev->tindex >= AVT_RAW_MALLOC && ev->tindex <= AVT_RAW_FREE;
+	return ev->kind != AVT_EV_JOIN;
+}
+
+/* The supervisor's work per record overlaps the program's run (the second
+ * CPU), where a drain at the next stop adds the two up.  Up to the head
+ * seen on entry: a holder that commits faster than this takes must still
+ * be watched at every tick (its slice, a SIGINT).  The records left (the
+ * rest, or one drains_running refuses, and all after it) wait for the
+ * next stop, so the ring's order is kept. */
+void agent_drain_running(struct tracer *tr)
+{
+	struct agent *a = tr->agent;
+	if (!a || a->script)
+		return;
+	struct avt_agent_hdr *h = a->hdr;
+	uint64_t end = atomic_load_explicit(&h->head, memory_order_acquire);
+	struct avt_event ev;
+	while (atomic_load_explicit(&h->tail, memory_order_relaxed) != end && avt_agent_peek(h, &ev) &&
+	       drains_running(&ev)) {
+		avt_agent_pop(h);
+		apply(tr, &ev);
+		tr->stats.agent_drained_running++;
+	}
+}
+
+/* May the token's holder t take a sched_yield in-process, and while it
+ * holds which lock?  The yield's stop would end t's turn, and the pick
+ * there gives it to t again when no other thread can run: each is gone or
+ * stopped at a request the model refuses (a join of a thread that lives,
+ * a lock held).  Only t runs till its next stop, so that stays so unless
+ * t's own events free one: t releasing a lock one of them waits for.  So
+ * the answer is the one lock of t's that others wait for (held once: the
+ * agent sees its release), AVT_AGENT_YIELD_ANY when they wait for none of
+ * t's, or 0 (no yield in-process): a thread ready, starting or in a
+ * kernel wait (which a condition's signal in-process could end), waits
+ * on two locks of t's, or a sink that may pick another (a replay counts
+ * a yield as a scheduling point, explore may draw there). */
+static uint64_t yield_lock(struct tracer *tr, const struct tthread *t, uint64_t budget)
+{
+	if (!t || !budget || !tr->sink.keeps_yielder || tr->agent->expect_set || tr->agent->nparts)
+		return 0;
+	uint64_t obj = AVT_AGENT_YIELD_ANY;
+	for (size_t i = 0; i < tr->proc->nthr; i++) {
+		const struct tthread *o = tr->proc->thr[i];
+		if (!o || o == t || o->state == TS_DEAD)
+			continue;
+		if (o->state != TS_REQ || o->req.never || o->req.hook < 0 || model_can_commit(tr, o) != 0)
+			return 0;
+		enum hop op = hook_defs[o->req.hook].op;
+		if (op == OP_JOIN)
+			continue;
+		if ((op != OP_LOCK && op != OP_SPINLOCK) || o->req.kind != AVT_EV_ACQUIRE)
+			return 0;
+		const struct mlock *l = model_find(&tr->proc->model, o->req.obj);
+		if (!l || l->readers)
+			return 0;
+		if (l->owner != t->lid)
+			continue; /* a stopped thread's: held till it runs */
+		if ((obj != AVT_AGENT_YIELD_ANY && obj != o->req.obj) || l->count > 1)
+			return 0;
+		obj = o->req.obj;
+	}
+	return obj;
 }
 
 void agent_grant(struct tracer *tr, const struct tthread *t)
@@ -690,6 +769,9 @@ void agent_grant(struct tracer *tr, const struct tthread *t)
 	if (!a->expect_set)
 		atomic_store(&a->hdr->expect_n, 0);
 	atomic_store(&a->hdr->expect_pos, 0);
+	uint64_t yobj = yield_lock(tr, t, budget);
+	atomic_store(&a->hdr->yield_held, yobj != 0);
+	atomic_store(&a->hdr->yield_obj, yobj);
 	avt_agent_grant(a->hdr, t ? (uint32_t)t->tid : 0, budget);
 	if (a->nparts)
 		script_begin(tr);

@@ -724,6 +724,8 @@ static enum wr run_until_stop(struct tracer *tr, struct tthread *t)
 		pid_t p = wait_any(tr, watched, &st, &polled);
 		if (p < 0) {
 			if (errno == EINTR) {
+				if (tr->sink.drain_running)
+					agent_drain_running(tr);
 				/* in a script, the tick watches the token's holder */
 				struct tthread *h = agent_script_on(tr) ? agent_script_holder(tr) : t;
 				if (h && h != watched) {

@@ -318,7 +318,8 @@ struct recorder *record_start(const struct record_opts *opts)
 	struct tracer_sink sink = {
 		.ctx = rec, .event = rec_event, .pick = rec_pick, .thread = rec_thread,
 		.module = rec_module, .note = rec_note, .stack = rec_stack, .alloc = rec_alloc,
-		.disarm = rec_disarm, .signal = rec_signal,
+		.disarm = rec_disarm, .signal = rec_signal, .drain_running = true,
+		.keeps_yielder = true,
 	};
 	rec->tr = tracer_new(&to, &sink);
 	if (!rec->tr || tracer_check(rec->tr) < 0 || outdir_prepare(opts->dir, opts->force) < 0 ||
@@ -503,6 +504,8 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	json_object_set_new(m, "condvars", json_integer(st->condvars));
 	json_object_set_new(m, "heap_blocks", json_integer((json_int_t)st->heap_blocks));
 	json_object_set_new(m, "agent_heap_calls", json_integer((json_int_t)st->agent_heap));
+	json_object_set_new(m, "agent_drained_running", json_integer((json_int_t)st->agent_drained_running));
+	json_object_set_new(m, "agent_yields", json_integer((json_int_t)st->agent_yields));
 	json_object_set_new(m, "forks_untraced", json_integer(st->forks_untraced));
 	json_object_set_new(m, "execs", json_integer(st->execs));
 	json_object_set_new(m, "preemptions", json_integer(st->preemptions));

@@ -144,6 +144,18 @@ struct tracer_sink {
 	/* Optional: the call stack of the thread at event seq. */
 	void (*stack)(void *ctx, struct tracer *tr, uint64_t seq, const struct avt_frame *f,
 		      uint32_t depth);
+	/* The agent's records may become events while the thread that made
+	 * them still runs (at the tracer's tick), not only at its next stop:
+	 * for a sink whose events change no decision before that stop (record,
+	 * whose budget is unlimited).  A replay or explore sink checks each
+	 * event against a schedule, and its verdict must come at a stop. */
+	bool drain_running;
+	/* The sink's pick at a sched_yield of the running thread, when every
+	 * other thread waits for a lock it holds, is that thread again (record's
+	 * round robin: nothing else can run): the agent may take such a yield
+	 * in-process, with no stop.  A replay counts a yield as a scheduling
+	 * point, explore may draw there: they keep the stop. */
+	bool keeps_yielder;
 };
 
 struct tracer_opts {
@@ -308,6 +320,10 @@ struct tracer_stats {
 	uint64_t agent_scripts;  /* hand-over scripts begun */
 	uint64_t agent_extras;   /* accesses the recording does not have, made
 	                            in-process within a budget */
+	uint64_t agent_drained_running; /* records taken while their thread
+	                            ran on (tracer_sink.drain_running) */
+	uint64_t agent_yields;   /* sched_yield calls taken in-process
+	                            (tracer_sink.keeps_yielder) */
 	uint64_t stops;          /* waitpid reports of the recorded process's
 	                            tasks: what a thread costs (issue 30) */
 };

@@ -601,6 +601,8 @@ void agent_publish_glib(struct tracer *tr); /* GMutex's, after a module's spec h
 /* Turns the ring's committed records into events; final once the target
  * is dead (claimed, never committed slots are skipped). */
 void agent_drain(struct tracer *tr, bool final);
+/* The sink's drain_running: at a tick while the token's holder runs. */
+void agent_drain_running(struct tracer *tr);
 /* Is t inside a fast path (a preemption there would cut a hook in two)? */
 bool agent_busy(struct tracer *tr, const struct tthread *t);
 /* t is resumed: it holds the run token, with the in-process events the

@@ -63,6 +63,10 @@ tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets
 tests/targets/bin/atomic_wait tests/targets/bin/atomic_wait_ok: tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
 	$(CXX) -std=c++20 -O0 -g -pthread -fno-omit-frame-pointer -Wall -Wextra -o $@ $< $(TARGET_LDFLAGS)
 
+# It reads the agent's shared region (trace/agent_proto.h).
+tests/targets/bin/agent_drained: tests/targets/agent_drained.c trace/agent_proto.h tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< $(TARGET_LDFLAGS)
+
 tests/targets/bin/mutex_counter_static: tests/targets/mutex_counter.c tests/targets/targets.mk | tests/targets/bin
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $< $(TARGET_LDFLAGS)
 

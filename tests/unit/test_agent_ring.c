@@ -528,6 +528,31 @@ START_TEST(test_agent_nested_signal)
 }
 END_TEST
 
+/* sched_yield by the token's holder is taken in-process while it holds
+ * the lock the supervisor named (yield_obj): from its acquire of it to its
+ * release, not before, not after, not once yield_obj is 0; the rest went
+ * to libc (nothing is hooked here). */
+START_TEST(test_agent_yield)
+{
+	char out[4096];
+	struct rec r;
+	run_fix(&r, "yield", out, sizeof out);
+	unsigned long long y[5];
+	ck_assert_msg(sscanf(out, "yields %llu %llu %llu %llu %llu", &y[0], &y[1], &y[2], &y[3], &y[4]) == 5,
+		      "agent_fix yield: %s", out);
+	ck_assert_uint_eq(y[0], 0);
+	ck_assert_uint_eq(y[1], 2);
+	ck_assert_uint_eq(y[2], 3);
+	ck_assert_uint_eq(y[3], 3);
+	ck_assert_uint_eq(y[4], 3);
+	ck_assert_int_eq(r.n, 6); /* the locks' records, the yields none */
+	struct token other = { AVT_AGENT_UNLIMITED, true };
+	uint64_t left;
+	run_fix_token(&r, "yield", out, sizeof out, &other, &left);
+	ck_assert_msg(strstr(out, "yields 0 0 0 0 0"), "not the holder: %s", out);
+}
+END_TEST
+
 static Suite *agent_suite(void)
 {
 	Suite *s = suite_create("agent_ring");
@@ -548,6 +573,7 @@ static Suite *agent_suite(void)
 	tcase_add_test(lib, test_agent_records);
 	tcase_add_test(lib, test_agent_nested_signal);
 	tcase_add_test(lib, test_agent_budget);
+	tcase_add_test(lib, test_agent_yield);
 	tcase_set_timeout(lib, 60);
 	suite_add_tcase(s, lib);
 	return s;
