@@ -466,6 +466,9 @@ t_agent_replay() {
 
 # The target SIGKILLed in the middle of an agent recording: everything
 # the agent committed is drained; the trace is whole and consistent.
+# (About 31 s idle, mostly the dump and jq over 300 KB of trace: over the
+# default 60 s under load.)
+# limit: 150
 t_agent_sigkill_target() {
 	need_jq
 	local prog rec child i st marker=3000023
