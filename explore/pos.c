@@ -24,8 +24,9 @@
  * visited them, and draws the same priorities.  A thread's pending event
  * changes only with its own events (xp_look_event) and when it is first
  * known (xp_look_reg), so those are the only updates.  (A scan of every
- * thread at every event took a fifth of the CPU of an explored run of
- * 5,000 threads: issues 29, 30.)
+ * known thread at every event made POS runs of 5,000 threads spend twice
+ * the user CPU and run into the run timeout: issues 29, 30,
+ * docs/explore.md.)
  */
 #include <inttypes.h>
 #include <stdbool.h>
