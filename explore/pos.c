@@ -16,25 +16,159 @@
  * known pending event and races with nothing.  A thread that spins
  * (xp_look_yield) is parked: it runs only when nothing else can, until
  * its next event.
+ *
+ * The races of an event are found through an index of the pending
+ * events by object (`struct pos_index`): each thread is in the bucket of
+ * its pending event's object, kept in id order, so an event visits the
+ * threads pending on its object, in the order a scan of every thread
+ * visited them, and draws the same priorities.  A thread's pending event
+ * changes only with its own events (xp_look_event) and when it is first
+ * known (xp_look_reg), so those are the only updates.  (A scan of every
+ * known thread at every event made POS runs of 5,000 threads spend twice
+ * the user CPU and run into the run timeout: issues 29, 30,
+ * docs/explore.md.)
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pos.h"
 #include "trace/log.h"
 
+/* The threads whose pending event is on one object, in id order. */
+struct pos_bucket {
+	uint64_t obj; /* 0: a free slot of the table */
+	uint32_t *lids;
+	size_t n, cap;
+};
+
+/* Open addressing over the objects (a power of two of slots). */
+struct pos_index {
+	struct pos_bucket *b;
+	size_t nslots, used;
+};
+
 struct xp_pos {
 	struct xp_look look;
+	struct pos_index ix;
+	uint64_t *pend_obj;    /* by logical id: its pending event's object, or 0 */
+	uint16_t *pend_kind;   /* and kind */
 	struct xp_rng rng;
 	uint64_t seed, run_index;
 	uint64_t *prio;        /* by logical id: its pending event's priority */
 	unsigned *reassigned;  /* by logical id: redrawn for a race */
 	size_t n, cap;
 	uint64_t races;        /* redraws for races in all */
+	uint64_t visits;       /* threads looked at for races in all */
 	size_t *idx;           /* scratch for picks */
 	size_t idxcap;
 };
+
+static size_t slot_of(uint64_t obj, size_t nslots)
+{
+	uint64_t h = obj * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 17) & (nslots - 1);
+}
+
+static int index_grow(struct pos_index *ix)
+{
+	size_t n = ix->nslots ? ix->nslots * 2 : 64;
+	struct pos_bucket *nb = calloc(n, sizeof *nb);
+	if (!nb)
+		return -1;
+	for (size_t i = 0; i < ix->nslots; i++) {
+		if (!ix->b[i].obj)
+			continue;
+		size_t j = slot_of(ix->b[i].obj, n);
+		while (nb[j].obj)
+			j = (j + 1) & (n - 1);
+		nb[j] = ix->b[i];
+	}
+	free(ix->b);
+	ix->b = nb;
+	ix->nslots = n;
+	return 0;
+}
+
+/* The bucket of obj (made if make), or NULL. */
+static struct pos_bucket *index_find(struct pos_index *ix, uint64_t obj, bool make)
+{
+	if (make && (ix->used + 1) * 2 > ix->nslots && index_grow(ix) < 0)
+		return NULL;
+	if (!ix->nslots)
+		return NULL;
+	size_t j = slot_of(obj, ix->nslots);
+	while (ix->b[j].obj && ix->b[j].obj != obj)
+		j = (j + 1) & (ix->nslots - 1);
+	if (ix->b[j].obj == obj)
+		return &ix->b[j];
+	if (!make)
+		return NULL;
+	ix->b[j].obj = obj;
+	ix->used++;
+	return &ix->b[j];
+}
+
+static void index_release(struct pos_index *ix)
+{
+	for (size_t i = 0; i < ix->nslots; i++)
+		free(ix->b[i].lids);
+	free(ix->b);
+}
+
+/* Where lid stands in b (or would be inserted): buckets are in id order. */
+static size_t bucket_pos(const struct pos_bucket *b, uint32_t lid)
+{
+	size_t lo = 0, hi = b->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->lids[mid] < lid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* lid's pending event is now what xp_look_next says: move it to the
+ * bucket of that event's object.  -1 out of memory. */
+static int pos_repend(struct xp_pos *p, uint32_t lid)
+{
+	const struct xp_rev *next = xp_look_next(&p->look, lid);
+	uint64_t obj = next ? xp_event_obj(next->kind, next->obj) : 0;
+	if (p->pend_obj[lid] && p->pend_obj[lid] != obj) {
+		struct pos_bucket *old = index_find(&p->ix, p->pend_obj[lid], false);
+		BUG_ON(!old);
+		size_t k = bucket_pos(old, lid);
+		BUG_ON(k >= old->n || old->lids[k] != lid);
+		memmove(old->lids + k, old->lids + k + 1, (old->n - k - 1) * sizeof *old->lids);
+		old->n--;
+	}
+	p->pend_kind[lid] = next ? next->kind : 0;
+	if (!obj || p->pend_obj[lid] == obj) {
+		p->pend_obj[lid] = obj;
+		return 0;
+	}
+	p->pend_obj[lid] = 0;
+	struct pos_bucket *b = index_find(&p->ix, obj, true);
+	if (!b)
+		return -1;
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 4;
+		uint32_t *nl = realloc(b->lids, ncap * sizeof *nl);
+		if (!nl)
+			return -1;
+		b->lids = nl;
+		b->cap = ncap;
+	}
+	size_t k = bucket_pos(b, lid);
+	memmove(b->lids + k + 1, b->lids + k, (b->n - k) * sizeof *b->lids);
+	b->lids[k] = lid;
+	b->n++;
+	p->pend_obj[lid] = obj;
+	return 0;
+}
 
 static int pos_reg(struct xp_pos *p, uint32_t lid)
 {
@@ -54,12 +188,24 @@ static int pos_reg(struct xp_pos *p, uint32_t lid)
 		if (!nr)
 			goto oom;
 		p->reassigned = nr;
+		uint64_t *no = realloc(p->pend_obj, ncap * sizeof *no);
+		if (!no)
+			goto oom;
+		p->pend_obj = no;
+		uint16_t *nk = realloc(p->pend_kind, ncap * sizeof *nk);
+		if (!nk)
+			goto oom;
+		p->pend_kind = nk;
 		p->cap = ncap;
 	}
 	/* in id order: a thread's first priority depends on its id only */
 	while (p->n <= lid) {
 		p->prio[p->n] = xp_rng_next(&p->rng) | 1;
-		p->reassigned[p->n++] = 0;
+		p->reassigned[p->n] = 0;
+		p->pend_obj[p->n] = 0;
+		if (pos_repend(p, (uint32_t)p->n) < 0)
+			goto oom;
+		p->n++;
 	}
 	return 0;
 oom:
@@ -91,8 +237,11 @@ void xp_pos_free(struct xp_pos *p)
 	if (!p)
 		return;
 	xp_look_release(&p->look);
+	index_release(&p->ix);
 	free(p->prio);
 	free(p->reassigned);
+	free(p->pend_obj);
+	free(p->pend_kind);
 	free(p->idx);
 	free(p);
 }
@@ -105,14 +254,21 @@ int xp_pos_event(struct xp_pos *p, const struct avt_event *ev)
 		return -1;
 	if (xp_look_event(&p->look, ev) < 0)
 		return -1;
+	if (pos_repend(p, ev->thread) < 0) {
+		avt_error("explore: out of memory");
+		return -1;
+	}
 	p->prio[ev->thread] = xp_rng_next(&p->rng) | 1;
-	if (!xp_event_obj(ev->kind, ev->obj))
+	uint64_t obj = xp_event_obj(ev->kind, ev->obj);
+	if (!obj)
 		return 0;
-	for (uint32_t u = 0; u < p->n; u++) {
-		const struct xp_rev *next;
-		if (u == ev->thread || !(next = xp_look_next(&p->look, u)))
-			continue;
-		if (!xp_conflict(ev->kind, ev->obj, next->kind, next->obj))
+	/* the threads pending on obj, in id order: the draws of a scan of
+	 * every thread, without the scan */
+	const struct pos_bucket *b = index_find(&p->ix, obj, false);
+	for (size_t i = 0; b && i < b->n; i++) {
+		uint32_t u = b->lids[i];
+		p->visits += u != ev->thread;
+		if (u == ev->thread || !xp_conflict(ev->kind, ev->obj, p->pend_kind[u], obj))
 			continue;
 		p->prio[u] = xp_rng_next(&p->rng) | 1;
 		p->reassigned[u]++;
@@ -157,6 +313,11 @@ void xp_pos_yield(struct xp_pos *p, uint32_t lid)
 uint64_t xp_pos_priority(const struct xp_pos *p, uint32_t lid)
 {
 	return lid < p->n ? p->prio[lid] : 0;
+}
+
+uint64_t xp_pos_visits(const struct xp_pos *p)
+{
+	return p->visits;
 }
 
 unsigned xp_pos_reassigned(const struct xp_pos *p, uint32_t lid)

@@ -24,6 +24,9 @@ uint64_t xp_pos_priority(const struct xp_pos *p, uint32_t lid);
 /* Times lid's priority was drawn again because another thread's event
  * raced with its pending one (for tests). */
 unsigned xp_pos_reassigned(const struct xp_pos *p, uint32_t lid);
+/* How many other threads' pending events the events so far were compared
+ * with (the index's: those on the event's object alone). */
+uint64_t xp_pos_visits(const struct xp_pos *p);
 
 /* The policy's verbs for policy.c's table. */
 extern const struct xp_policy_ops xp_pos_ops;

@@ -365,6 +365,105 @@ START_TEST(test_pos_reassigns_racing_events)
 }
 END_TEST
 
+/* The old POS: a scan of every known thread at every event (pos.c before
+ * its index), as the reference the index must draw exactly as. */
+struct pos_ref {
+	struct xp_look look;
+	struct xp_rng rng;
+	uint64_t prio[64];
+	uint32_t n;
+};
+
+static void ref_reg(struct pos_ref *r, uint32_t lid)
+{
+	if (xp_look_reg(&r->look, lid) < 0)
+		ck_abort_msg("xp_look_reg failed");
+	while (r->n <= lid)
+		r->prio[r->n++] = xp_rng_next(&r->rng) | 1;
+}
+
+static void ref_event(struct pos_ref *r, const struct avt_event *ev)
+{
+	ref_reg(r, ev->thread);
+	if (xp_look_event(&r->look, ev) < 0)
+		ck_abort_msg("xp_look_event failed");
+	r->prio[ev->thread] = xp_rng_next(&r->rng) | 1;
+	if (!xp_event_obj(ev->kind, ev->obj))
+		return;
+	for (uint32_t u = 0; u < r->n; u++) {
+		const struct xp_rev *next;
+		if (u == ev->thread || !(next = xp_look_next(&r->look, u)))
+			continue;
+		if (xp_conflict(ev->kind, ev->obj, next->kind, next->obj))
+			r->prio[u] = xp_rng_next(&r->rng) | 1;
+	}
+}
+
+/* POS's index of pending events by object draws what a scan of every
+ * thread drew, event by event, on runs that go the recording's way and
+ * runs that do not (events out of order, events the recording does not
+ * have, threads past their recording); and an event visits only the
+ * threads pending on its object, not every thread (issues 29, 30). */
+START_TEST(test_pos_index_draws_as_the_scan)
+{
+	enum { T = 40, PER = 12, N = T * PER };
+	static const unsigned kinds[] = { AVT_EV_READ, AVT_EV_WRITE, AVT_EV_ACQUIRE, AVT_EV_RELEASE };
+	static const uint64_t objs[] = { X, Y, X + 8, Y + 8, 0x602000u };
+	struct xp_rng g;
+	xp_rng_seed(&g, 77);
+	for (int round = 0; round < 10; round++) {
+		struct avt_event *ev = calloc(N, sizeof *ev);
+		ck_assert_ptr_nonnull(ev);
+		uint32_t idx[T] = { 0 };
+		for (size_t i = 0; i < N; i++) {
+			uint32_t t = (uint32_t)(i % T);
+			uint64_t o = objs[xp_rng_below(&g, 5)];
+			ev[i] = mk(t, idx[t]++, kinds[xp_rng_below(&g, 4)], o, 100 + xp_rng_below(&g, 6));
+		}
+		struct xp_rec *rec = xp_rec_new(ev, N);
+		struct xp_config c = config(XP_POS, rec, 0);
+		c.nthreads_est = 1 + (uint32_t)xp_rng_below(&g, T); /* the rest known later */
+		struct xp_pos *p = xp_pos_new(&c, 9, (uint64_t)round);
+		struct pos_ref r;
+		memset(&r, 0, sizeof r);
+		xp_look_init(&r.look, rec, 0);
+		xp_rng_seed_run(&r.rng, 9, (uint64_t)round);
+		ref_reg(&r, c.nthreads_est - 1);
+		/* a run: recorded events in a random order, now and then one
+		 * the recording does not have, or a thread's events again */
+		for (int k = 0; k < 2 * N; k++) {
+			struct avt_event e = ev[xp_rng_below(&g, N)];
+			if (xp_rng_below(&g, 8) == 0)
+				e.obj = objs[xp_rng_below(&g, 5)];
+			if (xp_pos_event(p, &e) < 0)
+				ck_abort_msg("xp_pos_event failed");
+			ref_event(&r, &e);
+			uint32_t bad = 0;
+			for (uint32_t u = 0; u < r.n; u++)
+				bad += xp_pos_priority(p, u) != r.prio[u];
+			if (bad) /* (one check an event: Check's asserts are slow) */
+				ck_abort_msg("round %d, event %d: %u priorities differ", round, k, bad);
+		}
+		xp_look_release(&r.look);
+		xp_pos_free(p);
+		xp_rec_free(rec);
+		free(ev);
+	}
+	/* 40 threads each about to write its own object, one event of T0's
+	 * on its own: it races with nobody, and visits nobody */
+	struct avt_event own[T];
+	for (uint32_t t = 0; t < T; t++)
+		own[t] = mk(t, 0, AVT_EV_WRITE, 0x700000u + 64u * t, 1);
+	struct xp_rec *rec = xp_rec_new(own, T);
+	struct xp_config c = config(XP_POS, rec, 0);
+	struct xp_pos *p = xp_pos_new(&c, 1, 1);
+	ck_assert_int_eq(xp_pos_event(p, &own[0]), 0);
+	ck_assert_uint_eq(xp_pos_visits(p), 0);
+	xp_pos_free(p);
+	xp_rec_free(rec);
+}
+END_TEST
+
 /* Two racing writes: either order about half the time over many runs. */
 START_TEST(test_pos_race_is_a_coin)
 {
@@ -1064,6 +1163,7 @@ static Suite *explore_policy_suite(void)
 	suite_add_tcase(s, surw);
 	tcase_add_test(pos, test_pos_reassigns_racing_events);
 	tcase_add_test(pos, test_pos_race_is_a_coin);
+	tcase_add_test(pos, test_pos_index_draws_as_the_scan);
 	tcase_add_test(pos, test_portfolio_runs_are_its_members_runs);
 	tcase_add_test(pos, test_portfolio_member_of_a_single_policy);
 	suite_add_tcase(s, pos);
