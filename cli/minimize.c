@@ -566,17 +566,31 @@ static bool *events_shown(const json_t *il, const int *mark, const long long *at
 	return show;
 }
 
+/* Is pe a request the deadlock left waiting (the failure's waits show
+ * it: it never ran)? */
+static bool deadlock_wait(const json_t *mj, const struct pattern_ev *pe)
+{
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(mj, "deadlock"), i, w)
+		if (json_integer_value(json_object_get(w, "thread")) == pe->thread &&
+		    (!*pe->object || !strcmp(js(w, "object"), pe->object)))
+			return true;
+	return false;
+}
+
 /* The pattern's events the interleaving does not hold (the replay's JSON
  * keeps the last events only): say which, so that no star is taken for
  * absent evidence. */
-static void report_unseen(FILE *fp, const struct pattern *pat, const int *mark, size_t nev)
+static void report_unseen(FILE *fp, const json_t *mj, const struct pattern *pat, const int *mark,
+			  size_t nev)
 {
 	size_t unseen = 0;
 	for (size_t j = 0; j < pat->n; j++) {
 		bool seen = false;
 		for (size_t i = 0; !seen && i < nev; i++)
 			seen = mark[i] == (int)j + 1;
-		if (seen || pat->ev[j].thread < 0)
+		if (seen || pat->ev[j].thread < 0 || deadlock_wait(mj, &pat->ev[j]))
 			continue;
 		if (unseen < PATTERN_UNSEEN)
 			fprintf(fp, "%s%s", unseen ? ", " : "  not among these events: ", pat->ev[j].text);
@@ -627,7 +641,7 @@ static void report_events(FILE *fp, const json_t *mj, const json_t *sw, const st
 		shown++;
 	}
 	if (show)
-		report_unseen(fp, &pat, mark, nev);
+		report_unseen(fp, mj, &pat, mark, nev);
 	/* the run's events, those the JSON left out before its first too */
 	long long total = nev ? json_integer_value(json_object_get(json_array_get(il, nev - 1), "index")) + 1 : 0;
 	fprintf(fp, "%lld of the run's %lld events not shown; every event: avtrace dump -d %s\n",

@@ -45,7 +45,15 @@ check_stars() {
 		grep -qxF -- "$s" elements.txt || fail "starred but not in the prediction: $s"
 	done <starred.txt
 	[ "$(sort starred.txt | uniq -d | grep -c .)" -eq 0 ] || fail "an element starred twice"
+	# a deadlock's requests never ran: the failure's waits show them
+	jq -r '(.deadlock // [])[] | "T\(.thread) acquire \(.object) at "' "$js" >waits.txt
 	while IFS= read -r e; do
+		if grep -qF -- "${e% at *} at " waits.txt; then
+			grep -qxF -- "$e" starred.txt && fail "a request the deadlock left waiting is starred: $e"
+			expect_no_match "$(lead "$rep" | grep '^  not among these events: ')" "$(printf '%s' "$e" | sed 's/[][\.*^$]/\\&/g')" \
+				"a deadlock's request said missing"
+			continue
+		fi
 		grep -qxF -- "$e" starred.txt && continue
 		[ -z "$all" ] && lead "$rep" | grep -q "^  not among these events: .*$(printf '%s' "$e" | sed 's/[][\.*^$]/\\&/g')" &&
 			continue
@@ -87,4 +95,20 @@ t_report30_qsort_stars() {
 	expect_no_match "$(lead "${rep%.min.json}.txt")" '^( +[0-9]+[.] step [0-9]+, T[0-9]+ -> T[0-9]+: +T[0-9]+ | +then T[0-9]+ )$' \
 		"a switch line without its event"
 	[ "$(lead "${rep%.min.json}.txt" | wc -l)" -le 40 ] || fail "the lead has $(lead "${rep%.min.json}.txt" | wc -l) lines"
+}
+
+# A deadlock (lockorder: T1 takes lock_a then lock_b, T2 lock_b then
+# lock_a): the locks taken are starred; the requests that never ran are
+# the failure's waits, neither starred nor said missing.
+t_report30_deadlock_stars() {
+	need_jq
+	avt_timed 100 test -q -f -o out --no-explore -- "$(target lockorder)" >out.test 2>&1
+	sed 's/^/  | /' out.test >&3
+	local rep
+	rep=$(grep -l '"outcome": "DEADLOCK"' out/reports/*.min.json | sort | head -n 1)
+	[ -n "$rep" ] || fail "no deadlock's minimal schedule written: $(tail -n 3 out.test)"
+	lead "${rep%.min.json}.txt" | sed 's/^/  > /' >&3
+	[ "$(jq '.deadlock | length' "$rep")" -gt 0 ] || fail "no wait-for cycle in $rep"
+	check_stars "${rep%.min.json}.txt" "$rep" all
+	expect_eq "$(grep -c . starred.txt)" 2 "starred: the two locks taken"
 }
