@@ -838,6 +838,25 @@ static void write_failure(FILE *f, const struct page *pg)
 	fputs("</section>\n", f);
 }
 
+/* The run drawn in full: its trace (X.min.avt beside the minimal
+ * schedule, else the replay's), when it is there; a long run's page folds
+ * events, and the dump shows every one. */
+static void write_dump_command(FILE *f, const struct page *pg)
+{
+	char path[4600], word[9500];
+	struct stat st;
+	if (pg->minimal)
+		snprintf(path, sizeof path, "%s/reports/%s.min.avt", pg->r->dir, pg->name);
+	else
+		snprintf(path, sizeof path, "%s/replays/%04u.avt", pg->b->run_dir, pg->b->schedule);
+	if (stat(path, &st) != 0)
+		return;
+	shell_word(word, sizeof word, path);
+	fputs("<p>Every event of the run drawn:</p>\n<pre id=\"cmd-dump\">avtrace dump -d ", f);
+	html_text(f, word);
+	fputs("</pre>\n", f);
+}
+
 static void write_commands(FILE *f, const struct page *pg)
 {
 	char dir[9000], run[9000], file[9000];
@@ -852,6 +871,7 @@ static void write_commands(FILE *f, const struct page *pg)
 		html_text(f, file);
 		fputs("</pre>\n", f);
 	}
+	write_dump_command(f, pg);
 	fprintf(f, "<p>Replay the schedule that reproduced it:</p>\n<pre id=\"cmd-replay\">"
 		   "avtrace replay -d ");
 	html_text(f, run);

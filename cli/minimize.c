@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "minimize/minimize.h"
 #include "names.h"
+#include "pattern.h"
 #include "trace/trace.h"
 #include "trace/log.h"
 #include "trace/schedule.h"
@@ -442,29 +443,11 @@ static void event_line(const json_t *e, char *buf, size_t len)
 		 js(e, "kind"), *obj ? " " : "", obj, site);
 }
 
-/* Does the predicted text name this event's site ("bank.c:34")? */
-static bool in_pattern(const json_t *replay, const json_t *e)
-{
-	const char *file = js(e, "file");
-	if (!*file)
-		return false;
-	char site[1100];
-	snprintf(site, sizeof site, "%s:%lld", base(file), json_integer_value(json_object_get(e, "line")));
-	size_t i, n = strlen(site);
-	json_t *p;
-	json_array_foreach(json_object_get(replay, "predicted"), i, p) {
-		const char *t = json_string_value(p);
-		for (const char *q = t ? strstr(t, site) : NULL; q; q = strstr(q + 1, site))
-			if (!((q[n] >= '0' && q[n] <= '9')) && (q == t || q[-1] == ' ' || q[-1] == '('))
-				return true;
-	}
-	return false;
-}
-
 #define SHORT_SWITCHES 10 /* up to this many, two lines each */
 #define MAX_SWITCH_LINES 20 /* switches in the text report at most */
 #define WINDOW 2      /* events shown on each side of a switch */
 #define FAIL_TAIL 3   /* events shown before the failure */
+#define PATTERN_UNSEEN 4 /* pattern events named as missing from the events kept */
 
 struct neighbour {
 	bool tried, passes;
@@ -510,9 +493,11 @@ static void report_failure(FILE *fp, const json_t *mj)
 }
 
 /* The switches the minimal schedule keeps, and the neighbours that pass. */
-static void report_switches(FILE *fp, const char *dir, const char *x, const json_t *sw,
-			    const struct neighbour *nb)
+static void report_switches(FILE *fp, const char *dir, const char *x, const json_t *mj,
+			    const json_t *sw, const struct schedule *ms, const struct neighbour *nb)
 {
+	const json_t *il = json_object_get(mj, "interleaving");
+	long long first = json_integer_value(json_object_get(json_array_get(il, 0), "index"));
 	size_t k = json_array_size(sw), i;
 	char a[1600], b[1600];
 	json_t *s;
@@ -523,6 +508,13 @@ static void report_switches(FILE *fp, const char *dir, const char *x, const json
 		}
 		event_line(json_object_get(s, "before"), a, sizeof a);
 		event_line(json_object_get(s, "after"), b, sizeof b);
+		/* no event there, though the run had one: the replay's JSON
+		 * keeps the last events only */
+		long long at = events_before(ms, (size_t)json_integer_value(json_object_get(s, "step")) - 1);
+		if (at > 0 && at - 1 < first && json_is_null(json_object_get(s, "before")))
+			snprintf(a, sizeof a, "(an event before those the replay kept)");
+		if (at < first && json_is_null(json_object_get(s, "after")))
+			snprintf(b, sizeof b, "(an event before those the replay kept)");
 		/* more than SHORT_SWITCHES: one line each, so that the first
 		 * screen still has them */
 		fprintf(fp, "  %zu. step %lld, %s -> %s:  %s%s", i + 1,
@@ -537,53 +529,127 @@ static void report_switches(FILE *fp, const char *dir, const char *x, const json
 			fprintf(fp, "moving %s after %s makes it pass (switch %zu)\n", nb[i].moved, nb[i].past, i + 1);
 }
 
-/* The events of interleaving il worth showing: the pattern's, those near
- * a switch, the last ones (the failure); NULL when out of memory. */
-static bool *events_shown(const json_t *mj, const json_t *il, const json_t *sw, const struct schedule *ms)
+/* Where each switch of ms lands in interleaving il (a position in il, or
+ * outside it); the first MAX_SWITCH_LINES, those the report lists.  How
+ * many, (size_t)-1 when out of memory. */
+static size_t switch_positions(const json_t *il, const json_t *sw, const struct schedule *ms,
+			       long long **out)
+{
+	size_t n = json_array_size(sw), i;
+	long long first = json_array_size(il) ? json_integer_value(json_object_get(json_array_get(il, 0), "index")) : 0;
+	if (n > MAX_SWITCH_LINES)
+		n = MAX_SWITCH_LINES;
+	*out = calloc(n ? n : 1, sizeof **out);
+	if (!*out)
+		return (size_t)-1;
+	for (i = 0; i < n; i++) {
+		long long step = json_integer_value(json_object_get(json_array_get(sw, i), "step"));
+		(*out)[i] = events_before(ms, (size_t)step - 1) - first;
+	}
+	return n;
+}
+
+/* The events of interleaving il worth showing: the pattern's (mark, one
+ * event per element of the prediction), those near a listed switch, the
+ * last ones (the failure).  A bounded set: the rest is one dump away.
+ * NULL when out of memory. */
+static bool *events_shown(const json_t *il, const int *mark, const long long *at, size_t nat)
 {
 	size_t nev = json_array_size(il), i;
-	json_t *s;
 	bool *show = calloc(nev ? nev : 1, sizeof *show);
-	long long first = nev ? json_integer_value(json_object_get(json_array_get(il, 0), "index")) : 0;
 	for (i = 0; show && i < nev; i++)
-		show[i] = in_pattern(mj, json_array_get(il, i)) || i + FAIL_TAIL >= nev;
-	json_array_foreach(sw, i, s) {
-		long long at = json_integer_value(json_object_get(s, "step"));
-		at = events_before(ms, (size_t)at - 1) - first;
-		for (long long e = at - WINDOW; show && e < at + WINDOW; e++)
+		show[i] = mark[i] || i + FAIL_TAIL >= nev;
+	for (i = 0; show && i < nat; i++)
+		for (long long e = at[i] - WINDOW; e < at[i] + WINDOW; e++)
 			if (e >= 0 && e < (long long)nev)
 				show[e] = true;
-	}
 	return show;
 }
 
-/* The events that matter: pattern, windows, the failure. */
-static void report_events(FILE *fp, const json_t *mj, const json_t *sw, const struct schedule *ms)
+/* Is pe a request the deadlock left waiting (the failure's waits show
+ * it: it never ran)? */
+static bool deadlock_wait(const json_t *mj, const struct pattern_ev *pe)
+{
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(mj, "deadlock"), i, w)
+		if (json_integer_value(json_object_get(w, "thread")) == pe->thread &&
+		    (!*pe->object || !strcmp(js(w, "object"), pe->object)))
+			return true;
+	return false;
+}
+
+/* The pattern's events the interleaving does not hold (the replay's JSON
+ * keeps the last events only): say which, so that no star is taken for
+ * absent evidence. */
+static void report_unseen(FILE *fp, const json_t *mj, const struct pattern *pat, const int *mark,
+			  size_t nev)
+{
+	size_t unseen = 0;
+	for (size_t j = 0; j < pat->n; j++) {
+		bool seen = false;
+		for (size_t i = 0; !seen && i < nev; i++)
+			seen = mark[i] == (int)j + 1;
+		if (seen || pat->ev[j].thread < 0 || deadlock_wait(mj, &pat->ev[j]))
+			continue;
+		if (unseen < PATTERN_UNSEEN)
+			fprintf(fp, "%s%s", unseen ? ", " : "  not among these events: ", pat->ev[j].text);
+		unseen++;
+	}
+	if (unseen > PATTERN_UNSEEN)
+		fprintf(fp, " and %zu more", unseen - PATTERN_UNSEEN);
+	if (unseen)
+		fputc('\n', fp);
+}
+
+/* The events that matter: pattern, windows, the failure; then what was
+ * left out, and where to see it (avt: the minimal replay's trace). */
+static void report_events(FILE *fp, const json_t *mj, const json_t *sw, const struct schedule *ms,
+			  const char *avt)
 {
 	const json_t *il = json_object_get(mj, "interleaving");
-	size_t nev = json_array_size(il), k = json_array_size(sw), next_sw = 0;
-	bool *show = events_shown(mj, il, sw, ms);
+	size_t nev = json_array_size(il), k = json_array_size(sw), next_sw = 0, shown = 0;
+	struct pattern pat;
+	long long *at = NULL;
+	size_t nat = (size_t)-1;
+	int *mark = NULL;
+	bool *show = NULL;
+	if (pattern_init(&pat, json_object_get(mj, "predicted")) == 0) {
+		nat = switch_positions(il, sw, ms, &at);
+		mark = nat != (size_t)-1 ? pattern_mark(&pat, il, at, nat) : NULL;
+		show = mark ? events_shown(il, mark, at, nat) : NULL;
+	}
 	char a[1600];
 	fprintf(fp, "events that matter (* the predicted pattern; | a switch):\n");
-	long long last = -1;
+	long long last = -1; /* the gap before the first shown counts from the run's start */
 	for (size_t i = 0; show && i < nev; i++) {
 		if (!show[i])
 			continue;
 		const json_t *e = json_array_get(il, i);
 		long long idx = json_integer_value(json_object_get(e, "index"));
-		if (last >= 0 && idx > last + 1)
-			fprintf(fp, "     ...\n");
+		if (idx > last + 1)
+			fprintf(fp, "     ... %lld event%s\n", idx - last - 1, idx - last - 1 == 1 ? "" : "s");
 		while (next_sw < k && events_before(ms, (size_t)json_integer_value(json_object_get(
 						  json_array_get(sw, next_sw), "step")) - 1) < idx)
 			next_sw++;
 		bool at_sw = next_sw < k && events_before(ms, (size_t)json_integer_value(json_object_get(
 						  json_array_get(sw, next_sw), "step")) - 1) == idx;
 		event_line(e, a, sizeof a);
-		fprintf(fp, "  %c%c%5lld %*s%s\n", at_sw ? '|' : ' ', in_pattern(mj, e) ? '*' : ' ', idx,
+		fprintf(fp, "  %c%c%5lld %*s%s\n", at_sw ? '|' : ' ', mark[i] ? '*' : ' ', idx,
 			(int)(2 * json_integer_value(json_object_get(e, "thread"))), "", a);
 		last = idx;
+		shown++;
 	}
+	if (show)
+		report_unseen(fp, mj, &pat, mark, nev);
+	/* the run's events, those the JSON left out before its first too */
+	long long total = nev ? json_integer_value(json_object_get(json_array_get(il, nev - 1), "index")) + 1 : 0;
+	fprintf(fp, "%lld of the run's %lld events not shown; every event: avtrace dump -d %s\n",
+		total - (long long)shown, total, avt);
 	free(show);
+	free(mark);
+	free(at);
+	pattern_release(&pat);
 }
 
 static void write_report(FILE *fp, const char *dir, const char *x, const json_t *mj,
@@ -595,11 +661,11 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 	report_failure(fp, mj);
 	fprintf(fp, "fails with these %zu switch%s (from %zu in the reproduced schedule; %u replays, %.1f s%s):\n",
 		k, k == 1 ? "" : "es", from_sw, replays, secs, capped ? ", stopped at the cap" : "");
-	report_switches(fp, dir, x, sw, nb);
+	report_switches(fp, dir, x, mj, sw, ms, nb);
 	fprintf(fp, "replay it: avtrace replay -d %s --file %s/reports/%s.min.sched\n", dir, dir, x);
 	fprintf(fp, "every event: avtrace dump -d %s; the reproduced schedule's full report is below\n",
 		replay_avt);
-	report_events(fp, mj, sw, ms);
+	report_events(fp, mj, sw, ms, replay_avt);
 	for (size_t i = 0; i < k; i++)
 		if (nb[i].tried && !nb[i].passes)
 			fprintf(fp, "switch %zu moved %u event%s later (%s after %s): %s\n", i + 1, nb[i].shift,
@@ -612,17 +678,23 @@ static void write_report(FILE *fp, const char *dir, const char *x, const json_t 
 static json_t *thread_event(const json_t *replay, long long at, long long t, unsigned n)
 {
 	size_t j;
-	json_t *e, *sited = NULL;
+	json_t *e, *sited = NULL, *found = NULL;
+	struct pattern pat = { 0 };
+	if (!n && pattern_init(&pat, json_object_get(replay, "predicted")) < 0)
+		pat.n = 0;
 	json_array_foreach(json_object_get(replay, "interleaving"), j, e) {
 		if (json_integer_value(json_object_get(e, "index")) < at ||
 		    json_integer_value(json_object_get(e, "thread")) != t)
 			continue;
-		if (n ? --n == 0 : in_pattern(replay, e))
-			return e;
+		if (n ? --n == 0 : pattern_matches(&pat, e)) {
+			found = e;
+			break;
+		}
 		if (!sited && *js(e, "file") && strcmp(js(e, "kind"), "start"))
 			sited = e;
 	}
-	return sited;
+	pattern_release(&pat);
+	return found ? found : sited;
 }
 
 /* The neighbour moves the event after a switch past the next events of

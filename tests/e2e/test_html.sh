@@ -71,6 +71,7 @@ t_html_beside_report() {
 	avt report -d "$out" --html page.html >report.out 2>report.err || fail "report --html failed: $(cat report.err)"
 	expect_eq "$(cat report.out)" "page.html" "report's output"
 	cmp -s page.html out/reports/0001.html || fail "report --html and test wrote different pages"
+	expect_match "$(cat page.html)" "<pre id=\"cmd-dump\">avtrace dump -d $out/reports/0001.min.avt</pre>" "the dump of the minimal replay"
 	# by schedule and by report, to stdout
 	avt report -d "$out" --schedule 1 --html - >s1.html || fail "report --schedule 1 failed"
 	cmp -s s1.html page.html || fail "--schedule 1 gives another page"
@@ -100,6 +101,7 @@ t_html_minimal_schedule() {
 	page=$(cat out/reports/0001.html)
 	expect_match "$page" "The schedule&#39;s 2 context switches" "the page without a minimal schedule"
 	expect_no_match "$page" 'cmd-replay-min' "the page without a minimal schedule"
+	expect_match "$page" "<pre id=\"cmd-dump\">avtrace dump -d $out/replays/0001.avt</pre>" "the dump of the run drawn"
 	# one switch: the first change of thread of the reproduced run
 	cp out/schedules/0001.sched out/reports/0001.min.sched
 	jq '.interleaving as $il
@@ -117,6 +119,7 @@ t_html_minimal_schedule() {
 	expect_match "$page" 'switch 1: T0 &#8594; T1' "the switch's label"
 	expect_match "$page" '<td class="neighbour">moving T1 &lt;start&gt; after T0 &amp; read makes it pass</td>' "the passing neighbour"
 	expect_match "$page" "<pre id=\"cmd-replay-min\">avtrace replay -d $out --file $out/reports/0001.min.sched</pre>" "the minimal schedule's replay command"
+	expect_no_match "$page" 'cmd-dump' "a minimal schedule with no trace of its replay (another run's is not it)"
 	expect_match "$page" "<pre id=\"cmd-replay\">avtrace replay -d $out --schedule 1</pre>" "the replay command"
 	expect_eq "$(count 'class="ev kind-[a-z_]+ predicted' "$page")" 3 "predicted events"
 	expect_eq "$(count 'class="ev kind-[a-z_]+ failure' "$page")" 1 "failing events"
