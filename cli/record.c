@@ -46,7 +46,7 @@ static const char record_help[] =
 	"                     after a budget (see docs/memory-access.md).\n"
 	"                     --no-auto-watch is the same switch\n"
 	"      --access-budget N  private hits before a site is removed (default 256;\n"
-	"                     64 times as many while one thread runs alone)\n"
+	"                     those before a second thread started count 1/64)\n"
 	"      --access-scope M[,M]  access breakpoints in these modules too, even\n"
 	"                     in the system directories (by file name: libfoo\n"
 	"                     matches libfoo.so.1; all: every module but ld.so)\n"

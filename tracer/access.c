@@ -28,15 +28,16 @@
  *
  * Cost: a site whose hits have all been private - every address it
  * touched was touched by no other thread so far - is removed after
- * `budget` such hits (default 256) made while another thread of the
- * process had started and not ended, or after ALONE_FACTOR x `budget`
- * made while the thread ran alone.  One shared hit keeps a site for
- * good.  Hits made alone say little of sharing: a function that main
- * runs on the data before it starts the threads that share it (a
- * parallel sort's first partition) would otherwise lose its breakpoints
- * before any other thread could touch that data; the larger budget
- * still sheds the breakpoints of a long single-threaded phase (or
- * program).
+ * `budget` such hits (default 256), counting those made before a second
+ * thread of the process started only 1/ALONE_FACTOR each.  One shared
+ * hit keeps a site for good.  Hits made before any other thread ran say
+ * little of sharing: a function that main runs on the data before it
+ * starts the threads that share it (a parallel sort's first partition)
+ * would otherwise lose its breakpoints before any other thread could
+ * touch that data; the larger budget still sheds the breakpoints of a
+ * long single-threaded start (or program).  Once threads have run, a
+ * thread alone again (main between batches of workers) counts as any:
+ * the sites it shares were seen shared by then.
  * The removal is an AVT_REC_DISARM record (site, hits); a replay (and
  * explore, which replays) is given those records and removes each site
  * after the same number of hits and makes no decision of its own, so
@@ -81,7 +82,7 @@
  * apart */
 #define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
-/* The private budget of hits made while the thread runs alone, in
+/* The private budget of hits made before a second thread started, in
  * budgets (the comment at the top) */
 #define ALONE_FACTOR 64
 
@@ -92,8 +93,8 @@ struct asite {
 	bool shared;          /* some hit touched another thread's memory */
 	bool off;             /* disarmed */
 	uint32_t hits;
-	uint32_t counted;     /* recording: private hits with another thread running */
-	uint32_t alone;       /* recording: private hits with none */
+	uint32_t counted;     /* recording: private hits once a second thread started */
+	uint32_t alone;       /* recording: private hits before */
 	uint64_t disarm_at;   /* replay: remove after this many hits (0: never) */
 	int agent;            /* its entry in the agent's site table (a stub), or -1 */
 	uint64_t stub;        /* its stub, once the site jumps to it */
@@ -979,7 +980,7 @@ static void after_hit(struct tracer *tr, struct asite *s, bool priv)
 	s->hits++;
 	if (!priv)
 		s->shared = true;
-	else if (tr->proc->nrunning >= 2)
+	else if (tr->proc->nstarted >= 2)
 		s->counted++;
 	else
 		s->alone++;

@@ -29,9 +29,7 @@ void tr_emit(struct tracer *tr, struct tthread *t, enum avt_kind kind, uint64_t 
 	ev.size = size;
 	site_in(&tr->proc->as.mods, site, &ev.site_mod, &ev.site_off); /* inline: every event */
 	if (kind == AVT_EV_START)
-		tr->proc->nrunning++;
-	else if (kind == AVT_EV_EXIT && tr->proc->nrunning)
-		tr->proc->nrunning--;
+		tr->proc->nstarted++;
 	t->idle_ns = 0;
 	tr->rescue = RESCUE_TRIES;
 	tr->stats.events++;

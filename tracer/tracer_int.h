@@ -216,10 +216,10 @@ struct process {
 	 * step the threads alive, not all it ever had */
 	struct tthread **live;
 	size_t nlive, caplive;
-	/* its threads between their START and EXIT events (emit.c): while
-	 * one runs alone, its private accesses say nothing of sharing
-	 * (access.c's budget) */
-	uint32_t nrunning;
+	/* its threads that made their START event (emit.c): before the
+	 * second, its private accesses say little of sharing (access.c's
+	 * budget) */
+	uint32_t nstarted;
 	/* fs_base -> logical id + 1 (0 empty, FS_GONE deleted), open
 	 * addressing: a join finds its thread without a scan (thread.c) */
 	struct fs_slot { uint64_t fs; uint32_t lid1; } *fsmap;
