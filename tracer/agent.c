@@ -730,8 +730,10 @@ static uint64_t yield_lock(struct tracer *tr, const struct tthread *t, uint64_t 
 	if (!t || !budget || !tr->sink.keeps_yielder || tr->agent->expect_set || tr->agent->nparts)
 		return 0;
 	uint64_t obj = AVT_AGENT_YIELD_ANY;
-	for (size_t i = 0; i < tr->proc->nthr; i++) {
-		const struct tthread *o = tr->proc->thr[i];
+	/* the threads alive (and some just dead): a program that started
+	 * thousands costs each grant those it has now */
+	for (size_t i = 0; i < tr->proc->nlive; i++) {
+		const struct tthread *o = tr->proc->live[i];
 		if (!o || o == t || o->state == TS_DEAD)
 			continue;
 		if (o->state != TS_REQ || o->req.never || o->req.hook < 0 || model_can_commit(tr, o) != 0)
