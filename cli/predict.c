@@ -34,7 +34,7 @@ static const char predict_help[] =
 	"\n"
 	"  -d, --dir DIR       recording directory\n"
 	"  -v, --verbose       debug lines (the model's size, ...)\n"
-	"      --max N         at most N predictions (default 100)\n"
+	"      --max N         the N best ranked predictions (default 100)\n"
 	"      --no-deadlocks  skip the deadlock predictor\n"
 	"      --no-sidetrack  skip the atomicity predictor\n"
 	"      --no-penelope   skip the access-pattern predictor\n"

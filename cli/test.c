@@ -67,7 +67,7 @@ static const char test_help[] =
 	"  -o, --output DIR   output directory (default ./avtrace-out)\n"
 	"  -f, --force        replace an existing avtrace output directory\n"
 	"  -j, --jobs N       replays at a time, each on its own CPU (default: CPUs)\n"
-	"      --max N        replay at most N predictions (default 100)\n"
+	"      --max N        replay the N best ranked predictions (default 100)\n"
 	"  -t, --timeout S    a scheduled thread stuck S seconds: infeasible (default 2;\n"
 	"                     0.001..1e6)\n"
 	"      --watch V[,V]  as for record; --no-access, --access-scope, --no-heap,\n"

@@ -2,7 +2,8 @@
  * predict_run(): model, detectors, schedule synthesis, ranking (predict.h).
  *
  * Candidates are synthesized cheapest first and synthesis stops at
- * max_predictions successes: a candidate whose schedule cannot be built
+ * max_predictions successes (at least PREDICT_DEFAULT_MAX, of which the
+ * max_predictions best ranked are kept): a candidate whose schedule cannot be built
  * (its cut is unreachable under the recorded dependencies and replay's
  * lock rule) is dropped, which is the feasibility filter.  A global budget
  * of scheduled events bounds the time spent on long prefixes.
@@ -490,6 +491,18 @@ static void filtered_last(struct prediction_set *s, bool drop)
 	s->n = n;
 }
 
+/* The first max predictions of s (in rank order) kept, the others freed. */
+static void keep_first(struct prediction_set *s, size_t max)
+{
+	for (size_t i = max; i < s->n; i++) {
+		schedule_free(s->p[i].sched);
+		free(s->p[i].summary);
+		free(s->p[i].filter_why);
+	}
+	if (s->n > max)
+		s->n = max;
+}
+
 /* The anomaly a prediction of accesses shows: its events' kinds, sites
  * and variables, and which of them are by one thread (the pattern class:
  * penelope's RWR and pecan's atomicity-RWR on the same code are one). */
@@ -594,9 +607,11 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	/* stopped while detecting: the candidates are partial (and were found
 	 * on partial clocks), so none is synthesized */
 	pr_cands_prerank(&cs);
-	if (!pr_stopped() &&
-	    synthesize(m, &cs, o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX,
-		       out) < 0)
+	/* a smaller --max keeps the best ranked of the default number, not
+	 * the first synthesized (cheapest first, by detector turns) */
+	unsigned max = o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX;
+	if (!pr_stopped() && synthesize(m, &cs, max > PREDICT_DEFAULT_MAX ? max : PREDICT_DEFAULT_MAX,
+					out) < 0)
 		goto out;
 	merge_detectors(t, out);
 	pr_predictions_rank(out->p, out->n);
@@ -604,6 +619,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	    pr_avfilter_use(m, out->p, out->n, NULL, NULL, o->read_steers, o->read_ctx) < 0)
 		goto out;
 	filtered_last(out, o->filter);
+	keep_first(out, max);
 	for (size_t i = 0; i < out->n; i++)
 		if (add_comment(t, &out->p[i]) < 0) {
 			avt_error("cannot predict: out of memory");

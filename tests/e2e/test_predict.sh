@@ -123,3 +123,23 @@ t_test_atomic_option() {
 	expect_eq "$?" 0 "--atomic read_balance: one critical section, nothing to predict"
 	expect_match "$(cat out.test)" '0 predictions' "no prediction"
 }
+
+# --max N keeps the N best ranked predictions, the first N of the full
+# list, not the first N synthesized (cheapest first, detectors taking
+# turns): on e05b310, `--max 1` on acc_setters kept a race-WW between
+# T2 and T1 where the full list ranks a race-RW of T5 and T4 first.
+# limit: 120
+t_predict_max_keeps_best_ranked() {
+	local t full one
+	for t in acc_setters acc_deque_O2 acc_twostage; do
+		record "r_$t" "$t"
+		avt predict -d "r_$t" >full.txt 2>&1 || fail "avtrace predict on $t failed"
+		full=$(jq -c '.predictions[] | del(.id)' "r_$t/predictions.json")
+		expect_match "$(sed -n 1p full.txt)" '^[2-9][0-9]* predictions' "several predictions on $t"
+		for n in 1 2; do
+			avt predict --max "$n" -d "r_$t" >one.txt 2>&1 || fail "avtrace predict --max $n on $t failed"
+			one=$(jq -c '.predictions[] | del(.id)' "r_$t/predictions.json")
+			expect_eq "$one" "$(printf '%s\n' "$full" | head -n "$n")" "--max $n's predictions on $t"
+		done
+	done
+}
