@@ -12,9 +12,10 @@
 # `# limit: N` line above it or at the top of its file, see limit_of), at
 # least E2E_TIMEOUT (default 60 s), with the helpers of lib.sh.  A test
 # passes when it returns; `fail` and `skip` end it.  The runner prints one line per test
-#   PASS name | FAIL name: reason | SKIP name: reason
-# (a failure is followed by the tail of the test's log, indented, and its
-# directory is kept), then exactly one line
+#   PASS name (N s) | FAIL name: reason (N s) | SKIP name: reason
+# (N: the test's wall time; a failure is followed by the tail of the
+# test's log, indented, and its directory is kept), then the slowest
+# files' times when more than one file ran, then exactly one line
 #   N passed, N failed[, N skipped]
 # and exits 1 if any test failed, 2 on a usage error.
 #
@@ -167,6 +168,7 @@ export E2E_SKIP_REASON
 
 mkdir -p "$E2E_OUT"
 passed=0 failed=0 skipped=0
+declare -A file_secs=()
 for i in "${!run_funcs[@]}"; do
 	f=${run_files[$i]}
 	t=${run_funcs[$i]}
@@ -180,15 +182,18 @@ for i in "${!run_funcs[@]}"; do
 	rm -rf "$dir" "$dir.reason" "$dir.log"
 	mkdir -p "$dir"
 	limit=$(limit_of "$f" "$t")
+	start=$SECONDS
 	# timeout runs the test in its own process group and signals all of it.
 	E2E_LIMIT=$limit timeout -k 5 "$limit" bash "$E2E_DIR/run.sh" --run-one "$f" "$t" "$dir" \
 		>"$dir.log" 2>&1 </dev/null
 	rc=$?
+	secs=$((SECONDS - start))
+	file_secs[$f]=$((${file_secs[$f]:-0} + secs))
 	reason=
 	[ -s "$dir.reason" ] && reason=$(head -n 1 "$dir.reason")
 	case $rc in
 	0)
-		echo "PASS $name"
+		echo "PASS $name ($secs s)"
 		passed=$((passed + 1))
 		[ $keep = 1 ] || rm -rf "$dir" "$dir.reason" "$dir.log"
 		;;
@@ -203,13 +208,20 @@ for i in "${!run_funcs[@]}"; do
 		elif [ -z "$reason" ]; then
 			reason="exited with status $rc"
 		fi
-		echo "FAIL $name: $reason"
+		echo "FAIL $name: $reason ($secs s)"
 		tail -n 15 "$dir.log" | sed 's/^/    | /'
 		echo "    (kept in $dir, log $dir.log)"
 		failed=$((failed + 1))
 		;;
 	esac
 done
+
+if [ ${#file_secs[@]} -gt 1 ]; then
+	echo "slowest files:"
+	for f in "${!file_secs[@]}"; do
+		echo "${file_secs[$f]} $(basename "$f")"
+	done | sort -rn | head -n 10 | while read -r n f; do printf '  %5d s  %s\n' "$n" "$f"; done
+fi
 
 summary="$passed passed, $failed failed"
 [ $skipped -gt 0 ] && summary="$summary, $skipped skipped"
