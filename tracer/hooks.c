@@ -137,6 +137,7 @@ static void plant_spec_in(struct tracer *tr, const struct elfmod *m)
 		}
 		tr->proc->as.hook_addr[idx[k]] = addr;
 		tr->proc->as.hook_size[idx[k]] = syms[k].size;
+		aspace_callers_forget(&tr->proc->as);
 		avt_debug("sync spec: %s hooked in '%s'", names[k], m->path);
 	}
 }
@@ -156,6 +157,7 @@ static int plant_specs(struct tracer *tr, char *why, size_t whylen)
 		return -1;
 	for (size_t i = n_builtin_hooks; i < n_hook_defs; i++)
 		tr->proc->as.hook_addr[i] = 0;
+	aspace_callers_forget(&tr->proc->as);
 	for (size_t i = 0; i < tr->proc->as.mods.n; i++)
 		if (!strcmp(tr->proc->as.mods.m[i].path, tr->exe))
 			plant_spec_in(tr, &tr->proc->as.mods.m[i]);
@@ -190,6 +192,7 @@ static int hook_one(struct tracer *tr, int i, const struct elfmod *where, const 
 	uint64_t addr = where->bias + sym->value;
 	tr->proc->as.hook_addr[i] = addr;
 	tr->proc->as.hook_size[i] = sym->size;
+	aspace_callers_forget(&tr->proc->as);
 	if (bpt_find(&tr->proc->as.bpts, addr))
 		return 0; /* an alias of a hooked function */
 	char w[160];
@@ -274,6 +277,7 @@ int hooks_plant(struct tracer *tr, char *why, size_t whylen)
 		return -1;
 	}
 	tr->proc->as.heap_hooked = !tr->opts.no_heap && has_user_code(tr);
+	aspace_callers_forget(&tr->proc->as);
 	for (size_t i = 0; i < n_builtin_hooks; i++) {
 		tr->proc->as.hook_addr[i] = 0;
 		if (hop_is_heap(hook_defs[i].op) && !tr->proc->as.heap_hooked)
@@ -358,7 +362,7 @@ static bool libc_module(const struct tracer *tr, const struct elfmod *m)
 /* Is the call coming from libc/the dynamic linker, from a sanitizer's
  * runtime library (not its interceptors: the program's calls), or from
  * inside another hooked function (a static binary's C11 wrappers)? */
-static bool internal_caller(struct tracer *tr, uint64_t ret)
+static bool internal_caller_now(struct tracer *tr, uint64_t ret)
 {
 	struct elfmod *m = modmap_find(&tr->proc->as.mods, ret);
 	if (m && strcmp(m->path, tr->exe)) {
@@ -372,6 +376,20 @@ static bool internal_caller(struct tracer *tr, uint64_t ret)
 		    ret < tr->proc->as.hook_addr[i] + tr->proc->as.hook_size[i])
 			return true;
 	return false;
+}
+
+/* internal_caller_now, remembered by return address (every event the
+ * agent passes on asks it) */
+static bool internal_caller(struct tracer *tr, uint64_t ret)
+{
+	struct caller_memo *c = &tr->proc->as.caller_memo[(ret ^ ret >> 6 ^ ret >> 12) %
+		(sizeof tr->proc->as.caller_memo / sizeof tr->proc->as.caller_memo[0])];
+	if (ret && c->ret == ret)
+		return c->internal;
+	bool internal = internal_caller_now(tr, ret);
+	c->ret = ret;
+	c->internal = internal;
+	return internal;
 }
 
 /* Hook i's calls that the hooks would only resume (from libc or its

@@ -27,6 +27,9 @@ struct recorder {
 	char *dir;
 	struct timespec t0;
 	uint16_t last_kind;   /* kind of the last event written */
+	/* schedule 0, the recorded order, built as the events are written
+	 * (NULL once out of memory: then read back from the trace) */
+	struct schedule *observed;
 	uint64_t last_flush_ns;
 	pid_t tee;            /* copies avtrace's stdin to PROG and DIR/stdin */
 	int tee_fd;           /* PROG's end of that pipe, until launched */
@@ -230,6 +233,10 @@ static int rec_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	if (trace_write_event(rec->w, ev) < 0)
 		return -1;
 	rec->last_kind = ev->kind;
+	if (rec->observed && schedule_append_run(rec->observed, ev->thread, 1) < 0) {
+		schedule_free(rec->observed);
+		rec->observed = NULL;
+	}
 	/* a crash of the target must leave every event before it on disk */
 	if (ev->kind == AVT_EV_FATAL_SIGNAL)
 		trace_writer_flush(rec->w);
@@ -301,6 +308,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		return NULL;
 	rec->opts = *opts;
 	rec->dir = strdup(opts->dir);
+	rec->observed = schedule_new();
 	struct tracer_opts to = {
 		.argv = opts->argv, .cwd = opts->cwd, .envp = opts->envp,
 		.fork_path = opts->fork_path, .nfork_path = opts->nfork_path,
@@ -524,17 +532,32 @@ static int write_meta(struct recorder *rec, const struct record_result *res)
 	return 0;
 }
 
-static int write_observed_schedule(struct recorder *rec)
+/* The events' threads in the order written, run by run (the recorder's
+ * own, or, had it run out of memory, the trace's read back). */
+static struct schedule *observed_schedule(struct recorder *rec)
 {
+	struct schedule *s = rec->observed;
+	rec->observed = NULL;
+	if (s) {
+		s->has_free = 1;
+		return s;
+	}
 	char path[4200], err[512];
 	snprintf(path, sizeof path, "%s/trace.avt", rec->dir);
 	struct trace *t = trace_read(path, err, sizeof err);
 	if (!t) {
 		avt_error("%s", err);
-		return -1;
+		return NULL;
 	}
-	struct schedule *s = schedule_from_events(t->ev, t->nev);
+	s = schedule_from_events(t->ev, t->nev);
 	trace_free(t);
+	return s;
+}
+
+static int write_observed_schedule(struct recorder *rec)
+{
+	char path[4200];
+	struct schedule *s = observed_schedule(rec);
 	if (!s)
 		return -1;
 	schedule_add_comment(s, "0: the recorded order");
@@ -597,6 +620,7 @@ void record_free(struct recorder *rec)
 		trace_writer_close(rec->w);
 	stdin_tee_stop(rec);
 	tracer_free(rec->tr);
+	schedule_free(rec->observed);
 	free(rec->dir);
 	free(rec);
 }

@@ -379,6 +379,7 @@ void tr_modules_changed(struct tracer *tr)
 		struct elfmod *m = &tr->proc->as.mods.m[tr->proc->as.mods.n++];
 		*m = *n;
 		m->path = strdup(n->path);
+		aspace_callers_forget(&tr->proc->as);
 		announce_module(tr, m);
 		features_plant_module(tr, m);
 	}
@@ -420,6 +421,7 @@ int exec_at_entry(struct tracer *tr, struct tthread *t, struct bpt *b,
 	if (bpt_insert_raw(&tr->proc->as.bpts, tr->proc->as.tramp, BK_TRAMP, 0) < 0)
 		return -1;
 	modmap_release(&tr->proc->as.mods);
+	aspace_callers_forget(&tr->proc->as);
 	if (modmap_load(&tr->proc->as.mods, tr->proc->pid) < 0)
 		return -1;
 	announce_modules(tr);

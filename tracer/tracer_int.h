@@ -8,6 +8,7 @@
 #ifndef AVT_TRACER_INT_H
 #define AVT_TRACER_INT_H
 
+#include <string.h>
 #include <sys/user.h>
 
 #include "bpt.h"
@@ -182,7 +183,19 @@ struct aspace {
 	struct cfi_cache *cfi;  /* modules' unwind tables (--stacks), made on first use */
 	uint64_t syscall_fn;    /* libc's syscall() (futex.c), 0: not found */
 	uint64_t syscall_fn_size;
+	/* hooks.c's answers for return addresses seen (is the caller libc's
+	 * own, or inside a hooked function?), direct-mapped; forgotten
+	 * whenever a module or a hook's address changes (aspace_callers_forget) */
+	struct caller_memo {
+		uint64_t ret;   /* 0: empty */
+		bool internal;
+	} caller_memo[64];
 };
+
+static inline void aspace_callers_forget(struct aspace *as)
+{
+	memset(as->caller_memo, 0, sizeof as->caller_memo);
+}
 
 /* aspace.c */
 void aspace_init(struct aspace *as);

@@ -535,3 +535,28 @@ t_join_of_reused_pthread_t() {
 		[ "$seq_exit" -lt "$seq_join" ] || fail "join of $t (event $seq_join) before its exit (event $seq_exit)"
 	done
 }
+
+# Schedule 0 (the recorded order) is built as the events are written, not
+# read back from the trace: it must still be the trace's threads, run by
+# run, for one process, for many threads, and for a process tree.
+t_observed_schedule_is_the_trace() {
+	local t d n=0
+	for t in lockheavy many_threads tree_runner; do
+		case $t in
+		lockheavy) record "r_$t" "$t" 20000 4 ;;
+		many_threads) record "r_$t" "$t" 300 50 ;;
+		*) record "r_$t" "$t" "$(target mutex_counter)" "$(target mutex_counter)" ;;
+		esac
+		expect_eq "$REC_STATUS" 0 "recording of $t"
+		for d in $(find "r_$t" -name trace.avt -printf '%h\n'); do
+			avt dump -d "$d" >one.dump 2>&1 || fail "avtrace dump of $d failed"
+			awk '$2 ~ /^T[0-9]+$/ { if ($2 == last) n++; else { if (n) print "run " last " " n; last = $2; n = 1 } }
+			     END { if (n) print "run " last " " n; print "free" }' one.dump >want.sched
+			grep -v '^#\|^avtrace-schedule' "$d/schedules/0000.sched" >got.sched
+			cmp -s want.sched got.sched || fail "$d: schedule 0 is not the trace's order: $(diff want.sched got.sched | head -5)"
+			[ "$(wc -l <want.sched)" -gt 2 ] && n=$((n + 1))
+		done
+	done
+	# lockheavy, many_threads, tree_runner's two mutex_counter processes
+	[ "$n" -ge 4 ] || fail "only $n recordings with several runs"
+}
