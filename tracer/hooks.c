@@ -382,8 +382,9 @@ static bool internal_caller_now(struct tracer *tr, uint64_t ret)
  * agent passes on asks it) */
 static bool internal_caller(struct tracer *tr, uint64_t ret)
 {
-	struct caller_memo *c = &tr->proc->as.caller_memo[(ret ^ ret >> 6 ^ ret >> 12) %
-		(sizeof tr->proc->as.caller_memo / sizeof tr->proc->as.caller_memo[0])];
+	_Static_assert(sizeof tr->proc->as.caller_memo / sizeof tr->proc->as.caller_memo[0] == 1024,
+		       "the memo's index is 10 bits");
+	struct caller_memo *c = &tr->proc->as.caller_memo[(ret * 0x9e3779b97f4a7c15ull) >> 54];
 	if (ret && c->ret == ret)
 		return c->internal;
 	bool internal = internal_caller_now(tr, ret);

@@ -189,7 +189,7 @@ struct aspace {
 	struct caller_memo {
 		uint64_t ret;   /* 0: empty */
 		bool internal;
-	} caller_memo[64];
+	} caller_memo[1024];
 };
 
 static inline void aspace_callers_forget(struct aspace *as)
