@@ -130,16 +130,19 @@ t_test_atomic_option() {
 # T2 and T1 where the full list ranks a race-RW of T5 and T4 first.
 # limit: 120
 t_predict_max_keeps_best_ranked() {
-	local t full one
+	local t full one several=0
 	for t in acc_setters acc_deque_O2 acc_twostage; do
 		record "r_$t" "$t"
 		avt predict -d "r_$t" >full.txt 2>&1 || fail "avtrace predict on $t failed"
 		full=$(jq -c '.predictions[] | del(.id)' "r_$t/predictions.json")
-		expect_match "$(sed -n 1p full.txt)" '^[2-9][0-9]* predictions' "several predictions on $t"
+		[ "$(printf '%s\n' "$full" | grep -c .)" -ge 3 ] && several=$((several + 1))
 		for n in 1 2; do
 			avt predict --max "$n" -d "r_$t" >one.txt 2>&1 || fail "avtrace predict --max $n on $t failed"
 			one=$(jq -c '.predictions[] | del(.id)' "r_$t/predictions.json")
 			expect_eq "$one" "$(printf '%s\n' "$full" | head -n "$n")" "--max $n's predictions on $t"
 		done
 	done
+	# each had 5-22 predictions in the recordings seen; a recording with
+	# fewer than 3 tests little, all three would be no test
+	[ "$several" -ge 1 ] || fail "no recording with 3 or more predictions"
 }
