@@ -732,6 +732,23 @@ t_agent_gmutex_in_process() {
 	expect_match "$(cat a.replay)" '^PASS' "outcome of the replay"
 }
 
+# GLib loaded late: dl_glib is not linked with GLib and dlopen()s a
+# plugin that is, long after the agent started.  GMutex still goes
+# through the agent (it finds libglib's functions when first called,
+# docs/agent.md "GMutex"): the same events as on ptrace, each of the 1,000
+# critical sections in the trace, and no ptrace stop for them.
+t_agent_gmutex_glib_loaded_late() {
+	local stops
+	[ -f "$TARGETS/libglibplug.so" ] || skip "no libglibplug.so: GLib's headers are missing (scripts/setup --test installs libglib2.0-dev)"
+	record_both global dl_glib 500
+	expect_match "$(cat a.stdout)" '^count=1000$' "the count"
+	[ "$(jq '[.[] | select(.[3] == "acquire" and .[4] == "plug_lock")] | length' -s a.proj)" = 1000 ] ||
+		fail "not 1000 acquires of plug_lock"
+	stops=$(jq .ptrace_stops a/meta.json)
+	[ "$stops" -lt 200 ] || fail "$stops ptrace stops for 1000 critical sections (under 200; $(jq .ptrace_stops p/meta.json) on ptrace alone)"
+	[ "$AGENT_EVENTS" -ge 2000 ] || fail "$AGENT_EVENTS events through the agent, not 2000"
+}
+
 # A yield made while another thread can run stops at ptrace, as before
 # (docs/agent.md, "Yields in-process"): the pick there gives the other
 # its turn.  spin_barrier's workers yield until both have arrived: the

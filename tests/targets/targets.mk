@@ -235,6 +235,14 @@ endif
 $(GLIB_BINS): tests/targets/bin/%: tests/targets/%.c tests/targets/targets.mk | tests/targets/bin
 	$(CC) $(TARGET_CFLAGS) $(GLIB_CFLAGS) -o $@ $< $(TARGET_LDFLAGS) $(GLIB_LIBS)
 
+# GLib loaded late: dl_glib (not linked with GLib) dlopen()s this plugin
+ifneq ($(GLIB_LIBS),)
+tests/targets/bin/libglibplug.so: tests/targets/dl/glib_plug.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) $(GLIB_CFLAGS) -fPIC -shared -o $@ $< $(GLIB_LIBS)
+tests/targets/bin/dl_glib: tests/targets/bin/libglibplug.so
+targets: tests/targets/bin/libglibplug.so
+endif
+
 # the correct counterparts are their buggy program built with one -D
 tests/targets/bin/glib_bank_ok: tests/targets/glib_bank.c
 tests/targets/bin/glib_cond_ok: tests/targets/glib_cond_if.c
