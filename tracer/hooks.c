@@ -761,13 +761,29 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	}
 }
 
+/* Did the commit since frame `before` watch the call's own return (a
+ * frame of a hook at the call's return slot)?  The event's stack
+ * (--stacks) watches the returns of the user frames above it too. */
+static bool own_frame_pushed(const struct tthread *t, int before, uint64_t slot)
+{
+	for (int k = before; k < t->priv->nrets; k++)
+		if (t->priv->rets[k].hook != HK_FRAME && t->priv->rets[k].sp == slot)
+			return true;
+	return false;
+}
+
 /* Every call of a spec's function has its return frame: the calls it
- * makes are its own (nested_call), until it returns. */
+ * makes are its own (nested_call), until it returns.  (Counting frames
+ * took --stacks' frames, pushed by the call's event, for its own: with
+ * --stacks the GMutex that g_once_init_enter takes inside was an event
+ * of its own, recorded but never replayed, and every replay of GLib's
+ * thread-pool test diverged at its 8th event.) */
 int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	int before = t->priv->nrets;
+	uint64_t slot = r->rsp;
 	int rc = commit_op(tr, t, r);
-	if (rc == 0 && (hook_defs[t->req.hook].flags & HF_SPEC) && t->priv->nrets == before)
+	if (rc == 0 && (hook_defs[t->req.hook].flags & HF_SPEC) && !own_frame_pushed(t, before, slot))
 		rc = push_ret(tr, t, r);
 	return rc;
 }
