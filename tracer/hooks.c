@@ -489,10 +489,28 @@ static bool call_site(struct tracer *tr, struct tthread *t, int h, uint64_t *ret
 	return !(nested_call(tr, t, *ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, *ret)));
 }
 
+/* The return address in slot, as the program put it there: --stacks
+ * swaps a user frame's for the trampoline (stack.c, watch_return), and a
+ * call the frame's function ends in by a tail call (libglib's `jmp
+ * g_mutex_unlock` at the end of g_set_prgname) returns through that slot:
+ * its site is where the frame returns, as without --stacks.  A spec's
+ * own frame keeps the trampoline (nested_call: a tail call in it). */
+static uint64_t program_ret(const struct tthread *t, uint64_t slot, uint64_t ret)
+{
+	for (int k = t->priv->nrets; k-- > 0;)
+		if (t->priv->rets[k].sp == slot)
+			return t->priv->rets[k].hook == HK_FRAME ? t->priv->rets[k].ret : ret;
+	return ret;
+}
+
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || !call_site(tr, t, h, &ret))
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0)
+		return false;
+	if (ret == tr->proc->as.tramp)
+		ret = program_ret(t, r->rsp, ret);
+	if (!call_site(tr, t, h, &ret))
 		return false;
 	const struct hook_def *d = &hook_defs[h];
 	struct treq *q = &t->req;

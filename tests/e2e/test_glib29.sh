@@ -58,12 +58,15 @@ t_glib29_spinwait_test() {
 # takes GLib's g_once_mutex inside, a part of the once call.  With
 # --stacks (as `avtrace test` records) that inner lock was recorded as an
 # event of its own, and the recorded order's replay, which never makes it,
-# diverged at T0's 6th event.  Now the recording has the same events with
-# and without --stacks, and its order replays.
+# diverged at T0's 6th event.  And g_set_prgname's unlock, a tail call
+# returning through the slot --stacks had swapped for its trampoline, had
+# the trampoline's address for its site.  Now the recording has the same
+# events with and without --stacks, at main's line, and its order replays.
 # limit: 60
 t_glib29_once_under_stacks() {
-	local prog n0 n1
+	local prog n0 n1 line
 	prog=$(glib_target glib_oncestack) || exit
+	line=$(marker_line "$SRC/glib_oncestack.c" "/* PRGNAME LINE */") || exit
 	record plain "$prog"
 	expect_recorded plain 0
 	REC_OPTS=--stacks record rec "$prog"
@@ -74,6 +77,7 @@ t_glib29_once_under_stacks() {
 	expect_eq "$n1" "$n0" "events recorded with --stacks (without: $n0)"
 	avt dump -d rec >dump.txt || fail "avtrace dump failed"
 	expect_no_match "$(cat dump.txt)" " g_once_init_enter$" "the events inside g_once_init_enter"
+	expect_match "$(cat dump.txt)" "T0 +release .* glib_oncestack.c:$line main" "g_set_prgname's unlock"
 	replay rec --schedule 0
 	expect_eq "$RP_STATUS" 0 "exit status of replaying the recorded order"
 	expect_match "$(cat rec.replay)" "^PASS: schedule 0" "the replay"

@@ -6,7 +6,10 @@
  * With --stacks that inner lock used to be recorded as an event (the
  * event's stack watched the user frames' returns, and the once call's
  * own return frame was taken to be among them and never pushed), while
- * replays did not make it: every replay diverged.  Correct in every order.
+ * replays did not make it: every replay diverged.  And g_set_prgname's
+ * unlock, a tail call, returns through the slot --stacks swapped for its
+ * trampoline at the acquire: its site was the trampoline's address, not
+ * main's line.  Correct in every order.
  *
  * Usage: glib_oncestack
  */
@@ -34,6 +37,9 @@ static gpointer worker(gpointer arg)
 
 int main(void)
 {
+	/* its GMutex released by a tail call (`jmp g_mutex_unlock`), through
+	 * the return slot --stacks swapped at the acquire's stack */
+	g_set_prgname("glib_oncestack"); /* PRGNAME LINE */
 	GThread *t = g_thread_new("worker", worker, NULL);
 	g_mutex_lock(&lock);
 	counter += (int)value();
