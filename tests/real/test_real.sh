@@ -119,6 +119,15 @@ t_real_glib_asyncqueue() { glib_test asyncqueue -s /asyncqueue/threads; }
 # limit: 400
 t_real_glib_bitlock() { glib_test bitlock; }
 
+# once, whole (201 threads in its two multi-threaded cases): 127 s, its
+# 100 explored runs 126 s, all to their end (one measurement).  Before,
+# 2 of 100 ended at their time limit (156 s); its recording under
+# `avtrace test` (--stacks) then had 21 events its replays never make
+# (g_once_init_enter's own g_once_mutex, sites at the trampoline: fixed
+# for issue 29), but that this was those runs' cause is not shown.
+# limit: 400
+t_real_glib_once() { glib_test once; }
+
 # Left out (measured on this branch, same machine and load):
 # - mutex, rec-mutex: their multi-threaded cases are mutex5/rec-mutex4
 #   (stress loops of 13-30 s natively) and the perf cases: with -m quick
@@ -134,9 +143,16 @@ t_real_glib_bitlock() { glib_test bitlock; }
 #   at its time limit (41 of 41 infeasible, killed at 600 s).
 # - atomic: /atomic/threaded records 200,128 events (12.9 s) and explores
 #   at 0.2 runs/s: 75 runs passed in 380 s, killed at 416 s.
-# - once: exit 0, no report, but 2 of its 100 explored runs (201 threads)
-#   ended at their time limit, 156 s; the cause was not found.
-# - thread-pool: exit 0, no report, but of its 100 explored runs 30 ended
-#   at their time limit and its 2 predictions diverged, 320 s; the cause
-#   was not found (its workers idle in timed queue pops).
+# - thread-pool: its main process now passes (118 of 118 schedules to
+#   their end, 99 s for the whole tree), but one or two of its
+#   predictions end INFEASIBLE: a sidetrack prediction swaps two workers'
+#   critical sections on the pool queue's GMutex (libglib+0x228ab), and
+#   the worker that then pops sees another queue and takes another branch
+#   (a release at +0x7f621, not +0x7f77d): the reordering changes the
+#   data, a prediction the program cannot follow; the same in its
+#   g_test_trap_subprocess children (create_*_after_*).  (Its explored
+#   runs used to end at their time limit, 30 of 100: SURW held a
+#   decision through 100 slices of main's spin on n_jobs_started; and
+#   with --stacks its recording had events the replays never make:
+#   tests/e2e/test_glib29.sh.)
 # - 1bit-mutex: 6-9 s natively per case; not measured again here.
