@@ -119,15 +119,6 @@ t_real_glib_asyncqueue() { glib_test asyncqueue -s /asyncqueue/threads; }
 # limit: 400
 t_real_glib_bitlock() { glib_test bitlock; }
 
-# once, whole (201 threads in its two multi-threaded cases): 127 s, its
-# 100 explored runs 126 s, all to their end (one measurement).  Before,
-# 2 of 100 ended at their time limit (156 s); its recording under
-# `avtrace test` (--stacks) then had 21 events its replays never make
-# (g_once_init_enter's own g_once_mutex, sites at the trampoline: fixed
-# for issue 29), but that this was those runs' cause is not shown.
-# limit: 400
-t_real_glib_once() { glib_test once; }
-
 # Left out (measured on this branch, same machine and load):
 # - mutex, rec-mutex: their multi-threaded cases are mutex5/rec-mutex4
 #   (stress loops of 13-30 s natively) and the perf cases: with -m quick
@@ -143,6 +134,13 @@ t_real_glib_once() { glib_test once; }
 #   at its time limit (41 of 41 infeasible, killed at 600 s).
 # - atomic: /atomic/threaded records 200,128 events (12.9 s) and explores
 #   at 0.2 runs/s: 75 runs passed in 380 s, killed at 416 s.
+# - once: exit 0, no report, but not every explored run ends: of two
+#   measurements after issue 29's fixes, 100 of 100 runs ended (127 s),
+#   then 99 of 100 (133 s; run 20, a PCT run, seed 1: 3,538 steps, no
+#   yield step, ended at its 10 s time limit).  Before, 2 of 100 (156 s).
+#   Its recording under `avtrace test` (--stacks) also had 21 events its
+#   replays never make (fixed for issue 29); the stuck PCT run's cause
+#   is not found.
 # - thread-pool: its main process now passes (118 of 118 schedules to
 #   their end, 99 s for the whole tree), but one or two of its
 #   predictions end INFEASIBLE: a sidetrack prediction swaps two workers'
