@@ -272,6 +272,7 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	}
 	if (++sp->repeats % SPIN_REPEATS)
 		return;
+	xp_policy_spun(pk->xr, ev->thread);
 	for (unsigned i = 0; i < pk->yield_limit; i++)
 		xp_policy_yield(pk->xr, ev->thread);
 }
@@ -337,6 +338,12 @@ static void pk_yield(void *ctx, uint32_t lid)
 {
 	struct picker *pk = ctx;
 	xp_policy_yield(pk->xr, lid);
+}
+
+static void pk_spun(void *ctx, uint32_t lid)
+{
+	struct picker *pk = ctx;
+	xp_policy_spun(pk->xr, lid);
 }
 
 static void pk_drop(void *ctx, uint32_t lid)
@@ -442,7 +449,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 	xp_policy_describe(xr, msg.choices, sizeof msg.choices);
 	struct picker st = { xr, o->cfg.yield_limit ? o->cfg.yield_limit : XP_YIELD_LIMIT,
 			     NULL, 0 };
-	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop, pk_budget };
+	struct replay_picker pk = { &st, pk_event, pk_pick, pk_yield, pk_drop, pk_budget, pk_spun };
 	struct replay_opts ro = { .dir = o->dir, .timeout_s = 2, .cpu = cpu, .oracle = o->oracle,
 				  .picker = &pk, .run_timeout_s = o->timeout_s,
 				  .no_agent = o->no_agent };

@@ -168,6 +168,12 @@ void xp_policy_yield(struct xp_policy *p, uint32_t lid)
 	p->algo->ops->yield(p->run, lid);
 }
 
+void xp_policy_spun(struct xp_policy *p, uint32_t lid)
+{
+	if (p->algo->ops->spun)
+		p->algo->ops->spun(p->run, lid);
+}
+
 int xp_policy_exiting(struct xp_policy *p, uint32_t lid)
 {
 	if (!p->algo->ops->exiting)

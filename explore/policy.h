@@ -69,6 +69,9 @@ int xp_policy_event(struct xp_policy *p, const struct avt_event *ev);
 size_t xp_policy_pick(struct xp_policy *p, const uint32_t *lids, size_t n);
 /* lid ran through a time slice without an event (it may spin). */
 void xp_policy_yield(struct xp_policy *p, uint32_t lid);
+/* Thread lid, about to be yielded, spins on what another thread must
+ * write (xp_policy_ops.spun). */
+void xp_policy_spun(struct xp_policy *p, uint32_t lid);
 /* Thread lid stands at a process exit: 1 when the policy weighs the exit
  * as one more contender (SURW), 0 when it has no rule of its own (the
  * caller then makes the thread give way, as a spinner). */

@@ -184,6 +184,7 @@ int xp_surw_event(struct xp_surw *s, const struct avt_event *ev)
 			s->cur = a->lid;
 			s->cur_made = s->look.t[a->lid].made;
 			s->committed_spins = 0;
+			s->cur_spun = false;
 			s->next_ahead++;
 		}
 	}
@@ -292,8 +293,10 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
 		s->idxcap = n;
 	}
 	size_t i = choose(s, lids, n);
-	if (s->cur != lids[i] || s->cur_made != s->look.t[lids[i]].made)
+	if (s->cur != lids[i] || s->cur_made != s->look.t[lids[i]].made) {
 		s->committed_spins = 0;
+		s->cur_spun = false;
+	}
 	s->cur = lids[i];
 	s->cur_made = s->look.t[s->cur].made;
 	return i;
@@ -303,16 +306,28 @@ size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n)
  * taken to compute on its way for up to this many times the usual slices
  * before it counts as spinning: a walk's decision is not undone by a
  * stretch of computation (on a loaded machine a time slice of 10 ms is
- * a small share of a CPU). */
+ * a small share of a CPU).  Not once it is seen to spin (its registers
+ * the same at two slice ends, no event between: xp_surw_spun): it then
+ * waits for another thread, and holding the decision only kept that
+ * thread stopped for SURW_COMMITTED_SLICES x yield_limit slices, a whole
+ * second of spinning for each spin-wait (GLib's thread-pool test spins
+ * on `while (g_atomic_int_get (&n_jobs_started) == 0);` for its worker:
+ * 4 such waits a run, and 30 of 100 runs ended at their time limit). */
 #define SURW_COMMITTED_SLICES 10u
 
 void xp_surw_yield(struct xp_surw *s, uint32_t lid)
 {
 	s->nahead = s->next_ahead = 0;
-	if (lid == s->cur && lid < s->look.n && s->look.t[lid].made == s->cur_made &&
+	if (lid == s->cur && lid < s->look.n && s->look.t[lid].made == s->cur_made && !s->cur_spun &&
 	    ++s->committed_spins % SURW_COMMITTED_SLICES)
 		return;
 	(void)xp_look_yield(&s->look, lid);
+}
+
+void xp_surw_spun(struct xp_surw *s, uint32_t lid)
+{
+	if (lid == s->cur && lid < s->look.n && s->look.t[lid].made == s->cur_made)
+		s->cur_spun = true;
 }
 
 /* One run in this many weighs the exit in the walk; the others make it
@@ -375,6 +390,11 @@ static void surw_yield_op(void *run, uint32_t lid)
 	xp_surw_yield(run, lid);
 }
 
+static void surw_spun_op(void *run, uint32_t lid)
+{
+	xp_surw_spun(run, lid);
+}
+
 static void surw_exiting_op(void *run, uint32_t lid)
 {
 	xp_surw_exiting(run, lid);
@@ -396,6 +416,7 @@ const struct xp_policy_ops xp_surw_ops = {
 	.pick = surw_pick_op,
 	.yield = surw_yield_op,
 	.exiting = surw_exiting_op,
+	.spun = surw_spun_op,
 	.describe = surw_describe_op,
 	.target = NULL,
 	.free = surw_free_op,

@@ -40,6 +40,7 @@ struct xp_surw {
 	uint32_t cur;          /* last thread picked, UINT32_MAX before any */
 	uint32_t cur_made;     /* its events made when it was picked */
 	uint32_t committed_spins; /* slices it has run since, without its event */
+	bool cur_spun;         /* and it was seen to spin since (xp_surw_spun) */
 	uint64_t walks;        /* weighted choices made */
 	size_t *idx, *sel;     /* scratch for picks */
 	size_t idxcap;
@@ -54,6 +55,8 @@ void xp_surw_free(struct xp_surw *s);
 int xp_surw_event(struct xp_surw *s, const struct avt_event *ev);
 size_t xp_surw_pick(struct xp_surw *s, const uint32_t *lids, size_t n);
 void xp_surw_yield(struct xp_surw *s, uint32_t lid);
+/* lid, about to be yielded, spins: a decision for it no longer holds. */
+void xp_surw_spun(struct xp_surw *s, uint32_t lid);
 /* lid stands at a process exit.  The run's first exit draws, once, whether
  * exits wait for every other thread or are an interesting event of weight
  * 1, a contender of the walk like any other thread's next event. */

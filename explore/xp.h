@@ -103,6 +103,9 @@ struct xp_policy_ops {
 	 * main: every thread ends with it).  NULL: it gives way to every
 	 * other thread, as one spinning through yield_limit slices does */
 	void (*exiting)(void *run, uint32_t lid);
+	/* optional: lid, about to be yielded, was seen to wait on another
+	 * thread (a spin), not to compute: NULL, nothing to do */
+	void (*spun)(void *run, uint32_t lid);
 	void (*describe)(const void *run, char *buf, size_t len);
 	uint64_t (*target)(const void *run);
 	void (*free)(void *run);

@@ -281,8 +281,11 @@ static int pick_explore(struct replay *rp, struct tracer *tr, struct tthread **r
 	}
 	uint32_t cur = tracer_current(tr);
 	struct tthread *ct = cur == UINT32_MAX ? NULL : tracer_thread(tr, cur);
-	if (ct && ct->state != TS_DEAD && ct->preempted && gives_way(rp, ct))
+	if (ct && ct->state != TS_DEAD && ct->preempted && gives_way(rp, ct)) {
+		if (ct->spinning && pk->spun)
+			pk->spun(pk->ctx, cur);
 		pk->yield(pk->ctx, cur);
+	}
 	/* its turn ended asleep in the kernel (a barrier or condition wait the
 	 * model thinks over, but glibc's insides still wait on the others:
 	 * a barrier's next round before the last one has left): picking it

@@ -55,6 +55,10 @@ struct replay_picker {
 	 * apply each decision when the event it was made for comes. */
 	size_t (*budget)(void *ctx, uint32_t lid, const struct tracer_view *v,
 			 struct tracer_expect *ev, size_t max);
+	/* optional, called before yield: the slice showed lid waiting on
+	 * another thread, not computing (its registers did not change over
+	 * it: a spin on memory) */
+	void (*spun)(void *ctx, uint32_t lid);
 };
 
 /* In a run under a picker: thread `thread` ran on through `count`

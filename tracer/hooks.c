@@ -508,10 +508,28 @@ static bool call_site(struct tracer *tr, struct tthread *t, int h, uint64_t *ret
 	return !(nested_call(tr, t, *ret) || (!(hook_defs[h].flags & HF_SPEC) && internal_caller(tr, *ret)));
 }
 
+/* The return address in slot, as the program put it there: --stacks
+ * swaps a user frame's for the trampoline (stack.c, watch_return), and a
+ * call the frame's function ends in by a tail call (libglib's `jmp
+ * g_mutex_unlock` at the end of g_set_prgname) returns through that slot:
+ * its site is where the frame returns, as without --stacks.  A spec's
+ * own frame keeps the trampoline (nested_call: a tail call in it). */
+static uint64_t program_ret(const struct tthread *t, uint64_t slot, uint64_t ret)
+{
+	for (int k = t->priv->nrets; k-- > 0;)
+		if (t->priv->rets[k].sp == slot)
+			return t->priv->rets[k].hook == HK_FRAME ? t->priv->rets[k].ret : ret;
+	return ret;
+}
+
 bool hooks_request(struct tracer *tr, struct tthread *t, int h, struct user_regs_struct *r)
 {
 	uint64_t ret;
-	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0 || !call_site(tr, t, h, &ret))
+	if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) < 0)
+		return false;
+	if (ret == tr->proc->as.tramp)
+		ret = program_ret(t, r->rsp, ret);
+	if (!call_site(tr, t, h, &ret))
 		return false;
 	const struct hook_def *d = &hook_defs[h];
 	struct treq *q = &t->req;
@@ -780,13 +798,29 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	}
 }
 
+/* Did the commit since frame `before` watch the call's own return (a
+ * frame of a hook at the call's return slot)?  The event's stack
+ * (--stacks) watches the returns of the user frames above it too. */
+static bool own_frame_pushed(const struct tthread *t, int before, uint64_t slot)
+{
+	for (int k = before; k < t->priv->nrets; k++)
+		if (t->priv->rets[k].hook != HK_FRAME && t->priv->rets[k].sp == slot)
+			return true;
+	return false;
+}
+
 /* Every call of a spec's function has its return frame: the calls it
- * makes are its own (nested_call), until it returns. */
+ * makes are its own (nested_call), until it returns.  (Counting frames
+ * took --stacks' frames, pushed by the call's event, for its own: with
+ * --stacks the GMutex that g_once_init_enter takes inside was an event
+ * of its own, recorded but never replayed, and every replay of GLib's
+ * thread-pool test diverged at its 8th event.) */
 int hooks_commit(struct tracer *tr, struct tthread *t, struct user_regs_struct *r)
 {
 	int before = t->priv->nrets;
+	uint64_t slot = r->rsp;
 	int rc = commit_op(tr, t, r);
-	if (rc == 0 && (hook_defs[t->req.hook].flags & HF_SPEC) && t->priv->nrets == before)
+	if (rc == 0 && (hook_defs[t->req.hook].flags & HF_SPEC) && !own_frame_pushed(t, before, slot))
 		rc = push_ret(tr, t, r);
 	return rc;
 }

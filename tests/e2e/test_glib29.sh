@@ -1,0 +1,84 @@
+# shellcheck shell=bash
+# Issue 29, GLib's installed thread tests under exploration: the shapes of
+# theirs that made explored runs crawl to their time limit, on targets of
+# our own.  Run with tests/e2e/run.sh tests/e2e/test_glib29.sh.
+
+# glib_target NAME: the GLib target's path (skip when GLib is missing).
+glib_target() {
+	[ -x "$TARGETS/$1" ] || skip "no $1: GLib's headers are missing (scripts/setup --test installs libglib2.0-dev)"
+	printf '%s\n' "$TARGETS/$1"
+}
+
+# max_yield DIR: the largest count of a "yield T n" step in the schedules
+# of DIR's explored runs (0: none).
+max_yield() {
+	cat "$1"/explore/runs/*.sched | awk '$1 == "yield" && $3 > m { m = $3 } END { print m + 0 }'
+}
+
+# glib_spinwait (thread-pool's shape): main spins with no event on a
+# counter its new worker sets.  Recorded with --no-access, as an installed
+# program is (no access breakpoints in the system directories), so the
+# spin makes no event.  A SURW walk that picked main to make its next
+# event (the lock after the spin) held that decision through 10 x 10
+# slices of the spin ("yield T0 100", 1 s of CPU a round); a spin seen as
+# one (the same registers at two slice ends) now gives way after the
+# usual 10 slices.  Counts of scheduling points, not times.
+# limit: 120
+t_glib29_spinwait_gives_way() {
+	local prog n
+	prog=$(glib_target glib_spinwait) || exit
+	REC_OPTS=--no-access record rec "$prog" 4
+	expect_recorded rec 0
+	avt_timed 100 explore -d rec -n 6 -j 1 --policy surw --seed 1 >x.out 2>&1
+	expect_eq "$?" 0 "exit status of explore"
+	sed 's/^/  | /' x.out >&3
+	expect_match "$(cat x.out)" "6 pass, 0 bug, 0 deadlock, 0 infeasible, 0 error" "explore's summary"
+	n=$(max_yield rec)
+	[ "$n" -ge 1 ] || fail "no yield step: main never spun (the shape is gone)"
+	[ "$n" -le 10 ] || fail "a spinning main ran $n turns before its worker (at most 10: EXPLORE_SPIN_SLICES)"
+}
+
+# The same under `avtrace test` with no flags but a runs budget: exit 0,
+# no report, every schedule run to its end.
+# limit: 120
+t_glib29_spinwait_test() {
+	local prog st n
+	prog=$(glib_target glib_spinwait) || exit
+	avt_timed 100 test -o t --no-access --explore 12 -- "$prog" 4 >t.out 2>&1
+	st=$?
+	sed 's/^/  | /' t.out >&3
+	expect_eq "$st" 0 "exit status of avtrace test"
+	[ -z "$(ls t/reports 2>/dev/null)" ] || fail "avtrace test reported: $(ls t/reports)"
+	expect_match "$(cat t.out)" " 0 bug, 0 deadlock, 0 infeasible, 0 error$" "the explored runs"
+	n=$(max_yield t)
+	[ "$n" -le 10 ] || fail "a spinning main ran $n turns before its worker (at most 10)"
+}
+
+# glib_oncestack (thread-pool's diverged predictions): g_once_init_enter
+# takes GLib's g_once_mutex inside, a part of the once call.  With
+# --stacks (as `avtrace test` records) that inner lock was recorded as an
+# event of its own, and the recorded order's replay, which never makes it,
+# diverged at T0's 6th event.  And g_set_prgname's unlock, a tail call
+# returning through the slot --stacks had swapped for its trampoline, had
+# the trampoline's address for its site.  Now the recording has the same
+# events with and without --stacks, at main's line, and its order replays.
+# limit: 60
+t_glib29_once_under_stacks() {
+	local prog n0 n1 line
+	prog=$(glib_target glib_oncestack) || exit
+	line=$(marker_line "$SRC/glib_oncestack.c" "/* PRGNAME LINE */") || exit
+	record plain "$prog"
+	expect_recorded plain 0
+	REC_OPTS=--stacks record rec "$prog"
+	expect_recorded rec 0
+	n0=$(grep -o '"events": *[0-9]*' plain/meta.json | grep -o '[0-9]*$')
+	n1=$(grep -o '"events": *[0-9]*' rec/meta.json | grep -o '[0-9]*$')
+	[ -n "$n0" ] || fail "no event count in plain/meta.json"
+	expect_eq "$n1" "$n0" "events recorded with --stacks (without: $n0)"
+	avt dump -d rec >dump.txt || fail "avtrace dump failed"
+	expect_no_match "$(cat dump.txt)" " g_once_init_enter$" "the events inside g_once_init_enter"
+	expect_match "$(cat dump.txt)" "T0 +release .* glib_oncestack.c:$line main" "g_set_prgname's unlock"
+	replay rec --schedule 0
+	expect_eq "$RP_STATUS" 0 "exit status of replaying the recorded order"
+	expect_match "$(cat rec.replay)" "^PASS: schedule 0" "the replay"
+}
