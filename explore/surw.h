@@ -29,8 +29,11 @@ struct xp_surw {
 	struct xp_look look;
 	struct xp_rng rng;
 	uint64_t seed, run_index;
-	uint64_t *objs;        /* interesting objects (empty: every event) */
+	uint64_t *objs;        /* interesting objects in draw order (empty: every event) */
 	size_t nobjs;
+	uint64_t *sorted;      /* the same, in address order: xp_surw_interesting
+	                          searches it (a run may draw thousands of objects,
+	                          asked about at every event) */
 	bool all;              /* no objects drawn: every event is interesting */
 	uint32_t **suf;        /* per recorded thread: interesting events from index i on */
 	uint32_t nrec;
