@@ -78,6 +78,15 @@ bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj)
 	return lo < s->nobjs && s->sorted[lo] == obj;
 }
 
+bool xp_surw_interesting_at(const struct xp_surw *s, uint32_t lid, uint32_t i)
+{
+	/* the suffix counts step down exactly at the interesting events */
+	if (lid < s->nrec && i < xp_rec_count(s->look.rec, lid))
+		return s->suf[lid][i] != s->suf[lid][i + 1];
+	const struct xp_rev *r = xp_rec_event(s->look.rec, lid, i);
+	return r && xp_surw_interesting(s, r->obj);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -64,6 +64,9 @@ void xp_surw_exiting(struct xp_surw *s, uint32_t lid);
 void xp_surw_describe(const struct xp_surw *s, char *buf, size_t len);
 /* Whether events on obj are interesting in this run (for tests). */
 bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj);
+/* Whether lid's recorded event i is on an interesting object (the same
+ * answer as xp_surw_interesting on its obj, from the suffix counts). */
+bool xp_surw_interesting_at(const struct xp_surw *s, uint32_t lid, uint32_t i);
 /* lid's weight now: its remaining interesting events (for tests). */
 uint64_t xp_surw_weight(const struct xp_surw *s, uint32_t lid);
 
