@@ -301,6 +301,8 @@ static void say_totals(const struct explore_result *r, struct run_tally *tally)
 	if (r->agent_events)
 		printf("  %" PRIu64 " of the runs' %" PRIu64 " events in-process (the agent: no decision was due)\n",
 		       r->agent_events, r->events);
+	if (r->stops && r->events)
+		printf("  %" PRIu64 " ptrace stops (%.2f per event)\n", r->stops, (double)r->stops / (double)r->events);
 	if (r->agent_handovers)
 		printf("  %" PRIu64 " hand-overs between threads in-process, in %" PRIu64 " scripts\n",
 		       r->agent_handovers, r->agent_scripts);

@@ -235,7 +235,7 @@ static void walk_emit(struct walk *w, const struct xp_rev *r)
 	/* an event the recording does not have, before this one: at its
 	 * pick the thread goes on (choose's first rule) */
 	if (w->extras)
-		w->extras[w->k] = !xp_surw_interesting(w->s, r->obj);
+		w->extras[w->k] = !xp_surw_interesting_at(w->s, w->cl, w->p);
 	w->k++;
 	w->p++;
 }
@@ -272,7 +272,7 @@ static void walk_run(struct walk *w)
 			break;
 		/* picked to make this very event: no draw (choose's first rule) */
 		bool decided = w->cl == w->dec_lid && w->p == w->dec_pos;
-		if (xp_surw_interesting(s, r->obj) && !decided) {
+		if (xp_surw_interesting_at(s, w->cl, w->p) && !decided) {
 			int d = walk_draw(w, r);
 			if (d == WALK_END)
 				break;

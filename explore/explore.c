@@ -43,7 +43,7 @@ struct run_msg {
 	uint64_t wait_obj[4];
 	char choices[256];
 	uint64_t target;           /* guided: the run's target pair, or 0 */
-	uint64_t events, agent_events;
+	uint64_t events, agent_events, stops;
 	uint32_t stuck_waits;
 	uint64_t agent_scripts, agent_handovers, agent_extras;
 	char error[200];           /* RO_ERROR: why, if avtrace said */
@@ -474,6 +474,7 @@ static void child_run(const struct explore_opts *o, unsigned num, int cpu, int f
 		msg.target = xp_policy_target(xr);
 		msg.events = res.nev;
 		msg.agent_events = res.agent_events;
+		msg.stops = res.stops;
 		msg.stuck_waits = res.stuck_waits;
 		msg.agent_scripts = res.agent_scripts;
 		msg.agent_handovers = res.agent_handovers;
@@ -620,6 +621,7 @@ static void collect(const struct explore_opts *o, struct explore_result *res, co
 	res->done++;
 	res->events += m.events;
 	res->agent_events += m.agent_events;
+	res->stops += m.stops;
 	res->stuck_waits += m.stuck_waits;
 	res->agent_scripts += m.agent_scripts;
 	res->agent_handovers += m.agent_handovers;

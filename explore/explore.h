@@ -136,6 +136,7 @@ struct explore_result {
 	double seconds;
 	uint64_t events;        /* events of the finished runs */
 	uint64_t agent_events;  /* of them, made in-process (the agent) */
+	uint64_t stops;         /* the runs' ptrace stops (waitpid reports) */
 	uint64_t agent_scripts;   /* hand-over scripts run in-process (docs/agent.md) */
 	uint64_t agent_handovers; /* run tokens passed between threads in them */
 	uint64_t agent_extras;    /* accesses the recording does not have, in-process */

@@ -29,8 +29,11 @@ struct xp_surw {
 	struct xp_look look;
 	struct xp_rng rng;
 	uint64_t seed, run_index;
-	uint64_t *objs;        /* interesting objects (empty: every event) */
+	uint64_t *objs;        /* interesting objects in draw order (empty: every event) */
 	size_t nobjs;
+	uint64_t *sorted;      /* the same, in address order: xp_surw_interesting
+	                          searches it (a run may draw thousands of objects,
+	                          asked about at every event) */
 	bool all;              /* no objects drawn: every event is interesting */
 	uint32_t **suf;        /* per recorded thread: interesting events from index i on */
 	uint32_t nrec;
@@ -64,6 +67,9 @@ void xp_surw_exiting(struct xp_surw *s, uint32_t lid);
 void xp_surw_describe(const struct xp_surw *s, char *buf, size_t len);
 /* Whether events on obj are interesting in this run (for tests). */
 bool xp_surw_interesting(const struct xp_surw *s, uint64_t obj);
+/* Whether lid's recorded event i is on an interesting object (the same
+ * answer as xp_surw_interesting on its obj, from the suffix counts). */
+bool xp_surw_interesting_at(const struct xp_surw *s, uint32_t lid, uint32_t i);
 /* lid's weight now: its remaining interesting events (for tests). */
 uint64_t xp_surw_weight(const struct xp_surw *s, uint32_t lid);
 

@@ -668,6 +668,7 @@ void replay_finish(struct replay *rp, struct replay_result *res)
 	stderr_tail(rp, res);
 	if (rp->tr) {
 		res->agent_events = tracer_stats(rp->tr)->agent_events;
+		res->stops = tracer_stats(rp->tr)->stops;
 		res->stuck_waits = tracer_stats(rp->tr)->stuck_waits;
 		res->agent_handovers = tracer_stats(rp->tr)->agent_handovers;
 		res->agent_scripts = tracer_stats(rp->tr)->agent_scripts;

@@ -130,6 +130,7 @@ struct replay_result {
 	pid_t gdb_pid;          /* --gdb: the stopped process, else 0 */
 	double seconds;
 	uint64_t agent_events;  /* events that came through the in-process agent */
+	uint64_t stops;         /* waitpid reports of the program's tasks (tracer_stats) */
 	unsigned stuck_waits;   /* turns ended at once: asleep where only a stopped thread could wake it */
 	uint64_t agent_scripts; /* hand-over scripts (explore through the agent) */
 	uint64_t agent_handovers; /* run tokens passed in-process in them */

@@ -51,9 +51,9 @@ t_shape5_shared_sites_kept() {
 	expect_no_match "$(grep '^# disarmed' dump.txt)" "acc_qsort[.]c:$sl swap" "the swap line's write site removed"
 }
 
-# The correct twin: no prediction.  (Its explored runs are not asked for
-# here: SURW's walks switch threads at most of its 100,000 events and
-# some pass the 10 s run limit, a cost of the size, not a verdict.)
+# The correct twin: no prediction.  (Its explored runs are asked for in
+# test_bigexp30.sh: they used to pass the 10 s run limit, SURW scanning
+# its thousands of drawn objects at every event.)
 # limit: 90
 t_shape5_qsort_correct() {
 	natively acc_qsort_ok 2048

@@ -242,6 +242,52 @@ START_TEST(test_surw_selective)
 }
 END_TEST
 
+/* Many shared objects (a sort's array elements): whatever number a run
+ * draws, an object is interesting exactly when it is among those drawn
+ * (the sorted copy searched gives the draw's answer), and so is each
+ * recorded event read off the suffix counts (xp_surw_interesting_at). */
+START_TEST(test_surw_many_objects)
+{
+	enum { NOBJ = 700, NEV = 2 * NOBJ + 2 };
+	struct spec s[NEV];
+	size_t ns = 0;
+
+	for (unsigned t = 0; t < 2; t++) {
+		for (unsigned j = 0; j < NOBJ; j++) /* both threads, in another order each */
+			s[ns++] = (struct spec){ t, AVT_EV_WRITE, 0x700000u + 8u * ((j * (t ? 337u : 1u)) % NOBJ),
+						 0x100 + j };
+		s[ns++] = (struct spec){ t, AVT_EV_WRITE, t ? P2 : P1, 0x50 };
+	}
+	struct avt_event *ev = events(s, ns);
+	struct xp_rec *rec = xp_rec_new(ev, ns);
+	ck_assert_ptr_nonnull(rec);
+	struct xp_config c = config(XP_SURW, rec, XP_VARS_RANDOM);
+	unsigned drawn_many = 0;
+	for (unsigned r = 0; r < 40; r++) {
+		struct xp_surw *sw = xp_surw_new(&c, 5, r);
+		ck_assert_ptr_nonnull(sw);
+		drawn_many += sw->nobjs > NOBJ / 2;
+		for (unsigned j = 0; j <= NOBJ; j++) {
+			uint64_t o = 0x700000u + 8u * j; /* j == NOBJ: not in the recording */
+			bool in = sw->all && j < NOBJ;
+			for (size_t i = 0; i < sw->nobjs; i++)
+				in |= sw->objs[i] == o;
+			ck_assert_int_eq(xp_surw_interesting(sw, o), in || (sw->all && j == NOBJ));
+		}
+		ck_assert_int_eq(xp_surw_interesting(sw, P1), sw->all);
+		for (uint32_t t = 0; t < 2; t++)
+			for (uint32_t i = 0; i <= xp_rec_count(rec, t); i++) {
+				const struct xp_rev *e = xp_rec_event(rec, t, i);
+				ck_assert_int_eq(xp_surw_interesting_at(sw, t, i), e && xp_surw_interesting(sw, e->obj));
+			}
+		xp_surw_free(sw);
+	}
+	ck_assert_uint_gt(drawn_many, 0);
+	xp_rec_free(rec);
+	free(ev);
+}
+END_TEST
+
 /* The budget (xp_policy_budget) with no view: the events the current
  * thread would be picked for again with no draw are its next recorded
  * ones up to an interesting one (the one it was picked for included);
@@ -1156,6 +1202,7 @@ static Suite *explore_policy_suite(void)
 	tcase_add_test(surw, test_surw_uniform_two_threads);
 	tcase_add_test(surw, test_surw_naive_walk_fails_the_check);
 	tcase_add_test(surw, test_surw_selective);
+	tcase_add_test(surw, test_surw_many_objects);
 	tcase_add_test(surw, test_surw_weights_follow_the_run);
 	tcase_add_test(surw, test_surw_budget);
 	tcase_add_test(surw, test_surw_ahead);
