@@ -280,29 +280,38 @@ static uint64_t round_key(const struct pr_cand *c)
 }
 
 /* Sorts the candidates by key(), stably: the order qsort() with cmp (a
- * merge sort in glibc) gave, in a radix sort of the keys and one copy
- * (candidates are large: a comparison sort spent most of its time moving
- * them; issue 30).  Out of memory, qsort() itself. */
+ * merge sort in glibc) gave, in a radix sort of the keys and one move of
+ * each candidate, along the permutation's cycles (candidates are large:
+ * a comparison sort spent most of its time moving them, and a sorted copy
+ * would raise the peak; issue 30).  Out of memory, qsort() itself. */
 static void sort_cands(struct pr_cands *cs, uint64_t (*key)(const struct pr_cand *),
 		       int (*cmp)(const void *, const void *))
 {
-	struct pr_kv *kv = malloc(cs->n * 2 * sizeof *kv);
-	struct pr_cand *sorted = malloc(cs->n * sizeof *sorted);
-	if (!kv || !sorted || cs->n > UINT32_MAX) {
-		free(kv);
-		free(sorted);
+	struct pr_kv *kv = cs->n <= UINT32_MAX ? malloc(cs->n * 2 * sizeof *kv) : NULL;
+	if (!kv) {
 		qsort(cs->c, cs->n, sizeof *cs->c, cmp);
 		return;
 	}
 	for (size_t i = 0; i < cs->n; i++)
 		kv[i] = (struct pr_kv){ key(&cs->c[i]), (uint32_t)i };
 	pr_sort_kv(kv, kv + cs->n, cs->n);
-	for (size_t i = 0; i < cs->n; i++)
-		sorted[i] = cs->c[kv[i].val];
+	/* position j takes the candidate at kv[j].val; a done position's
+	 * val is its own */
+	for (size_t i = 0; i < cs->n; i++) {
+		if (kv[i].val == i)
+			continue;
+		struct pr_cand first = cs->c[i];
+		size_t j = i;
+		while (kv[j].val != i) {
+			size_t from = kv[j].val;
+			cs->c[j] = cs->c[from];
+			kv[j].val = (uint32_t)j;
+			j = from;
+		}
+		cs->c[j] = first;
+		kv[j].val = (uint32_t)j;
+	}
 	free(kv);
-	free(cs->c);
-	cs->c = sorted;
-	cs->cap = cs->n;
 }
 
 void pr_cands_prerank(struct pr_cands *cs)
