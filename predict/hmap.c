@@ -5,16 +5,6 @@
 
 #include "hmap.h"
 
-uint64_t pr_hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void pr_hmap_init(struct pr_hmap *h)
 {
 	h->key = NULL;

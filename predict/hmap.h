@@ -33,7 +33,16 @@ int pr_hmap_set(struct pr_hmap *h, uint64_t key, uint32_t val);
 bool pr_hmap_next(const struct pr_hmap *h, uint64_t key, size_t *pos, uint32_t *val);
 /* The first value under key, or UINT32_MAX. */
 uint32_t pr_hmap_get(const struct pr_hmap *h, uint64_t key);
-/* A well-mixed hash of a 64-bit value (for composing keys). */
-uint64_t pr_hash64(uint64_t x);
+/* A well-mixed hash of a 64-bit value (for composing keys); inline, as
+ * most look-ups are a hash and one probe. */
+static inline uint64_t pr_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
 
 #endif

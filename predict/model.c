@@ -426,17 +426,6 @@ uint32_t pr_stretch_start(const struct pr_model *m, uint32_t u, uint32_t pos)
 
 /* ---- the pass ---- */
 
-bool pr_is_acquire(const struct avt_event *e)
-{
-	return avt_kind_is_acquire(e->kind) && !(e->flags & AVT_F_RECURSIVE);
-}
-
-bool pr_is_release(const struct avt_event *e)
-{
-	return (e->kind == AVT_EV_RELEASE && !(e->flags & AVT_F_RECURSIVE)) ||
-	       e->kind == AVT_EV_WAIT;
-}
-
 enum pr_mode pr_acq_mode(const struct avt_event *e)
 {
 	return e->kind == AVT_EV_RD_ACQUIRE ? PR_READ : PR_EXCL;

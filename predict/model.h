@@ -148,9 +148,17 @@ uint32_t pr_tev(const struct pr_model *m, uint32_t u, uint32_t i);
 /* The object id of address a, or PR_NONE if it never appears. */
 uint32_t pr_obj_id(const struct pr_model *m, uint64_t a);
 /* Acquire kinds that take the lock (not AVT_F_RECURSIVE inner levels). */
-bool pr_is_acquire(const struct avt_event *e);
+static inline bool pr_is_acquire(const struct avt_event *e)
+{
+	return avt_kind_is_acquire(e->kind) && !(e->flags & AVT_F_RECURSIVE);
+}
+
 /* Release of a lock (release not recursive, or a cond wait). */
-bool pr_is_release(const struct avt_event *e);
+static inline bool pr_is_release(const struct avt_event *e)
+{
+	return (e->kind == AVT_EV_RELEASE && !(e->flags & AVT_F_RECURSIVE)) ||
+	       e->kind == AVT_EV_WAIT;
+}
 /* PR_EXCL or PR_READ for an acquire. */
 enum pr_mode pr_acq_mode(const struct avt_event *e);
 

@@ -28,6 +28,7 @@
 
 #include "hmap.h"
 #include "order.h"
+#include "sort.h"
 #include "trace/log.h"
 
 /* Later writes looked at per read, in the variable's order. */
@@ -43,14 +44,6 @@ struct acc {
 	uint64_t obj;
 	uint32_t x;
 };
-
-static int cmp_acc(const void *a, const void *b)
-{
-	const struct acc *p = a, *q = b;
-	if (p->obj != q->obj)
-		return p->obj < q->obj ? -1 : 1;
-	return p->x < q->x ? -1 : p->x > q->x;
-}
 
 /* The last write recorded after read r, by a thread other than r's and
  * than those in thr[0..n), in a section on a lock r's section holds that
@@ -160,17 +153,25 @@ int pr_order(const struct pr_model *m, struct pr_cands *cs)
 	if (!n)
 		return 0;
 	struct acc *a = malloc(n * sizeof *a);
-	if (!a) {
+	struct pr_kv *kv = malloc(n * 2 * sizeof *kv);
+	if (!a || !kv) {
+		free(a);
+		free(kv);
 		avt_error("cannot predict: out of memory");
 		return -1;
 	}
+	/* by variable, each in trace order: a stable radix sort of the
+	 * variables of accesses taken in trace order */
 	n = 0;
 	for (uint32_t x = 0; x < m->nev; x++) {
 		const struct avt_event *e = pr_ev(m, x);
 		if (avt_kind_is_access(e->kind))
-			a[n++] = (struct acc){ e->obj, x };
+			kv[n++] = (struct pr_kv){ e->obj, x };
 	}
-	qsort(a, n, sizeof *a, cmp_acc);
+	pr_sort_kv(kv, kv + n, n);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct acc){ kv[i].key, kv[i].val };
+	free(kv);
 	int rc = 0;
 	for (size_t lo = 0; lo < n && rc == 0 && added < ORDER_MAX && !pr_stopped();) {
 		size_t hi = lo;

@@ -446,19 +446,14 @@ static int add_counted(struct pec *c, const struct pr_cand *k, struct site_grp *
 	return 0;
 }
 
-/* The match of the bindings for pattern c->p.  Most matches either
- * happened in the recorded order or fall in a site group that is full:
- * those are told first, from the small arrays. */
-static int add_match(struct pec *c)
+/* The match of the bindings for pattern c->p: events ev[] (reordered),
+ * their sites site[].  Most matches fall in a site group that is full:
+ * those are told first, from the small arrays.  *feas caches feasible()
+ * for the patterns of one search group (-1: not asked yet): it depends on
+ * the roles and the events only, which they share. */
+static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, int *feas)
 {
 	const struct pr_pat *p = c->p;
-	uint32_t ev[PR_PAT_MAX], site[PR_PAT_MAX] = { 0 };
-	for (unsigned i = 0; i < p->n; i++)
-		ev[i] = c->tev[c->pick[i]];
-	if (!reordered(p, ev))
-		return 0;
-	for (unsigned i = 0; i < p->n; i++)
-		site[i] = c->tsite[c->pick[i]];
 	uint64_t h = sites_hash(p, site);
 	struct site_grp *f = &c->full[(h >> 32) & (FULL_CACHE - 1)];
 	if (f->pp == p && !memcmp(f->site, site, sizeof f->site))
@@ -480,9 +475,19 @@ static int add_match(struct pec *c)
 	}
 	/* feasibility first: most matches that get here are not, and it
 	 * reads fewer events than the candidate table's key (both are pure) */
-	if (!feasible(c, k.ev) || pr_cands_has(c->cs, &k))
+	if (*feas < 0)
+		*feas = feasible(c, k.ev);
+	if (!*feas)
 		return 0;
-	return add_counted(c, &k, g, site, h);
+	/* one look-up: pr_cands_add() adds nothing when the key is there */
+	int added = pr_cands_add(c->cs, &k);
+	if (added <= 0)
+		return added;
+	if (count_site(c, g, site, h) < 0) {
+		avt_error("cannot predict: out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the search ---- */
@@ -683,11 +688,22 @@ static int step(struct pec *c, unsigned k, uint32_t mask)
 {
 	const struct pr_pat *p = c->p;
 	if (k == p->n) {
+		/* the events, whether they were recorded in pattern order and
+		 * their sites are the same for every pattern of the group (one
+		 * set of roles): once per match */
+		uint32_t ev[PR_PAT_MAX], site[PR_PAT_MAX] = { 0 };
+		for (unsigned i = 0; i < p->n; i++)
+			ev[i] = c->tev[c->pick[i]];
+		if (!reordered(p, ev))
+			return 0;
+		for (unsigned i = 0; i < p->n; i++)
+			site[i] = c->tsite[c->pick[i]];
+		int feas = -1;
 		for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++) {
 			if (!(mask >> b & 1))
 				continue;
 			c->p = c->gp[b];
-			int rc = add_match(c);
+			int rc = add_match(c, ev, site, &feas);
 			c->p = p;
 			if (rc < 0)
 				return -1;

@@ -1252,10 +1252,10 @@ size_t *pr_penelope_siblings(const struct pr_model *m, const struct pr_cands *cs
 	for (size_t i = 0; sib && i < cs->n; i++) {
 		size_t pos = 0;
 		uint32_t j;
-		uint64_t key = pr_cands_bug_hash(m, &cs->c[i]);
 		sib[i] = SIZE_MAX;
 		if (cs->c[i].det != PR_DET_PENELOPE)
-			continue;
+			continue; /* before the hash: most candidates are PECAN's */
+		uint64_t key = pr_cands_bug_hash(m, &cs->c[i]);
 		while (pr_hmap_next(&h, key, &pos, &j))
 			if (pr_cands_same_bug(m, &cs->c[j], &cs->c[i])) {
 				sib[i] = j;

@@ -11,6 +11,7 @@
 
 #include "hmap.h"
 #include "rank.h"
+#include "sort.h"
 #include "trace/log.h"
 
 const char *pr_detector_name(enum pr_detector d)
@@ -265,6 +266,54 @@ static int round_cmp(const void *pa, const void *pb)
 	return a->det < b->det ? -1 : a->det > b->det;
 }
 
+/* cand_cmp() and round_cmp() as one integer each, the fields in the
+ * comparison's order (nthr <= 4, det and pat below 256) */
+_Static_assert(PR_DET_COUNT <= 256 && PR_PAT_ORDER < 256, "cand_key() packs them in a byte");
+static uint64_t cand_key(const struct pr_cand *c)
+{
+	return (uint64_t)c->nthr << 56 | (uint64_t)c->order << 16 | (uint64_t)c->det << 8 | c->pat;
+}
+
+static uint64_t round_key(const struct pr_cand *c)
+{
+	return (uint64_t)c->round << 8 | c->det;
+}
+
+/* Sorts the candidates by key(), stably: the order qsort() with cmp (a
+ * merge sort in glibc) gave, in a radix sort of the keys and one move of
+ * each candidate, along the permutation's cycles (candidates are large:
+ * a comparison sort spent most of its time moving them, and a sorted copy
+ * would raise the peak; issue 30).  Out of memory, qsort() itself. */
+static void sort_cands(struct pr_cands *cs, uint64_t (*key)(const struct pr_cand *),
+		       int (*cmp)(const void *, const void *))
+{
+	struct pr_kv *kv = cs->n <= UINT32_MAX ? malloc(cs->n * 2 * sizeof *kv) : NULL;
+	if (!kv) {
+		qsort(cs->c, cs->n, sizeof *cs->c, cmp);
+		return;
+	}
+	for (size_t i = 0; i < cs->n; i++)
+		kv[i] = (struct pr_kv){ key(&cs->c[i]), (uint32_t)i };
+	pr_sort_kv(kv, kv + cs->n, cs->n);
+	/* position j takes the candidate at kv[j].val; a done position's
+	 * val is its own */
+	for (size_t i = 0; i < cs->n; i++) {
+		if (kv[i].val == i)
+			continue;
+		struct pr_cand first = cs->c[i];
+		size_t j = i;
+		while (kv[j].val != i) {
+			size_t from = kv[j].val;
+			cs->c[j] = cs->c[from];
+			kv[j].val = (uint32_t)j;
+			j = from;
+		}
+		cs->c[j] = first;
+		kv[j].val = (uint32_t)j;
+	}
+	free(kv);
+}
+
 void pr_cands_prerank(struct pr_cands *cs)
 {
 	uint32_t taken[PR_DET_COUNT] = { 0 }, pairs = 0;
@@ -276,7 +325,7 @@ void pr_cands_prerank(struct pr_cands *cs)
 	cs->tabcap = 0;
 	if (!cs->n)
 		return;
-	qsort(cs->c, cs->n, sizeof *cs->c, cand_cmp);
+	sort_cands(cs, cand_key, cand_cmp);
 	/* detectors take turns, each in its own order, so that a flood of
 	 * one kind cannot crowd the other out of max_predictions */
 	/* order's after all the others', site pairs' after order's */
@@ -287,7 +336,7 @@ void pr_cands_prerank(struct pr_cands *cs)
 		else
 			c->round = taken[c->det]++ + (c->det == PR_DET_ORDER ? 1u << 30 : 0);
 	}
-	qsort(cs->c, cs->n, sizeof *cs->c, round_cmp);
+	sort_cands(cs, round_key, round_cmp);
 }
 
 static int pred_cmp(const void *pa, const void *pb)

@@ -54,30 +54,3 @@ enum avt_kind avt_kind_from_name(const char *name)
 			return (enum avt_kind)k;
 	return AVT_EV_NONE;
 }
-
-bool avt_kind_is_acquire(unsigned kind)
-{
-	return kind == AVT_EV_ACQUIRE || kind == AVT_EV_RD_ACQUIRE ||
-	       kind == AVT_EV_WR_ACQUIRE;
-}
-
-bool avt_kind_is_access(unsigned kind)
-{
-	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
-}
-
-bool avt_kind_reads(unsigned kind)
-{
-	return kind == AVT_EV_READ || kind == AVT_EV_RMW;
-}
-
-bool avt_kind_writes(unsigned kind)
-{
-	return kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
-}
-
-/* START names its parent, CREATE and JOIN their child: all logical ids. */
-bool avt_kind_obj_is_thread(unsigned kind)
-{
-	return kind == AVT_EV_START || kind == AVT_EV_CREATE || kind == AVT_EV_JOIN;
-}

@@ -88,12 +88,35 @@ const char *avt_kind_name(unsigned kind);
 enum avt_kind avt_kind_from_name(const char *name);
 
 /* Kinds that take a lock (mutex, spin, rwlock read or write). */
-bool avt_kind_is_acquire(unsigned kind);
-bool avt_kind_is_access(unsigned kind);
+/* These tests are inline: the detectors ask them once an event or more
+ * in their inner loops (issue 30). */
+static inline bool avt_kind_is_acquire(unsigned kind)
+{
+	return kind == AVT_EV_ACQUIRE || kind == AVT_EV_RD_ACQUIRE ||
+	       kind == AVT_EV_WR_ACQUIRE;
+}
+
+static inline bool avt_kind_is_access(unsigned kind)
+{
+	return kind == AVT_EV_READ || kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
+}
+
 /* Accesses that read (read, rmw) / that write (write, rmw). */
-bool avt_kind_reads(unsigned kind);
-bool avt_kind_writes(unsigned kind);
-/* Kinds whose obj / obj2 are thread ids rather than addresses. */
-bool avt_kind_obj_is_thread(unsigned kind);
+static inline bool avt_kind_reads(unsigned kind)
+{
+	return kind == AVT_EV_READ || kind == AVT_EV_RMW;
+}
+
+static inline bool avt_kind_writes(unsigned kind)
+{
+	return kind == AVT_EV_WRITE || kind == AVT_EV_RMW;
+}
+
+/* Kinds whose obj / obj2 are thread ids rather than addresses.  START
+ * names its parent, CREATE and JOIN their child: all logical ids. */
+static inline bool avt_kind_obj_is_thread(unsigned kind)
+{
+	return kind == AVT_EV_START || kind == AVT_EV_CREATE || kind == AVT_EV_JOIN;
+}
 
 #endif
