@@ -21,7 +21,8 @@
 #include "event.h"
 
 #define AVT_TRACE_MAGIC "AVTRACE"
-#define AVT_TRACE_VERSION 2u
+#define AVT_TRACE_VERSION 3u
+#define AVT_TRACE_MIN_VERSION 2u /* version 2: the same records, no events record */
 
 enum avt_rec_type {
 	AVT_REC_MODULE = 1, /* struct avt_module_rec + path bytes */
@@ -32,6 +33,7 @@ enum avt_rec_type {
 	AVT_REC_ALLOC = 6,  /* struct avt_alloc_rec: a heap allocation or free */
 	AVT_REC_DISARM = 7, /* struct avt_disarm_rec: an access breakpoint removed */
 	AVT_REC_SIGNAL = 8, /* struct avt_signal_rec: a signal delivered to a handler */
+	AVT_REC_EVENTS = 9, /* events and allocs, compact (docs/trace-format.md) */
 };
 
 enum avt_alloc_kind { AVT_ALLOC_MALLOC = 1, AVT_ALLOC_CALLOC, AVT_ALLOC_REALLOC, AVT_ALLOC_FREE };

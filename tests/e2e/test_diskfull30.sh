@@ -71,10 +71,12 @@ t_diskfull_test_report_efbig() {
 }
 
 # `avtrace minimize`: its candidates' replays (workers of their own) cannot
-# keep their traces; their messages reach minimize's stderr.
+# keep their traces; their messages reach minimize's stderr.  acc_setters
+# with 12 setters: its replays' traces (about 2.4 KiB) pass the 1 KiB limit
+# (acc_wronglock's, 640 bytes since events are compact, fit).
 # limit: 180
 t_diskfull_minimize_efbig() {
-	run_test out --no-agent -- "$(target acc_wronglock)"
+	run_test out --no-agent -- "$(target acc_setters)" 12
 	expect_eq "$TEST_STATUS" 1 "exit status of avtrace test"
 	limited 1 m minimize -d out --schedule 1
 	expect_write_error m "out/replays/custom[.](avt|json)"

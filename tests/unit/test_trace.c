@@ -213,15 +213,26 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* The bytes are the documented format, not just whatever the reader reads. */
+/* The bytes are the documented format, not just whatever the reader reads:
+ * an events record (type 9) of compact entries, each field written only
+ * where it is not what the entries before predict (docs/trace-format.md). */
 START_TEST(test_byte_layout)
 {
 	struct trace_writer *w = open_writer();
-	struct avt_event ev = make_event(7);
-	unsigned char buf[16 + 8 + 48 + 8 + 8 + 2];
+	struct avt_event ev = make_event(7), ev2 = ev;
+	unsigned char buf[16 + 8 + 21 + 5 + 8 + 8 + 2];
 	FILE *fp;
 
+	/* the same thread's next event, on the same object, 4 bytes on */
+	ev.seq = 0;
+	ev2.seq = 1;
+	ev2.tindex = 2;
+	ev2.kind = AVT_EV_RELEASE;
+	ev2.obj2 = 0;
+	ev2.flags = 0;
+	ev2.site_off += 4;
 	ck_assert_int_eq(trace_write_event(w, &ev), 0);
+	ck_assert_int_eq(trace_write_event(w, &ev2), 0);
 	ck_assert_int_eq(trace_write_note(w, "hi"), 0);
 	ck_assert_int_eq(trace_writer_close(w), 0);
 	ck_assert_int_eq(file_size(path), sizeof(buf));
@@ -230,12 +241,125 @@ START_TEST(test_byte_layout)
 	ck_assert_uint_eq(fread(buf, 1, sizeof(buf), fp), sizeof(buf));
 	fclose(fp);
 	ck_assert_mem_eq(buf, "AVTRACE\0", 8);
-	ck_assert_mem_eq(buf + 8, "\2\0\0\0\20\0\0\0", 8);
-	ck_assert_mem_eq(buf + 16, "\3\0\0\0\60\0\0\0", 8);
-	ck_assert_mem_eq(buf + 24, "\7\0\0\0\0\0\0\0", 8); /* seq, little-endian */
-	ck_assert_mem_eq(buf + 24, &ev, 48);
-	ck_assert_mem_eq(buf + 72, "\5\0\0\0\12\0\0\0", 8);
-	ck_assert_mem_eq(buf + 80, "\1\0\0\0\0\0\0\0hi", 10); /* after 1 event */
+	ck_assert_mem_eq(buf + 8, "\3\0\0\0\20\0\0\0", 8);
+	ck_assert_mem_eq(buf + 16, "\11\0\0\0\32\0\0\0", 8); /* events, 26 bytes */
+	/* tag 1 (event), every field but seq (0, the next) written (mask
+	 * 0xfe), kind 8; thread 2, tindex 1, obj zigzag 0x7fff00000038, obj2
+	 * 0x601047, flags 7, size 8, site_mod 1, site_off zigzag 0x1194:
+	 * LEB128 varints */
+	ck_assert_mem_eq(buf + 24, "\1\376\10\2\1\360\200\200\200\340\377\77"
+			 "\307\240\200\3\7\10\1\250\106", 21);
+	/* only the size (mask 0x40, kind 6): seq, thread, tindex, obj and
+	 * site_mod are predicted; the site is 4 on (zigzag 8) */
+	ck_assert_mem_eq(buf + 45, "\1\100\6\10\10", 5);
+	ck_assert_mem_eq(buf + 50, "\5\0\0\0\12\0\0\0", 8);
+	ck_assert_mem_eq(buf + 58, "\2\0\0\0\0\0\0\0hi", 10); /* after 2 events */
+}
+END_TEST
+
+/* Events and heap records through the compact form, with every field at
+ * its extremes and every prediction wrong in turn, come back as written;
+ * in order with the records between them. */
+START_TEST(test_compact_round_trip)
+{
+	enum { N = 5000 };
+	struct trace_writer *w = open_writer();
+	static struct avt_event evs[N];
+	static struct avt_alloc_rec al[N / 10];
+	uint64_t x = 88172645463325252ull;
+	size_t na = 0;
+	struct trace *t;
+
+	for (uint32_t th = 0; th < 8; th++)
+		ck_assert_int_eq(trace_write_thread(w, &(struct avt_thread_rec){ th, th ? 0 : UINT32_MAX, th, 100 + th }), 0);
+	uint32_t tnext[8] = { 0 };
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		struct avt_event *e = &evs[i];
+		uint32_t th = (uint32_t)(x % 8);
+		*e = (struct avt_event){
+			.seq = i, .thread = th, .tindex = tnext[th]++,
+			.kind = (uint16_t)(AVT_EV_ACQUIRE + x % 4),
+			.obj = (x >> 8) % 3 ? 0x7f0000001000ull + (x >> 16) % 64 * 8 : x,
+			.obj2 = (x >> 20) % 5 ? 0 : UINT64_MAX - (x >> 24) % 3,
+			.site_off = (x >> 28) % 4 ? 0x1000 + (x >> 30) % 16 : UINT64_MAX - (x >> 32) % 9,
+			.flags = (uint16_t)((x >> 36) % 3 ? 0 : UINT16_MAX),
+			.site_mod = (uint16_t)((x >> 38) % 5 ? 1 : (x >> 40) % 2 ? AVT_MOD_NONE : 0),
+			.size = (uint16_t)((x >> 42) % 2 ? 0 : 1u << (x >> 43) % 16),
+		};
+		ck_assert_int_eq(trace_write_event(w, e), 0);
+		if (i % 10 == 3) {
+			al[na] = (struct avt_alloc_rec){
+				.after_seq = i + 1, .addr = (x >> 4) % 2 ? 0x5555000 + i * 48 : x,
+				.size = (x >> 6) % 4 ? 48 : UINT64_MAX, .site_off = 0x2000 + (x >> 9) % 3,
+				.thread = th, .site_mod = (uint16_t)((x >> 12) % 2),
+				.kind = (uint16_t)(AVT_ALLOC_MALLOC + (x >> 14) % 4),
+			};
+			ck_assert_int_eq(trace_write_alloc(w, &al[na]), 0);
+			na++;
+		}
+		if (i % 1000 == 999)
+			ck_assert_int_eq(trace_write_note(w, "between"), 0);
+	}
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	t = read_ok();
+	ck_assert_int_eq(t->truncated, 0);
+	ck_assert_uint_eq(t->nev, N);
+	for (size_t i = 0; i < N; i++)
+		assert_event_eq(&t->ev[i], &evs[i]);
+	ck_assert_uint_eq(t->nallocs, na);
+	ck_assert_mem_eq(t->allocs, al, na * sizeof *al);
+	ck_assert_uint_eq(t->nnotes, N / 1000);
+	ck_assert_uint_eq(t->notes[2].after_seq, 3000);
+	trace_free(t);
+}
+END_TEST
+
+/* What the compact form is for: a lock-heavy thread's events (the same
+ * lock and two sites in turn) take a few bytes each, not 56. */
+START_TEST(test_compact_size)
+{
+	struct trace_writer *w = open_writer();
+
+	ck_assert_int_eq(trace_write_thread(w, &(struct avt_thread_rec){ 0, UINT32_MAX, 0, 1 }), 0);
+	for (uint32_t i = 0; i < 10000; i++) {
+		struct avt_event e = { .seq = i, .tindex = i, .obj = 0x7f1234567000ull,
+				       .kind = i % 2 ? AVT_EV_RELEASE : AVT_EV_ACQUIRE,
+				       .site_off = i % 2 ? 0x11d0 : 0x11a4, .site_mod = 0 };
+		ck_assert_int_eq(trace_write_event(w, &e), 0);
+	}
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	ck_assert_int_le(file_size(path), 16 + 16 + 10000 * 6);
+	struct trace *t = read_ok();
+	ck_assert_uint_eq(t->nev, 10000);
+	ck_assert_uint_eq(t->ev[9999].site_off, 0x11d0);
+	ck_assert_uint_eq(t->ev[9998].obj, 0x7f1234567000ull);
+	trace_free(t);
+}
+END_TEST
+
+/* Broken entries are named by their offset. */
+START_TEST(test_compact_damaged)
+{
+	unsigned char buf[16 + 8 + 8];
+
+	memcpy(buf, "AVTRACE\0\3\0\0\0\20\0\0\0", 16);
+	/* an unknown tag */
+	memcpy(buf + 16, "\11\0\0\0\3\0\0\0" "\7\0\1", 11);
+	write_bytes(path, buf, 27);
+	read_fails("entry at offset 24: unknown tag 7");
+	/* a varint that runs to the record's end */
+	memcpy(buf + 16, "\11\0\0\0\5\0\0\0" "\1\1\1\200\200", 13);
+	write_bytes(path, buf, 29);
+	read_fails("entry at offset 24: seq cut short by the end of its events record");
+	/* an event kind the reader does not know */
+	memcpy(buf + 16, "\11\0\0\0\4\0\0\0" "\1\0\250\0", 12);
+	write_bytes(path, buf, 28);
+	read_fails("event 0 at offset 24: unknown kind 168");
+	/* a varint of more than 64 bits */
+	memcpy(buf + 16, "\11\0\0\0\16\0\0\0" "\1\1\1\377\377\377\377\377\377\377\377\377\177", 22);
+	write_bytes(path, buf, 38);
+	read_fails("entry at offset 24: seq longer than 64 bits");
 }
 END_TEST
 
@@ -273,29 +397,46 @@ static void write_n_events(uint64_t n)
 	ck_assert_int_eq(trace_writer_close(w), 0);
 }
 
+/* A file cut inside its last events record (a crash, a full disk) keeps
+ * every whole entry before the cut: fewer events the more is cut, each
+ * one as written. */
 START_TEST(test_truncated_in_payload)
 {
 	struct trace *t;
+	size_t prev = 100;
 
 	write_n_events(100);
-	ck_assert_int_eq(truncate(path, file_size(path) - 20), 0);
-	t = read_ok();
-	ck_assert_int_eq(t->truncated, 1);
-	ck_assert_uint_eq(t->nev, 99);
-	for (uint64_t i = 0; i < 99; i++) {
-		struct avt_event want = make_event(i);
-		assert_event_eq(&t->ev[i], &want);
+	long size = file_size(path);
+	for (long cut = 1; cut <= 60; cut++) {
+		write_n_events(100);
+		ck_assert_int_eq(truncate(path, size - cut), 0);
+		t = read_ok();
+		ck_assert_int_eq(t->truncated, 1);
+		ck_assert_uint_lt(t->nev, 100);
+		ck_assert_uint_le(t->nev, prev);
+		ck_assert_uint_ge(t->nev, 100 - (size_t)cut);
+		for (uint64_t i = 0; i < t->nev; i++) {
+			struct avt_event want = make_event(i);
+			assert_event_eq(&t->ev[i], &want);
+		}
+		prev = t->nev;
+		trace_free(t);
 	}
-	trace_free(t);
+	ck_assert_uint_lt(prev, 97); /* 60 bytes are more than 3 entries */
 }
 END_TEST
 
 START_TEST(test_truncated_in_record_header)
 {
+	struct trace_writer *w = open_writer();
 	struct trace *t;
 
-	write_n_events(100);
-	ck_assert_int_eq(truncate(path, file_size(path) - 48 - 4), 0);
+	write_events(w, 0, 99);
+	ck_assert_int_eq(trace_write_note(w, "x"), 0); /* a record after them */
+	write_events(w, 99, 100);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	/* into the header of the last events record: its 1 event is lost */
+	ck_assert_int_eq(truncate(path, file_size(path) - 5 - 4), 0);
 	t = read_ok();
 	ck_assert_int_eq(t->truncated, 1);
 	ck_assert_uint_eq(t->nev, 99);
@@ -306,13 +447,17 @@ END_TEST
 /* A cut between records cannot be told from a complete trace. */
 START_TEST(test_cut_at_record_boundary)
 {
+	struct trace_writer *w = open_writer();
 	struct trace *t;
 
-	write_n_events(100);
-	ck_assert_int_eq(truncate(path, file_size(path) - 56), 0);
+	write_events(w, 0, 99);
+	ck_assert_int_eq(trace_write_note(w, "x"), 0);
+	ck_assert_int_eq(trace_writer_close(w), 0);
+	ck_assert_int_eq(truncate(path, file_size(path) - 8 - 8 - 1), 0);
 	t = read_ok();
 	ck_assert_int_eq(t->truncated, 0);
 	ck_assert_uint_eq(t->nev, 99);
+	ck_assert_uint_eq(t->nnotes, 0);
 	trace_free(t);
 }
 END_TEST
@@ -360,11 +505,11 @@ END_TEST
 
 START_TEST(test_unknown_version)
 {
-	write_bytes(path, "AVTRACE\0\3\0\0\0\20\0\0\0", 16);
-	read_fails("unsupported trace version 3 (this avtrace reads version 2)");
+	write_bytes(path, "AVTRACE\0\4\0\0\0\20\0\0\0", 16);
+	read_fails("unsupported trace version 4 (this avtrace reads versions 2 to 3)");
 	/* version 1 (no rmw kind, no disarm records) is refused too */
 	write_bytes(path, "AVTRACE\0\1\0\0\0\20\0\0\0", 16);
-	read_fails("unsupported trace version 1 (this avtrace reads version 2)");
+	read_fails("unsupported trace version 1 (this avtrace reads versions 2 to 3)");
 }
 END_TEST
 
@@ -480,9 +625,11 @@ START_TEST(test_write_fails)
 	if (!w)
 		return; /* no /dev/full in this container: nothing to test */
 	unit_capture_start(&cap);
-	for (int i = 0; i < 3000 && failed_at < 0; i++)
+	for (int i = 0; i < 100000 && failed_at < 0; i++) {
+		ev.seq = (uint64_t)i;
 		if (trace_write_event(w, &ev) < 0)
 			failed_at = i;
+	}
 	/* Nothing reaches the file before 64 KiB are buffered. */
 	ck_assert_int_gt(failed_at, 1000);
 	ck_assert_int_eq(trace_write_note(w, "x"), -1);
@@ -541,6 +688,9 @@ static Suite *trace_suite(void)
 	tcase_add_checked_fixture(file, setup, NULL);
 	tcase_add_test(file, test_round_trip);
 	tcase_add_test(file, test_byte_layout);
+	tcase_add_test(file, test_compact_round_trip);
+	tcase_add_test(file, test_compact_size);
+	tcase_add_test(file, test_compact_damaged);
 	tcase_add_test(file, test_long_note);
 	tcase_add_test(file, test_header_only);
 	tcase_add_test(file, test_unknown_record_skipped);
