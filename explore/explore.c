@@ -218,9 +218,21 @@ static int write_run_meta(const char *dir, const char *rundir, const struct repl
  * is dropped as if it had spun through its slices (xp_run_yield), or a
  * spinner above the thread it waits for would keep the run busy until its
  * timeout.  Told by events, never by the clock: the same run for the same
- * seed. */
+ * seed.  A lock's acquire and release (and a failed trylock) count as
+ * reads of the lock: a helper of GLib's mutex test spins in
+ * `while (do_addition (&x))`, a lock, a test of x, an unlock, until main
+ * stores x; a lock that only guards reads changes nothing the thread's
+ * next turn would see, and in an installed program (no access events)
+ * the lock and the unlock are all the spin shows. */
 #define SPIN_REPEATS 32u
-#define SPIN_READS_AT 4
+#define SPIN_READS_AT 8
+
+/* A lock operation a spin may take in each turn (see above). */
+static bool spin_lock_kind(uint16_t kind)
+{
+	return kind == AVT_EV_ACQUIRE || kind == AVT_EV_RELEASE || kind == AVT_EV_TRYLOCK_FAIL ||
+	       kind == AVT_EV_RD_ACQUIRE || kind == AVT_EV_WR_ACQUIRE;
+}
 
 /* A run's picker state: the priorities, and per thread its run of reads. */
 struct picker {
@@ -251,7 +263,7 @@ static void pk_event(void *ctx, const struct avt_event *ev)
 	uint64_t site = (uint64_t)ev->site_mod << 48 ^ ev->site_off;
 	if (ev->flags & AVT_F_OWN_STACK)
 		return; /* a spill or temporary of the spin loop (-O0), not what it spins on */
-	if (ev->kind != AVT_EV_READ) {
+	if (ev->kind != AVT_EV_READ && !spin_lock_kind(ev->kind)) {
 		sp->nat = 0;
 		sp->repeats = 0;
 		return;
@@ -309,13 +321,14 @@ static size_t pk_budget(void *ctx, uint32_t lid, const struct tracer_view *tv, s
 			cnt[ncnt++].reads = who[i] < pk->nspin ? pk->spin[who[i]].repeats % SPIN_REPEATS : 0;
 		}
 		/* (kind 0: any event, a read perhaps) */
-		if ((r[i].kind == AVT_EV_READ || r[i].kind == AVT_EV_NONE) && ++cnt[j].reads >= SPIN_REPEATS) {
+		if ((r[i].kind == AVT_EV_READ || r[i].kind == AVT_EV_NONE || spin_lock_kind(r[i].kind)) &&
+		    ++cnt[j].reads >= SPIN_REPEATS) {
 			left[i] = 0;
 			n = i + 1;
 			break;
 		}
 		if (r[i].kind != AVT_EV_READ && r[i].kind != AVT_EV_WRITE && r[i].kind != AVT_EV_RMW &&
-		    r[i].kind != AVT_EV_NONE)
+		    r[i].kind != AVT_EV_NONE && !spin_lock_kind(r[i].kind))
 			cnt[j].reads = 0;
 		left[i] = SPIN_REPEATS - cnt[j].reads;
 	}
