@@ -241,6 +241,20 @@ static void real_ptrs(void)
 		{ "pthread_cond_broadcast", "GLIBC_2.3.2" },
 		{ "sched_yield", "GLIBC_2.2.5" },
 	};
+	/* Re-entered: the dlopen below allocated, and a malloc of the
+	 * program's own (jemalloc, preloaded before the agent: tracer/
+	 * sanitizer.c) locks a mutex the first time, through these stubs.
+	 * The next definitions then (libc's: such a library defines no
+	 * pthread function), found with no allocation. */
+	static __thread int resolving TLS;
+	if (resolving) {
+		for (int i = 0; i < N_REAL; i++)
+			if (!__atomic_load_n(&avt_real_ptr[i], __ATOMIC_ACQUIRE))
+				__atomic_store_n(&avt_real_ptr[i], dlvsym(RTLD_NEXT, fn[i].name, fn[i].version),
+						 __ATOMIC_RELEASE);
+		return;
+	}
+	resolving = 1;
 	/* libc's own definitions (and ld.so's, its only dependency): no
 	 * other object's names come between */
 	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
@@ -251,6 +265,7 @@ static void real_ptrs(void)
 					 __ATOMIC_RELEASE);
 	if (libc)
 		dlclose(libc);
+	resolving = 0;
 }
 
 /* The fast path's result; declining (-1) before the pointers are known

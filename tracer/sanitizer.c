@@ -18,10 +18,24 @@
  *     appended to ASAN_OPTIONS (the last setting of a flag wins), once: a
  *     replay is given the recording's environment, which has it already.
  *
+ *   - An allocator of its own first: a program linked with a library that
+ *     defines malloc (jemalloc, tcmalloc, mimalloc: redis-server with
+ *     jemalloc) gets that library's malloc natively, since it comes before
+ *     libc in the lookup.  The agent's malloc (preloaded, so before both)
+ *     would take every call to glibc's, and the allocator's own functions
+ *     the agent does not define (malloc_usable_size, mallctl) then meet
+ *     blocks it never made: redis-server died of SIGSEGV in jemalloc's
+ *     malloc_usable_size at its first allocation.  Such a library is named
+ *     in LD_PRELOAD before the agent, as a sanitizer runtime is: its
+ *     malloc comes first again and the agent's heap stubs go unused (the
+ *     heap is then not recorded, as on ptrace: the heap hooks are libc's).
+ *
  * The access feature asks tracer_asan(): ASan's shadow memory is not the
  * program's memory (access.c).
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -42,11 +56,97 @@ static bool first_runtime(const char *soname)
 	return false;
 }
 
+/* Does the ELF file at path define malloc (a global or weak function in
+ * its dynamic symbols)? */
+static bool defines_malloc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool found = false;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			found = gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+				GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
+				(name = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(name, "malloc");
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The file of needed library name, searched for as ld.so does for a
+ * program (RPATH, LD_LIBRARY_PATH, RUNPATH, then the default directories;
+ * ld.so.cache's other directories are not read): true with it in out. */
+static bool find_needed(const char *name, const char *exe, const char *rpath,
+			const char *runpath, const char *ldpath, char *out, size_t outlen)
+{
+	if (strchr(name, '/'))
+		return snprintf(out, outlen, "%s", name) < (int)outlen && access(out, R_OK) == 0;
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof origin, "%s", exe);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	else
+		strcpy(origin, ".");
+	const char *lists[] = { runpath ? NULL : rpath, ldpath, runpath,
+				"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib" };
+	for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+		for (const char *p = lists[l]; p && *p;) {
+			size_t n = strcspn(p, ":;");
+			char dir[PATH_MAX];
+			if (n >= 7 && !strncmp(p, "$ORIGIN", 7))
+				snprintf(dir, sizeof dir, "%s%.*s", origin, (int)(n - 7), p + 7);
+			else if (n >= 9 && !strncmp(p, "${ORIGIN}", 9))
+				snprintf(dir, sizeof dir, "%s%.*s", origin, (int)(n - 9), p + 9);
+			else
+				snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+			if (snprintf(out, outlen, "%s/%s", *dir ? dir : ".", name) < (int)outlen &&
+			    access(out, R_OK) == 0)
+				return true;
+			p += n;
+			p += *p != 0;
+		}
+	}
+	return false;
+}
+
+/* Among the executable's needed libraries, one that defines malloc (not
+ * libc): its soname in s->first, unless a sanitizer runtime is there. */
+static void scan_allocator(struct sanitizer *s, const char *exe, char needed[][64], size_t n,
+			   const char *rpath, const char *runpath, const char *ldpath)
+{
+	char path[PATH_MAX];
+	for (size_t i = 0; i < n && !s->first[0]; i++)
+		if (strncmp(needed[i], "libc.so", 7) &&
+		    find_needed(needed[i], exe, rpath, runpath, ldpath, path, sizeof path) &&
+		    defines_malloc(path)) {
+			strcpy(s->first, needed[i]);
+			s->allocator = true;
+		}
+}
+
 /* Reads the executable's dynamic section (DT_NEEDED) and dynamic symbols
  * (__asan_init: referenced by every ASan-instrumented program, defined in
  * it when the runtime is linked in). */
-static void scan_exe(Elf *e, struct sanitizer *s)
+static void scan_exe(Elf *e, struct sanitizer *s, const char *exe, const char *ldpath)
 {
+	char needed[32][64];
+	size_t nneeded = 0;
+	char rpath[1024] = "", runpath[1024] = "";
+	bool has_rpath = false, has_runpath = false;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -60,6 +160,15 @@ static void scan_exe(Elf *e, struct sanitizer *s)
 				GElf_Dyn dyn;
 				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED)
 					name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+				if (name && nneeded < 32 && strlen(name) < 64)
+					strcpy(needed[nneeded++], name);
+				const char *rp;
+				if ((dyn.d_tag == DT_RPATH || dyn.d_tag == DT_RUNPATH) &&
+				    (rp = elf_strptr(e, sh.sh_link, dyn.d_un.d_val))) {
+					bool run = dyn.d_tag == DT_RUNPATH;
+					snprintf(run ? runpath : rpath, sizeof rpath, "%s", rp);
+					*(run ? &has_runpath : &has_rpath) = true;
+				}
 				if (name && first_runtime(name) && !s->first[0] &&
 				    strlen(name) < sizeof s->first)
 					strcpy(s->first, name);
@@ -74,6 +183,19 @@ static void scan_exe(Elf *e, struct sanitizer *s)
 			}
 		}
 	}
+	if (!s->first[0] && !s->asan)
+		scan_allocator(s, exe, needed, nneeded, has_rpath ? rpath : NULL,
+			       has_runpath ? runpath : NULL, ldpath);
+}
+
+/* name's value in env (NAME=...), or NULL */
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
 }
 
 /* base with ASAN_OPTIONS ending in detect_leaks=0 (added if missing). */
@@ -139,14 +261,16 @@ int sanitizer_prepare(struct tracer *tr)
 		return 0; /* check_exe saw it: the launch says why */
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	extern char **environ;
 	if (e)
-		scan_exe(e, s);
+		scan_exe(e, s, tr->exe, env_get(tr->opts.envp ? tr->opts.envp : environ, "LD_LIBRARY_PATH"));
 	if (e)
 		elf_end(e);
 	close(fd);
+	if (s->allocator)
+		avt_debug("sanitizer: '%s' defines malloc: preloaded before the agent", s->first);
 	if (!s->asan)
 		return 0;
-	extern char **environ;
 	s->env = leak_check_off(tr->opts.envp ? tr->opts.envp : environ);
 	if (!s->env) {
 		avt_error("out of memory");

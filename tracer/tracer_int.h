@@ -258,6 +258,7 @@ struct sanitizer {
 	bool prepared;
 	bool asan;           /* AddressSanitizer: shadow memory (access.c) */
 	char first[64];      /* the runtime's soname LD_PRELOAD must name first, or "" */
+	bool allocator;      /* first is an allocator of the program's (malloc) */
 	char **env;          /* the environment made for it, or NULL */
 	struct { uint64_t lo, hi; } icpt[128]; /* its interceptors of hooked
 	                                          functions (hooks.c) */

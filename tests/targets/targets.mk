@@ -322,3 +322,12 @@ tests/targets/bin/futex_lock_ok: tests/targets/futex_lock.c
 
 # cas_spinlock_ok is cas_spinlock.c with CAS_SPINLOCK_OK defined (it includes it)
 tests/targets/bin/cas_spinlock_ok: tests/targets/cas_spinlock.c
+
+# An allocator of its own in a shared library the program is linked with
+# (as redis-server with jemalloc): tests/e2e/test_record.sh
+tests/targets/bin/libbumpalloc.so: tests/targets/alloc/bumpalloc.c tests/targets/targets.mk | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -fPIC -shared -o $@ $<
+
+tests/targets/bin/own_malloc: tests/targets/own_malloc.c tests/targets/bin/libbumpalloc.so | tests/targets/bin
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Ltests/targets/bin -lbumpalloc -Wl,-rpath,'$$ORIGIN' $(TARGET_LDFLAGS)
+targets: tests/targets/bin/libbumpalloc.so
