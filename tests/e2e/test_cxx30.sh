@@ -19,7 +19,7 @@ CX_STATUS=
 cx_test() {
 	local out=$1 prog=$2
 	shift 2
-	avt_timed 50 test -o "$out" "$@" -- "$(target "$prog")" >"$out.out" 2>&1
+	avt_timed 110 test -o "$out" "$@" -- "$(target "$prog")" >"$out.out" 2>&1
 	CX_STATUS=$?
 	sed 's/^/  | /' "$out.out" >&3
 }
@@ -48,12 +48,14 @@ t_cxx30_own_stack_not_events() {
 	expect_match "$(cat rec.stderr)" "on threads' own stacks left out" "record's summary"
 }
 
+# limit: 120
 t_cxx30_wsq_O0_found() {
 	cx_bug o0 cxx_wsq_O0
 	expect_no_match "$(cat o0.out)" "INFEASIBLE" "cxx_wsq_O0's predictions"
 	cx_no_stuck o0
 }
 
+# limit: 120
 t_cxx30_wsq_O2_found() {
 	cx_bug o2 cxx_wsq
 	# the atomicity violation on q.head_ itself, ranked first: its
@@ -64,6 +66,7 @@ t_cxx30_wsq_O2_found() {
 	cx_no_stuck o2
 }
 
+# limit: 120
 # The twins with a short exploration (the default is 30 s each); the
 # predictions are all replayed either way.
 t_cxx30_wsq_ok_pass() {
