@@ -69,13 +69,15 @@ t_access_lost_update_auto() {
 	expect_eq "$(jq -r '.watch | length' out/meta.json)" 0 "no watchpoints"
 }
 
-# Three explorations of a spinning program (100 runs at least each: some
-# 55 s apiece with both CPUs busy).
+# Three explorations of a spinning program, 100 runs each by count
+# (--explore 100: the runs the default budget of 30 s guarantees at the
+# least, without waiting out the rest of the 30 s; some 55 s apiece with
+# both CPUs busy).
 # limit: 300
 t_access_correct_handoff_no_report() {
-	no_report -- "$(target mem_spinflag)"
-	no_report --watch data,flag -- "$(target mem_spinflag_plain)"
-	no_report -- "$(target mem_spinflag_plain)"
+	no_report --explore 100 -- "$(target mem_spinflag)"
+	no_report --explore 100 --watch data,flag -- "$(target mem_spinflag_plain)"
+	no_report --explore 100 -- "$(target mem_spinflag_plain)"
 }
 
 # Programs with locks, no annotations, no flags: the access breakpoints
