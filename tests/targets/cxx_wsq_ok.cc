@@ -1,2 +1,0 @@
-#define WSQ_OK 1
-#include "cxx_wsq.cc"
