@@ -56,34 +56,13 @@ static bool first_runtime(const char *soname)
 	return false;
 }
 
-/* Does the ELF file at path define malloc (a global or weak function in
- * its dynamic symbols)? */
+/* Does the ELF file at path define malloc?  (elfmod.c's lookup, cached) */
 static bool defines_malloc(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	bool found = false;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	Elf_Scn *scn = NULL;
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-			found = gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-				GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-				GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
-				(name = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(name, "malloc");
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found;
+	static const char *const names[] = { "malloc" };
+	struct elfsym sym[1];
+	int has_symtab;
+	return elf_lookup_funcs(path, names, 1, sym, &has_symtab) > 0;
 }
 
 /* The file of needed library name, searched for as ld.so does for a
