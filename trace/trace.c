@@ -273,16 +273,22 @@ static int writer_thread(struct trace_writer *w, uint32_t id)
 	return 0;
 }
 
-/* Room for one more entry in the open events record (opening one). */
-static int writer_entry_room(struct trace_writer *w)
+/* A new entry (tag, kind) in the open events record (opening one, room
+ * for the longest entry made): where its fields go, its mask at p[-2];
+ * NULL when the file cannot be written. */
+static unsigned char *entry_begin(struct trace_writer *w, unsigned tag, uint16_t kind)
 {
 	if (WBUF_SIZE - w->len < ENTRY_MAX && writer_drain(w) < 0)
-		return -1;
+		return NULL;
 	if (w->batch == NO_BATCH) {
 		w->batch = w->len;
 		w->len += REC_HDR_SIZE;
 	}
-	return 0;
+	unsigned char *p = w->buf + w->len;
+	p[0] = (unsigned char)tag;
+	p[1] = 0;
+	p[2] = (unsigned char)kind;
+	return p + 3;
 }
 
 int trace_write_module(struct trace_writer *w, const struct avt_module_rec *m,
@@ -318,14 +324,12 @@ int trace_write_event(struct trace_writer *w, const struct avt_event *ev)
 		return -1;
 	if (ev->kind > 0xff || writer_thread(w, ev->thread) < 0)
 		return write_plain_event(w, ev);
-	if (writer_entry_room(w) < 0)
+	unsigned char *p = entry_begin(w, TAG_EVENT, ev->kind);
+	if (!p)
 		return -1;
+	unsigned char *mask = p - 2;
 	struct codec_thread *th = &w->th[ev->thread];
-	unsigned char *p = w->buf + w->len, *mask = p + 1;
 	unsigned m = 0;
-	p[0] = TAG_EVENT;
-	p[2] = (unsigned char)ev->kind;
-	p += 3;
 	if (ev->seq != w->nevents) {
 		m |= EM_SEQ;
 		p = put_varint(p, ev->seq);
@@ -384,13 +388,11 @@ int trace_write_alloc(struct trace_writer *w, const struct avt_alloc_rec *a)
 		return -1;
 	if (a->kind > 0xff)
 		return write_record(w, AVT_REC_ALLOC, a, sizeof *a, NULL, 0);
-	if (writer_entry_room(w) < 0)
+	unsigned char *p = entry_begin(w, TAG_ALLOC, a->kind);
+	if (!p)
 		return -1;
-	unsigned char *p = w->buf + w->len, *mask = p + 1;
+	unsigned char *mask = p - 2;
 	unsigned m = 0;
-	p[0] = TAG_ALLOC;
-	p[2] = (unsigned char)a->kind;
-	p += 3;
 	if (a->after_seq != w->nevents) {
 		m |= AM_AFTER;
 		p = put_varint(p, a->after_seq);
