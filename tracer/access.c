@@ -1021,13 +1021,39 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
 
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
  * false when it touched memory another thread shares. */
+static bool own_stack(uint64_t ea, uint64_t rsp)
+{
+	return ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN;
+}
+
+void access_create_arg(struct tracer *tr, struct tthread *t, uint64_t arg, uint64_t sp)
+{
+	(void)tr;
+	if (arg && own_stack(arg, sp))
+		t->priv->stack_escaped = true;
+}
+
+/*
+ * A thread's accesses to its own frames are not events, however the
+ * address was computed (-O0 C++: `this` of an inlined std::vector
+ * template's stack object, reached through a register, not rsp/rbp),
+ * unless the thread let its stack escape (access_create_arg): no other
+ * thread can reach them otherwise.  Another thread's accesses to them stay
+ * events.  Decided from the thread's own past only, so a replay decides
+ * the same at every hit.  The hit still counts (touch, the budget).
+ */
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
 	struct access *ac = tr->proc->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
-	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
+	if (own_stack(ea, rsp)) {
+		if (!t->priv->stack_escaped) {
+			ac->st.own_stack++;
+			return true;
+		}
 		flags |= AVT_F_OWN_STACK;
+	}
 	ac->st.events++;
 	tr_emit(tr, t, kind, ea, 0, s->addr, flags, (uint16_t)n);
 	return priv;

@@ -150,6 +150,8 @@ struct tracer_priv_thread {
 	uint32_t slice_nev;    /* its events then */
 	bool slice_valid;
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
+	bool stack_escaped;    /* it passed a pointer into its own stack to a
+	                          thread start: its own-stack accesses are events */
 	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
 	long held_nr;          /* that call's syscall number */
 	struct {               /* its futex call (futex.c) */
@@ -524,6 +526,9 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
+/* t starts a thread with arg (t's stack pointer sp): a pointer into t's
+ * own stack lets t's frames escape (their accesses are events from then on) */
+void access_create_arg(struct tracer *tr, struct tthread *t, uint64_t arg, uint64_t sp);
 void access_release(struct tracer *tr);
 /* An access the agent committed in-process (through a stub): the event
  * the ptrace path would have emitted, and the site's bookkeeping. */
@@ -598,7 +603,8 @@ bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t
  * what their entry stops make of them.  A create keeps its site for the
  * clone's stop; a join emits its event.  ret: the call's return address,
  * rbp: the caller's frame pointer (a sanitizer interceptor's site). */
-void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp);
+void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp,
+		       uint64_t arg, uint64_t sp);
 void hooks_join_call(struct tracer *tr, struct tthread *t, uint64_t th, uint64_t ret, uint64_t rbp);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */
