@@ -77,10 +77,6 @@
  * means no thread yet, or the granule's next touch would make it that
  * thread's own again and a write to memory two threads share private */
 #define SHARED_OWNER (UINT32_MAX - 1)
-/* How far above its stack pointer an address still counts as the
- * thread's own stack (frames of its callers); thread stacks are megabytes
- * apart */
-#define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
 /* The private budget of hits made before a second thread started, in
  * budgets (the comment at the top) */
@@ -1021,23 +1017,12 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
 
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
  * false when it touched memory another thread shares. */
-static bool own_stack(uint64_t ea, uint64_t rsp)
-{
-	return ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN;
-}
-
-void access_create_arg(struct tracer *tr, struct tthread *t, uint64_t arg, uint64_t sp)
-{
-	(void)tr;
-	if (arg && own_stack(arg, sp))
-		t->priv->stack_escaped = true;
-}
 
 /*
  * A thread's accesses to its own frames are not events, however the
  * address was computed (-O0 C++: `this` of an inlined std::vector
  * template's stack object, reached through a register, not rsp/rbp),
- * unless the thread let its stack escape (access_create_arg): no other
+ * unless the thread let its stack escape (thread_start_arg, tracer_int.h): no other
  * thread can reach them otherwise.  Another thread's accesses to them stay
  * events.  Decided from the thread's own past only, so a replay decides
  * the same at every hit.  The hit still counts (touch, the budget).

@@ -743,9 +743,9 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 		t->priv->create_site = q->site;
 		/* the start routine's argument: pthread_create's 4th, thrd_create's 3rd */
 		if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "pthread_create"))
-			access_create_arg(tr, t, r->rcx, r->rsp);
+			thread_start_arg(t, r->rcx, r->rsp);
 		else if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "thrd_create"))
-			access_create_arg(tr, t, r->rdx, r->rsp);
+			thread_start_arg(t, r->rdx, r->rsp);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);
@@ -898,7 +898,7 @@ void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint6
 	/* the filter and the site of hooks_request, the commit of commit_op */
 	if (h >= 0 && call_site(tr, t, h, &ret)) {
 		t->priv->create_site = interceptor_site(tr, ret, rbp);
-		access_create_arg(tr, t, arg, sp);
+		thread_start_arg(t, arg, sp);
 	}
 }
 

@@ -165,6 +165,27 @@ struct tracer_priv_thread {
 	} fx;
 };
 
+/* How far above its stack pointer an address still counts as the
+ * thread's own stack (frames of its callers); thread stacks are megabytes
+ * apart */
+#define OWN_STACK_SPAN (256u * 1024)
+
+/* Is ea on the stack of a thread whose stack pointer is rsp (its red zone
+ * below rsp included)? */
+static inline bool own_stack(uint64_t ea, uint64_t rsp)
+{
+	return ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN;
+}
+
+/* t starts a thread with arg (t's stack pointer sp): a pointer into t's
+ * own stack lets t's frames escape (their accesses are events from then
+ * on, access.c emit_access).  Not the access feature's: the thread's. */
+static inline void thread_start_arg(struct tthread *t, uint64_t arg, uint64_t sp)
+{
+	if (arg && own_stack(arg, sp))
+		t->priv->stack_escaped = true;
+}
+
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
  * exec_begin / exec_at_entry, the features' plant), copied at fork (a
  * forked child inherits the parent's int3s and slots).  The session holds
@@ -526,9 +547,6 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
 void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
-/* t starts a thread with arg (t's stack pointer sp): a pointer into t's
- * own stack lets t's frames escape (their accesses are events from then on) */
-void access_create_arg(struct tracer *tr, struct tthread *t, uint64_t arg, uint64_t sp);
 void access_release(struct tracer *tr);
 /* An access the agent committed in-process (through a stub): the event
  * the ptrace path would have emitted, and the site's bookkeeping. */
