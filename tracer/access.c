@@ -933,7 +933,13 @@ void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 	q->obj = dec_ea(&s->mem[0], r);
 	q->obj2 = s->nmem > 1 ? dec_ea(&s->mem[1], r) : 0;
 	q->size = (uint16_t)dec_extent(&s->mem[0], r, 0xffff);
-	q->kind = AVT_EV_READ; /* decided at commit */
+	/* decided at commit; an access to the thread's own frames makes no
+	 * event (emit_access), so it is no point a schedule counts or waits
+	 * at: a request of no event, committed as soon as the thread runs on
+	 * (a deadlock's replay waits for main at its join, not at the read of
+	 * its own `t1` just before) */
+	q->kind = own_stack(q->obj, r->rsp) && !t->priv->stack_escaped && s->nmem == 1 ? AVT_EV_NONE
+											 : AVT_EV_READ;
 	t->priv->access_site = b->data;
 }
 
