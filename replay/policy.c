@@ -508,11 +508,8 @@ int policy_pick(void *ctx, struct tracer *tr, struct tthread **run, size_t nrun,
 		}
 		return i;
 	}
-	/* (a thread at an access of its own frames stands at a request of
-	 * no event: committed, it makes none, and goes on to its next one) */
 	for (size_t k = 0; k < nrun; k++)
-		if ((run[k]->state == TS_READY || tracer_at_silent_access(run[k])) &&
-		    run[k]->started && !run[k]->preempted) {
+		if (run[k]->state == TS_READY && run[k]->started && !run[k]->preempted) {
 			rp->advancing = true;
 			*use_last = false;
 			return (int)k;

@@ -918,7 +918,7 @@ void access_plant(struct tracer *tr, pid_t tid)
 
 /* ---- stops */
 
-void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+bool access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r)
 {
 	struct access *ac = tr->proc->as.acc;
@@ -928,19 +928,21 @@ void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 	q->site = b->addr;
 	q->kind = AVT_EV_NONE;
 	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite)
-		return;
+		return false;
 	const struct asite *s = &ac->site[b->data];
 	q->obj = dec_ea(&s->mem[0], r);
 	q->obj2 = s->nmem > 1 ? dec_ea(&s->mem[1], r) : 0;
 	q->size = (uint16_t)dec_extent(&s->mem[0], r, 0xffff);
 	/* decided at commit; an access to the thread's own frames makes no
 	 * event (emit_access), so it is no point a schedule counts or waits
-	 * at: a request of no event, committed as soon as the thread runs on
-	 * (a deadlock's replay waits for main at its join, not at the read of
-	 * its own `t1` just before) */
-	q->kind = own_stack(q->obj, r->rsp) && !t->priv->stack_escaped && s->nmem == 1 ? AVT_EV_NONE
-											 : AVT_EV_READ;
+	 * at: committed at once, the thread runs on (a deadlock's replay
+	 * waits for main at its join, not at the read of its own `t1` just
+	 * before; a replay raises a recorded signal at the thread's next
+	 * point, not between two of its own-stack reads) */
+	bool silent = own_stack(q->obj, r->rsp) && !t->priv->stack_escaped && s->nmem == 1;
+	q->kind = silent ? AVT_EV_NONE : AVT_EV_READ;
 	t->priv->access_site = b->data;
+	return silent;
 }
 
 /* cmpxchg: does the comparison succeed now?  (The thread runs it next and

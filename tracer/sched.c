@@ -44,11 +44,6 @@ bool tracer_at_exit(const struct tthread *t)
 	return t->state == TS_REQ && t->req.hook >= 0 && hook_defs[t->req.hook].op == OP_EXIT;
 }
 
-bool tracer_at_silent_access(const struct tthread *t)
-{
-	return t->state == TS_REQ && t->req.hook == HK_ACCESS && t->req.kind == AVT_EV_NONE;
-}
-
 bool tracer_at_sleep(const struct tthread *t)
 {
 	return t->state == TS_REQ && sched_is_sleep_call(t->req.hook);

@@ -251,9 +251,6 @@ bool tracer_at_exit(const struct tthread *t);
 /* Is t stopped at a sleeping call (nanosleep, poll, sched_yield, ...),
  * offering the CPU to the others? */
 bool tracer_at_sleep(const struct tthread *t);
-/* Is t at a request that makes no event when committed (an access to its
- * own frames: access.c)?  A replay runs it on to its next request. */
-bool tracer_at_silent_access(const struct tthread *t);
 
 /* Resolves and checks the program (exists, executable, ELF, not setuid)
  * without running it; tracer_launch does it too.  -1 after one error. */

@@ -544,7 +544,10 @@ void stack_unwinding(struct tracer *tr, struct tthread *t);
 /* access.c */
 void access_plant(struct tracer *tr, pid_t tid);
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
-void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+/* t stopped at access site b with registers r: its request.  True when
+ * the access is to t's own frames (no event: emit_access), a request no
+ * schedule counts or waits at, committed at once. */
+bool access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
 void access_release(struct tracer *tr);
