@@ -597,8 +597,10 @@ HIDDEN int avt_create_fast(uint64_t a0, uint64_t a1, uint64_t site, uint64_t rbp
 	if (ticket < 0) {
 		atomic_fetch_add_explicit(&avt_ring->full, 1, memory_order_relaxed);
 	} else {
-		avt_agent_commit_alloc(avt_ring, (uint64_t)ticket, AVT_RAW_CREATE, 0, rbp, 0, site,
-				       avt_my_tid);
+		/* the stub's frame: out[1] is the saved rcx (the start
+		 * routine's argument), out + 5 the caller's stack pointer */
+		avt_agent_commit_alloc(avt_ring, (uint64_t)ticket, AVT_RAW_CREATE, out[1], rbp,
+				       (uint64_t)(uintptr_t)(out + 5), site, avt_my_tid);
 		*out = atomic_load_explicit(&avt_ring->raw[AVT_RAW_CREATE], memory_order_relaxed);
 	}
 	avt_leave();

@@ -272,12 +272,13 @@ static int record_said(const struct record_opts *opts, int rc, enum tstep st, co
 		avt_info("avtrace: %s events through the in-process agent",
 			 fmt_thousands(s->agent_events, ev, sizeof ev));
 	if (res.access_on) {
-		char ae[32], in[64] = "";
+		char ae[32], os[32], in[64] = "";
 		if (res.access.stubs)
 			snprintf(in, sizeof in, "; %u taken in-process", res.access.stubs);
-		avt_info("avtrace: access breakpoints: %u site%s, %s access events; %u site%s disarmed (private after %u hits)%s%s",
+		avt_info("avtrace: access breakpoints: %u site%s, %s access events (%s on threads' own stacks left out); %u site%s disarmed (private after %u hits)%s%s",
 			 res.access.sites, res.access.sites == 1 ? "" : "s",
-			 fmt_thousands(res.access.events, ae, sizeof ae), res.access.disarmed,
+			 fmt_thousands(res.access.events, ae, sizeof ae),
+			 fmt_thousands(res.access.own_stack, os, sizeof os), res.access.disarmed,
 			 res.access.disarmed == 1 ? "" : "s", o.access_budget ? o.access_budget : 256, in,
 			 res.access.skipped ? "; some sites skipped (see the trace notes)" : "");
 	}

@@ -1047,6 +1047,8 @@ out:
 	return rc;
 }
 
+static int index_vars(struct pr_model *m);
+
 struct pr_model *pr_model_new(const struct trace *t)
 {
 	return pr_model_new_steers(t, NULL, NULL);
@@ -1081,7 +1083,7 @@ struct pr_model *pr_model_new_steers(const struct trace *t, pr_steers_fn steers,
 		pr_model_free(m);
 		return NULL;
 	}
-	if (rc < 0 || assign_slots(m) < 0 || model_alloc(m) < 0 ||
+	if (rc < 0 || index_vars(m) < 0 || assign_slots(m) < 0 || model_alloc(m) < 0 ||
 	    (rc = model_fill(m, steers, ctx)) == -1)
 		goto oom;
 	if (rc == -2) { /* stopped (pr_stopped()): no message */
@@ -1095,10 +1097,72 @@ oom:
 	return NULL;
 }
 
+static const struct trace *vsort_t;
+
+static int alloc_by_addr(const void *a, const void *b)
+{
+	const struct avt_alloc_rec *x = &vsort_t->allocs[*(const uint32_t *)a];
+	const struct avt_alloc_rec *y = &vsort_t->allocs[*(const uint32_t *)b];
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->after_seq < y->after_seq ? -1 : x->after_seq > y->after_seq;
+}
+
+/* m->var (pr_var): each access's address with the number of the newest
+ * allocation made before it that covers it (a block of the heap's), in the
+ * bits above user space.  Looks back at most 256 allocations below the
+ * address, as cli/names.c names them.  0, or -1 when out of memory. */
+static int index_vars(struct pr_model *m)
+{
+	const struct trace *t = m->t;
+	uint32_t *ix = NULL, n = 0;
+	if (!t->nallocs)
+		return 0;
+	ix = malloc(t->nallocs * sizeof *ix);
+	m->var = malloc((size_t)m->nev * sizeof *m->var);
+	if (!ix || !m->var) {
+		free(ix);
+		return -1;
+	}
+	for (size_t i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].kind != AVT_ALLOC_FREE && t->allocs[i].size)
+			ix[n++] = (uint32_t)i;
+	vsort_t = t;
+	qsort(ix, n, sizeof *ix, alloc_by_addr);
+	for (uint32_t x = 0; x < m->nev; x++) {
+		const struct avt_event *e = &t->ev[x];
+		m->var[x] = e->obj;
+		if (!avt_kind_is_access(e->kind))
+			continue;
+		uint32_t lo = 0, hi = n;
+		while (lo < hi) { /* first allocation above obj */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (t->allocs[ix[mid]].addr <= e->obj)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		uint64_t best = UINT64_MAX, gen = 0;
+		for (uint32_t k = lo; k-- > 0 && lo - k <= 256;) {
+			const struct avt_alloc_rec *a = &t->allocs[ix[k]];
+			if (e->obj - a->addr >= a->size || a->after_seq > x)
+				continue;
+			if (best == UINT64_MAX || a->after_seq > best) {
+				best = a->after_seq;
+				gen = ix[k] + 1;
+			}
+		}
+		m->var[x] = e->obj | (gen & 0x1ffff) << 47;
+	}
+	free(ix);
+	return 0;
+}
+
 void pr_model_free(struct pr_model *m)
 {
 	if (!m)
 		return;
+	free(m->var);
 	for (uint32_t u = 0; m->tev && u < m->nthreads; u++)
 		free(m->tev[u]);
 	free(m->tev);

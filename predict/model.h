@@ -116,6 +116,7 @@ struct pr_model {
 	size_t nsnap, snapcap;
 	struct pr_lsnode *lsn;   /* [0] is the empty set */
 	size_t nlsn, lsncap;
+	uint64_t *var;           /* per event: the variable an access touches (pr_var); NULL: obj */
 };
 
 /* May the value the read at site mod+off of address addr loads steer its
@@ -141,6 +142,17 @@ void pr_model_free(struct pr_model *m);
 static inline const struct avt_event *pr_ev(const struct pr_model *m, uint32_t e)
 {
 	return &m->t->ev[e];
+}
+
+/* The variable access event x touches: its address, told apart by the heap
+ * allocation that last gave out that memory before x.  Two threads'
+ * private std::vector buffers at one address (a block freed by one and
+ * handed to the other by malloc: the allocator orders them, unseen) are two
+ * variables, not a race; an access after the free still meets the
+ * accesses made before it (use after free). */
+static inline uint64_t pr_var(const struct pr_model *m, uint32_t x)
+{
+	return m->var ? m->var[x] : m->t->ev[x].obj;
 }
 
 /* Event of thread u at tindex i, or PR_NONE if out of range. */

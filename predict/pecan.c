@@ -206,9 +206,9 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		const struct avt_event *e = pr_ev(m, x);
 		if (!is_access(e))
 			continue;
-		uint32_t v = pr_hmap_get(&vars, e->obj);
+		uint32_t v = pr_hmap_get(&vars, pr_var(m, x));
 		if (v == UINT32_MAX) {
-			if (c->nvar == UINT32_MAX >> 1 || pr_hmap_add(&vars, e->obj, c->nvar) < 0)
+			if (c->nvar == UINT32_MAX >> 1 || pr_hmap_add(&vars, pr_var(m, x), c->nvar) < 0)
 				goto out;
 			v = c->nvar++;
 		}

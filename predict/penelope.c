@@ -133,7 +133,7 @@ static int count_vars(struct pen *p, struct pr_hmap *vars)
 		const struct avt_event *e = pr_ev(m, x);
 		if (!is_access(e))
 			continue;
-		uint32_t v = pr_hmap_get(vars, e->obj);
+		uint32_t v = pr_hmap_get(vars, pr_var(m, x));
 		if (v == UINT32_MAX) {
 			if (p->nvar + 1 >= cap) {
 				uint32_t nc = cap ? cap * 2 : 64;
@@ -144,7 +144,7 @@ static int count_vars(struct pen *p, struct pr_hmap *vars)
 				n = g;
 				cap = nc;
 			}
-			if (pr_hmap_add(vars, e->obj, p->nvar) < 0)
+			if (pr_hmap_add(vars, pr_var(m, x), p->nvar) < 0)
 				goto oom;
 			v = p->nvar++;
 		}
@@ -182,7 +182,7 @@ static int place(struct pen *p, const struct pr_hmap *vars)
 			nrel[e->thread]++;
 		if (!is_access(e))
 			continue;
-		p->acc[fill[pr_hmap_get(vars, e->obj)]++] =
+		p->acc[fill[pr_hmap_get(vars, pr_var(m, x))]++] =
 			(struct acc){ e->site_off, x, e->thread, e->kind, e->site_mod, t->seg,
 				      t->modseg, t->blk, m->ls[x], nrel[e->thread] };
 	}
@@ -1102,7 +1102,7 @@ static int rk_recorded(struct rk *r, const struct pr_model *m, uint32_t maxev)
 		const struct avt_event *e = pr_ev(m, x);
 		if (!is_access(e))
 			continue;
-		uint32_t v = rk_var(r, e->obj);
+		uint32_t v = rk_var(r, pr_var(m, x));
 		if (v == PR_NONE)
 			return -1;
 		if (avt_kind_writes(e->kind))
@@ -1125,7 +1125,7 @@ static bool rk_scheduled(struct rk *r, const struct pr_model *m, const struct sc
 			const struct avt_event *e = pr_ev(m, x);
 			if (!is_access(e))
 				continue;
-			uint32_t v = pr_hmap_get(&r->vars, e->obj);
+			uint32_t v = pr_hmap_get(&r->vars, pr_var(m, x));
 			if (avt_kind_writes(e->kind))
 				r->lastw[v] = x + 1;
 			else if (steering(r, e) && pr_hmap_get(&r->want, x) != r->lastw[v])

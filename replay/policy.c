@@ -65,7 +65,66 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static bool same_event(const struct avt_event *a, const struct avt_event *b)
+/* Are x and y in the one heap block the recording's newest allocation
+ * before event seq gave out (and covers x)? */
+static const struct avt_alloc_rec *block_of(const struct avt_alloc_rec *al, size_t n,
+					     uint64_t seq, uint64_t x)
+{
+	const struct avt_alloc_rec *best = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct avt_alloc_rec *a = &al[i];
+		if (a->after_seq > seq)
+			break;
+		if (a->kind != AVT_ALLOC_FREE && a->size && x - a->addr < a->size)
+			best = a;
+	}
+	return best;
+}
+
+/* The allocations thread u made before a (a's number among them). */
+static size_t nth_of(const struct avt_alloc_rec *al, const struct avt_alloc_rec *a)
+{
+	size_t k = 0;
+	for (const struct avt_alloc_rec *p = al; p < a; p++)
+		k += p->thread == a->thread && p->kind != AVT_ALLOC_FREE;
+	return k;
+}
+
+/* Is y (this run) where x (the recording, at event seq) is: in the same
+ * heap block, or at the same offset of the block the same thread's same
+ * allocation gave it in this run (malloc hands a thread another arena
+ * when the thread whose arena it got in the recording is still alive)? */
+static bool same_block(const struct replay *rp, uint64_t seq, uint64_t x, uint64_t y)
+{
+	const struct trace *t = rp->trace;
+	const struct avt_alloc_rec *a = t ? block_of(t->allocs, t->nallocs, seq, x) : NULL;
+	if (!a)
+		return false;
+	if (y - a->addr < a->size)
+		return true;
+	size_t k = nth_of(t->allocs, a);
+	for (size_t i = 0; i < rp->nallocs; i++) {
+		const struct avt_alloc_rec *b = &rp->allocs[i];
+		if (b->thread != a->thread || b->kind == AVT_ALLOC_FREE)
+			continue;
+		if (k-- == 0)
+			return b->size == a->size && y - b->addr == x - a->addr;
+	}
+	return false;
+}
+
+/*
+ * b (this run) is a's (the recording's) event.  An access at the same
+ * instruction, of the same kind and size, to another address inside the
+ * same heap block is: its element was computed from a value another
+ * thread's order changed (items_[h] after a racy read of h, the very
+ * interleaving a prediction forces), and the thread goes on at the same
+ * instructions; a different path shows at its next site.  So is one at the
+ * same offset of the block the thread's same allocation got in this run
+ * (cxx_account: a client's private history vector in another arena).
+ */
+static bool same_event(const struct replay *rp, const struct avt_event *a,
+		       const struct avt_event *b)
 {
 	if (a->kind != b->kind || a->thread != b->thread)
 		return false;
@@ -74,7 +133,8 @@ static bool same_event(const struct avt_event *a, const struct avt_event *b)
 	if (a->site_mod != b->site_mod || a->site_off != b->site_off)
 		return false;
 	if (a->obj != b->obj)
-		return false;
+		return avt_kind_is_access(a->kind) && (a->flags & AVT_F_ACCESS_BPT) &&
+		       a->size == b->size && same_block(rp, a->seq, a->obj, b->obj);
 	return a->kind != AVT_EV_WAIT || a->obj2 == b->obj2;
 }
 
@@ -124,7 +184,7 @@ int policy_event(void *ctx, struct tracer *tr, const struct avt_event *ev)
 	const struct sched_step *st = &rp->sched->steps[rp->step];
 	const struct avt_event *exp = ev->thread < rp->nthreads && ev->tindex < rp->ntexp[ev->thread] ?
 		rp->texp[ev->thread][ev->tindex] : NULL;
-	if (ev->thread != st->thread || !exp || !same_event(exp, ev)) {
+	if (ev->thread != st->thread || !exp || !same_event(rp, exp, ev)) {
 		rp->has_div = true;
 		rp->actual = *ev;
 		if (exp)

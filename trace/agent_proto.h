@@ -472,7 +472,8 @@ static inline void avt_agent_commit_access(struct avt_agent_hdr *h, uint64_t tic
  * realloc was given, seq = the size asked for, site_off = the absolute
  * return address.  pthread_create's (tindex AVT_RAW_CREATE, before the
  * call): site_off = its return address, obj2 = the caller's frame
- * pointer; the supervisor keeps the site for the create event it emits
+ * pointer, obj = the start routine's argument, seq = the caller's stack
+ * pointer (a pointer into its own stack lets its stack escape); the supervisor keeps the site for the create event it emits
  * at the clone's stop, as the ptrace hook's entry keeps it.  The supervisor makes of it what the ptrace hook's
  * return (or, for free, its entry) makes: no event, only avt_alloc_recs
  * (after_seq: the events drained before it). */

@@ -77,10 +77,6 @@
  * means no thread yet, or the granule's next touch would make it that
  * thread's own again and a write to memory two threads share private */
 #define SHARED_OWNER (UINT32_MAX - 1)
-/* How far above its stack pointer an address still counts as the
- * thread's own stack (frames of its callers); thread stacks are megabytes
- * apart */
-#define OWN_STACK_SPAN (256u * 1024)
 #define MAX_GRANULES 4
 /* The private budget of hits made before a second thread started, in
  * budgets (the comment at the top) */
@@ -922,7 +918,7 @@ void access_plant(struct tracer *tr, pid_t tid)
 
 /* ---- stops */
 
-void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+bool access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r)
 {
 	struct access *ac = tr->proc->as.acc;
@@ -932,13 +928,21 @@ void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 	q->site = b->addr;
 	q->kind = AVT_EV_NONE;
 	if (!ac || b->data < 0 || (size_t)b->data >= ac->nsite)
-		return;
+		return false;
 	const struct asite *s = &ac->site[b->data];
 	q->obj = dec_ea(&s->mem[0], r);
 	q->obj2 = s->nmem > 1 ? dec_ea(&s->mem[1], r) : 0;
 	q->size = (uint16_t)dec_extent(&s->mem[0], r, 0xffff);
-	q->kind = AVT_EV_READ; /* decided at commit */
+	/* decided at commit; an access to the thread's own frames makes no
+	 * event (emit_access), so it is no point a schedule counts or waits
+	 * at: committed at once, the thread runs on (a deadlock's replay
+	 * waits for main at its join, not at the read of its own `t1` just
+	 * before; a replay raises a recorded signal at the thread's next
+	 * point, not between two of its own-stack reads) */
+	bool silent = own_stack(q->obj, r->rsp) && !t->priv->stack_escaped && s->nmem == 1;
+	q->kind = silent ? AVT_EV_NONE : AVT_EV_READ;
 	t->priv->access_site = b->data;
+	return silent;
 }
 
 /* cmpxchg: does the comparison succeed now?  (The thread runs it next and
@@ -1021,13 +1025,28 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
 
 /* One access event of t at ea (n bytes, rsp: t's stack pointer then);
  * false when it touched memory another thread shares. */
+
+/*
+ * A thread's accesses to its own frames are not events, however the
+ * address was computed (-O0 C++: `this` of an inlined std::vector
+ * template's stack object, reached through a register, not rsp/rbp),
+ * unless the thread let its stack escape (thread_start_arg, tracer_int.h): no other
+ * thread can reach them otherwise.  Another thread's accesses to them stay
+ * events.  Decided from the thread's own past only, so a replay decides
+ * the same at every hit.  The hit still counts (touch, the budget).
+ */
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
 			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
 {
 	struct access *ac = tr->proc->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
-	if (ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN)
+	if (own_stack(ea, rsp)) {
+		if (!t->priv->stack_escaped) {
+			ac->st.own_stack++;
+			return true;
+		}
 		flags |= AVT_F_OWN_STACK;
+	}
 	ac->st.events++;
 	tr_emit(tr, t, kind, ea, 0, s->addr, flags, (uint16_t)n);
 	return priv;

@@ -594,7 +594,7 @@ static void heap_record(struct tracer *tr, struct tthread *t, const struct avt_e
 {
 	static const enum hop ops[] = { OP_MALLOC, OP_CALLOC, OP_REALLOC, OP_FREE };
 	if (ev->tindex == AVT_RAW_CREATE) {
-		hooks_create_call(tr, t, ev->site_off, ev->obj2);
+		hooks_create_call(tr, t, ev->site_off, ev->obj2, ev->obj, ev->seq);
 		return;
 	}
 	if (ev->tindex < AVT_RAW_MALLOC || ev->tindex > AVT_RAW_FREE) {

@@ -211,8 +211,14 @@ static bool watch_f_stray(struct tracer *tr, struct tthread *t, struct ptu_statu
 static struct next access_f_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
 				struct user_regs_struct *r, const struct user_regs_struct *now)
 {
-	access_request(tr, t, b, r);
-	return nx_request(t, b, r, now);
+	if (!access_request(tr, t, b, r))
+		return nx_request(t, b, r, now);
+	/* an access to its own frames: no scheduling point */
+	t->priv->regs = *r;
+	access_commit(tr, t);
+	struct user_regs_struct go = *r;
+	go.rip = bpt_resume_pc(b);
+	return now ? nx_regs_changed(&go, now) : nx_regs(nx(NX_RESUME), &go);
 }
 
 #define BIT(k) (1u << (k))

@@ -741,6 +741,11 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 	switch (hook_defs[q->hook].op) {
 	case OP_CREATE:
 		t->priv->create_site = q->site;
+		/* the start routine's argument: pthread_create's 4th, thrd_create's 3rd */
+		if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "pthread_create"))
+			thread_start_arg(t, r->rcx, r->rsp);
+		else if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "thrd_create"))
+			thread_start_arg(t, r->rdx, r->rsp);
 		return 0;
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);
@@ -886,12 +891,15 @@ static int builtin_hook(enum hop op)
 	return -1;
 }
 
-void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp)
+void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp,
+		       uint64_t arg, uint64_t sp)
 {
 	int h = builtin_hook(OP_CREATE);
 	/* the filter and the site of hooks_request, the commit of commit_op */
-	if (h >= 0 && call_site(tr, t, h, &ret))
+	if (h >= 0 && call_site(tr, t, h, &ret)) {
 		t->priv->create_site = interceptor_site(tr, ret, rbp);
+		thread_start_arg(t, arg, sp);
+	}
 }
 
 void hooks_join_call(struct tracer *tr, struct tthread *t, uint64_t th, uint64_t ret, uint64_t rbp)

@@ -150,6 +150,8 @@ struct tracer_priv_thread {
 	uint32_t slice_nev;    /* its events then */
 	bool slice_valid;
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
+	bool stack_escaped;    /* it passed a pointer into its own stack to a
+	                          thread start: its own-stack accesses are events */
 	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
 	long held_nr;          /* that call's syscall number */
 	struct {               /* its futex call (futex.c) */
@@ -162,6 +164,27 @@ struct tracer_priv_thread {
 		uint32_t n2;       /* wake_op: how many on word2 */
 	} fx;
 };
+
+/* How far above its stack pointer an address still counts as the
+ * thread's own stack (frames of its callers); thread stacks are megabytes
+ * apart */
+#define OWN_STACK_SPAN (256u * 1024)
+
+/* Is ea on the stack of a thread whose stack pointer is rsp (its red zone
+ * below rsp included)? */
+static inline bool own_stack(uint64_t ea, uint64_t rsp)
+{
+	return ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN;
+}
+
+/* t starts a thread with arg (t's stack pointer sp): a pointer into t's
+ * own stack lets t's frames escape (their accesses are events from then
+ * on, access.c emit_access).  Not the access feature's: the thread's. */
+static inline void thread_start_arg(struct tthread *t, uint64_t arg, uint64_t sp)
+{
+	if (arg && own_stack(arg, sp))
+		t->priv->stack_escaped = true;
+}
 
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
  * exec_begin / exec_at_entry, the features' plant), copied at fork (a
@@ -521,7 +544,10 @@ void stack_unwinding(struct tracer *tr, struct tthread *t);
 /* access.c */
 void access_plant(struct tracer *tr, pid_t tid);
 void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m);
-void access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
+/* t stopped at access site b with registers r: its request.  True when
+ * the access is to t's own frames (no event: emit_access), a request no
+ * schedule counts or waits at, committed at once. */
+bool access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 		    const struct user_regs_struct *r);
 void access_commit(struct tracer *tr, struct tthread *t);
 void access_release(struct tracer *tr);
@@ -598,7 +624,8 @@ bool hooks_heap_call(struct tracer *tr, struct tthread *t, enum hop op, uint64_t
  * what their entry stops make of them.  A create keeps its site for the
  * clone's stop; a join emits its event.  ret: the call's return address,
  * rbp: the caller's frame pointer (a sanitizer interceptor's site). */
-void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp);
+void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp,
+		       uint64_t arg, uint64_t sp);
 void hooks_join_call(struct tracer *tr, struct tthread *t, uint64_t th, uint64_t ret, uint64_t rbp);
 /* t entered a forced unwind in a condition wait: its request is now the
  * mutex's re-acquisition (false: no such wait). */

@@ -115,7 +115,10 @@ t_agent_access_short_covered() {
 		[ "$covers" -ge 10 ] || fail "$p: $covers short sites covered"
 		expect_eq "$(jq .access_covers p/meta.json)" "$covers" "$p: covers with --no-agent"
 		[ "$STUBS" -ge 20 ] || fail "$p: only $STUBS sites taken in-process"
-		[ "$AGENT_EVENTS" -ge 40 ] || fail "$p: only $AGENT_EVENTS events in-process"
+		# (19 of acc_deque's 30 access events, 19 of acc_treiber's 37: a
+		# thread's accesses to its own frames, most of the in-process
+		# ones before, are no events since issue 30's own-stack rule)
+		[ "$AGENT_EVENTS" -ge 15 ] || fail "$p: only $AGENT_EVENTS events in-process"
 	done
 }
 

@@ -63,6 +63,16 @@ tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets
 tests/targets/bin/atomic_wait tests/targets/bin/atomic_wait_ok: tests/targets/bin/%: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
 	$(CXX) -std=c++20 -O0 -g -pthread -fno-omit-frame-pointer -Wall -Wextra -o $@ $< $(TARGET_LDFLAGS)
 
+# The work-stealing queues (issue 30, shape 3): -O2 by the rule above,
+# and -O0 (bin/NAME_O0), where every inlined std::vector template keeps
+# its frame and its stack objects.
+CXX_O0_BINS := tests/targets/bin/cxx_wsq_O0 tests/targets/bin/cxx_wsq_ok_O0 \
+	tests/targets/bin/cxx_account_O0
+targets: $(CXX_O0_BINS)
+tests/targets/bin/cxx_wsq_ok tests/targets/bin/cxx_wsq_ok_O0: tests/targets/cxx_wsq.cc
+$(CXX_O0_BINS): tests/targets/bin/%_O0: tests/targets/%.cc tests/targets/targets.mk | tests/targets/bin
+	$(CXX) -std=gnu++17 -O0 -g -pthread -fno-omit-frame-pointer -Wall -o $@ $< $(TARGET_LDFLAGS)
+
 # It reads the agent's shared region (trace/agent_proto.h).
 tests/targets/bin/agent_drained: tests/targets/agent_drained.c trace/agent_proto.h tests/targets/targets.mk | tests/targets/bin
 	$(CC) $(TARGET_CFLAGS) -I. -o $@ $< $(TARGET_LDFLAGS)

@@ -1,0 +1,2 @@
+#define WSQ_OK 1
+#include "cxx_wsq.cc"
