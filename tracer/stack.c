@@ -156,7 +156,7 @@ static int start_regs(struct tracer *tr, struct tthread *t, uint64_t site, bool 
 int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_request,
 		  struct avt_frame *out, int max)
 {
-	struct cfi_frame w[MAX_STACK_DEPTH + 8];
+	struct cfi_frame w[MAX_STACK_WALK];
 	struct cfi_regs regs;
 	struct tracer_priv_thread *p = t->priv;
 	if (max > MAX_STACK_DEPTH)
@@ -170,7 +170,7 @@ int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_r
 	ctx->t = t;
 	snapshot(ctx, regs.r[CFI_RSP]);
 	struct cfi_env env = { walk_read, walk_find, walk_real_ra, ctx };
-	int nw = cfi_walk(&env, &regs, w, MAX_STACK_DEPTH + 8);
+	int nw = cfi_walk(&env, &regs, w, MAX_STACK_WALK);
 	free(ctx);
 	/* skip the library frames above the user code (a hooked function,
 	 * pthread_create's insides); stop at the first one below it */
@@ -178,15 +178,34 @@ int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_r
 	while (first < nw && !user_code(tr, w[first].pc))
 		first++;
 	int n = 0;
-	while (first + n < nw && n < max && user_code(tr, w[first + n].pc))
+	while (first + n < nw && user_code(tr, w[first + n].pc))
 		n++;
 	const struct cfi_frame *u = w + first;
-	/* match with the live calls, outermost first */
+	/*
+	 * Match with the live calls, outermost first: every user frame the
+	 * walk read, not only the `max` innermost the event keeps (a C++
+	 * thread is a dozen frames deep: matched on its innermost eight, the
+	 * outermost kept moved with the depth of the event, and every event
+	 * got new calls; cxx_account's read and write were in two calls of
+	 * deposit).  A walk that filled its buffer starts below the thread's
+	 * outermost calls: it is matched from the live call of its outermost
+	 * frame's CFA (stacks grow down: outer calls have higher CFAs).
+	 */
+	int k0 = 0;
+	if (n && first + n == nw && nw == MAX_STACK_WALK)
+		while (k0 < p->nlive && p->live[k0].cfa > u[n - 1].cfa)
+			k0++;
+	if (k0 + n > MAX_STACK_WALK) { /* forget the outermost calls */
+		int drop = k0 + n - MAX_STACK_WALK;
+		memmove(p->live, p->live + drop, (size_t)(p->nlive - drop) * sizeof p->live[0]);
+		p->nlive -= drop;
+		k0 -= drop;
+	}
 	int k = 0;
-	while (k < n && k < p->nlive && p->live[k].cfa == u[n - 1 - k].cfa)
+	while (k < n && k0 + k < p->nlive && p->live[k0 + k].cfa == u[n - 1 - k].cfa)
 		k++;
-	p->nlive = k;
-	for (int i = k; i < n && p->nlive < MAX_STACK_DEPTH; i++) {
+	p->nlive = k0 + k;
+	for (int i = k; i < n; i++) {
 		const struct cfi_frame *x = &u[n - 1 - i];
 		p->live[p->nlive].cfa = x->cfa;
 		p->live[p->nlive].inv = ++p->next_inv;
@@ -194,12 +213,13 @@ int stack_capture(struct tracer *tr, struct tthread *t, uint64_t site, bool at_r
 		if (x->ra_slot && (user_code(tr, x->ra) || i == 0))
 			watch_return(tr, t, x->ra_slot, x->ra);
 	}
-	for (int i = 0; i < n; i++) {
+	int keep = n < max ? n : max;
+	for (int i = 0; i < keep; i++) {
 		memset(&out[i], 0, sizeof out[i]);
 		tracer_site(tr, u[i].pc, &out[i].mod, &out[i].off);
-		out[i].inv = n - 1 - i < p->nlive ? p->live[n - 1 - i].inv : 0;
+		out[i].inv = p->live[k0 + n - 1 - i].inv;
 	}
-	return n;
+	return keep;
 }
 
 void stack_frame_returned(struct tthread *t, uint64_t slot)

@@ -126,6 +126,8 @@ struct retframe {
 
 #define MAX_RETFRAMES 32
 #define MAX_STACK_DEPTH 16
+/* Frames a stack walk reads: the calls it tells apart (stack.c) */
+#define MAX_STACK_WALK (MAX_STACK_DEPTH + 8)
 
 struct tracer_priv_thread {
 	struct process *proc;  /* the process it belongs to */
@@ -143,7 +145,7 @@ struct tracer_priv_thread {
 	struct user_regs_struct regs; /* registers at the request stop */
 	bool regs_valid;
 	uint64_t stop_pc;      /* address of the int3 it is stopped at (requests) */
-	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_DEPTH]; /* open calls, outermost first */
+	struct { uint64_t cfa; uint32_t inv; } live[MAX_STACK_WALK]; /* open calls, outermost first */
 	int nlive;
 	uint32_t next_inv;
 	struct user_regs_struct slice_regs; /* registers at its last slice end */
