@@ -9,6 +9,7 @@
 #include "names.h"
 #include "prediction.h"
 #include "symbolizer/sym.h"
+#include "trace/meta.h"
 #include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
@@ -257,6 +258,14 @@ int cmd_predict(int argc, char **argv)
 	struct prediction_set set;
 	int rc = EXIT_USAGE;
 	atomic_funcs_arm(&af, t, &o);
+	/* the code the recording instrumented: its --access-scope */
+	char mpath[4096], merr[512];
+	snprintf(mpath, sizeof mpath, "%s/meta.json", dir);
+	struct avt_meta *meta = meta_read(mpath, merr, sizeof merr, NULL);
+	if (meta) {
+		o.scope_known = true;
+		o.scope = meta->access_scope;
+	}
 	struct names vn;
 	bool vn_open = names_open(&vn, t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
@@ -278,6 +287,7 @@ int cmd_predict(int argc, char **argv)
 		prediction_set_release(&set);
 	}
 	atomic_funcs_release(&af);
+	meta_free(meta);
 	trace_free(t);
 	pr_patterns_release(&pats);
 	return rc;

@@ -650,6 +650,8 @@ static int test_predict(struct test_run *tr)
 {
 	struct names vn;
 	atomic_funcs_arm(&tr->af, tr->t, &tr->po);
+	tr->po.scope_known = true; /* what the recording instrumented */
+	tr->po.scope = tr->ro.access_scope;
 	bool vn_open = names_open(&vn, tr->t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
 		tr->po.read_steers = sym_read_steers;

@@ -27,6 +27,7 @@
 #include "sidetrack.h"
 #include "synth.h"
 #include "trace/log.h"
+#include "trace/scope.h"
 
 #define SYNTH_BUDGET 50000000ull /* events scheduled over all predictions */
 
@@ -331,6 +332,7 @@ struct synth {
 	uint64_t budget;         /* events still to schedule */
 	size_t *sib;             /* per candidate: its sibling, or SIZE_MAX */
 	bool *done;              /* per candidate: predicted */
+	const struct predict_opts *o;
 };
 
 /* Candidate i's bug is predicted: by i itself (predicted early, at its
@@ -408,21 +410,57 @@ static bool pair_covered(const struct trace *t, const struct prediction_set *s,
 	return false;
 }
 
-/* Candidate i is not to be synthesized: its bug is predicted already, or
- * it is a site pair's race over the cap or another prediction's. */
+/*
+ * An atomicity candidate (SideTrack's window, PENELOPE's or PECAN's
+ * pattern) whose every event lies in code outside the recording's scope:
+ * a system library's critical sections, whose accesses are no events
+ * (docs/memory-access.md).  Reordering them is a guess about data the
+ * trace never saw, and the library's next branch follows the data, not
+ * the guess: GLib's thread-pool test, a SideTrack window on the pool
+ * queue's GMutex inside libglib, whose replay met T1 at another lock than
+ * recorded (INFEASIBLE).  Deadlocks and orders are still predicted there:
+ * they need no data.  Events in the user's code (a GMutex locked by the
+ * program itself: its call's site is the program's) keep the candidate.
+ */
+static bool outside_scope(const struct synth *y, const struct pr_cand *c)
+{
+	const struct predict_opts *o = y->o;
+	if (!o || !o->scope_known || !c->nev)
+		return false;
+	if (c->det != PR_DET_SIDETRACK && c->det != PR_DET_PENELOPE && c->det != PR_DET_PECAN)
+		return false;
+	const struct trace *t = y->m->t;
+	for (uint32_t k = 0; k < c->nev; k++) {
+		const struct avt_event *e = &t->ev[c->ev[k]];
+		const struct avt_module *mod =
+			e->site_mod == AVT_MOD_NONE ? NULL : trace_module(t, e->site_mod);
+		if (!mod || !mod->path || avt_user_code_path(mod->path, o->scope))
+			return false;
+	}
+	return true;
+}
+
+/* Candidate i is not to be synthesized: its bug is predicted already, it
+ * lies wholly outside the user's code, or it is a site pair's race over
+ * the cap or another prediction's. */
 static bool skip(const struct synth *y, size_t i, unsigned npairs)
 {
 	const struct pr_cand *c = &y->cs->c[i];
 	if (bug_done(y, i))
 		return true;
+	if (outside_scope(y, c)) {
+		avt_debug("candidate %zu (%s %s): every event in code outside the scope, not predicted",
+			  i, pr_detector_name(c->det), pr_pattern_name(c->pat));
+		return true;
+	}
 	return c->pair && (npairs >= PAIR_PREDICTIONS || pair_covered(y->m->t, y->out, c));
 }
 
 /* Synthesizes candidates in order until max predictions are made. */
 static int synthesize(const struct pr_model *m, const struct pr_cands *cs, unsigned max,
-		      struct prediction_set *out)
+		      const struct predict_opts *o, struct prediction_set *out)
 {
-	struct synth y = { m, cs, out, SYNTH_BUDGET, NULL, NULL };
+	struct synth y = { m, cs, out, SYNTH_BUDGET, NULL, NULL, o };
 	int rc = -1;
 	y.sib = pr_penelope_siblings(m, cs);
 	y.done = calloc(cs->n ? cs->n : 1, sizeof *y.done);
@@ -611,7 +649,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	 * the first synthesized (cheapest first, by detector turns) */
 	unsigned max = o->max_predictions ? o->max_predictions : PREDICT_DEFAULT_MAX;
 	if (!pr_stopped() && synthesize(m, &cs, max > PREDICT_DEFAULT_MAX ? max : PREDICT_DEFAULT_MAX,
-					out) < 0)
+					o, out) < 0)
 		goto out;
 	merge_detectors(t, out);
 	pr_predictions_rank(out->p, out->n);

@@ -130,6 +130,13 @@ struct predict_opts {
 	bool (*read_steers)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
 			    uint64_t *stores, unsigned max, unsigned *nstores);
 	void *read_ctx;
+	/* The recording's --access-scope is known (scope: its value, NULL for
+	 * none): an atomicity candidate whose events all lie in code outside
+	 * it (a system library's, whose accesses are no events) is not
+	 * predicted (predict.c, outside_scope).  false: every module counts
+	 * as the user's. */
+	bool scope_known;
+	const char *scope;
 };
 
 struct prediction_set {

@@ -136,6 +136,15 @@ t_real_glib_mutex() { glib_test mutex -m quick -s /thread/mutex5; }
 # limit: 400
 t_real_glib_rec_mutex() { glib_test rec-mutex -m quick -s /thread/rec-mutex4; }
 
+# thread-pool, whole: its pool queue's critical sections are libglib's
+# own code, and SideTrack's windows on them are no longer predicted (their
+# events all lie outside the recording's scope: docs/predict.md); one or
+# two of them ended INFEASIBLE before, the worker that popped after the
+# swap meeting another lock.  The whole tree (the test and its
+# g_test_trap_subprocess children) explored within the budget.
+# limit: 400
+t_real_glib_thread_pool() { glib_test thread-pool; }
+
 # Left out (measured on this branch, same machine and load):
 # - mutex5, rec-mutex4: stress loops of 13-30 s natively.  rwlock1-6 are
 #   single-threaded.
@@ -164,16 +173,4 @@ t_real_glib_rec_mutex() { glib_test rec-mutex -m quick -s /thread/rec-mutex4; }
 #   waits for a stop it has already had, or that a thread it counts as
 #   running will never report.  A tracer bug in tracer/loop.c's waiting
 #   (wait_any, watch_running's interrupts), not a policy's; not fixed.
-# - thread-pool: its main process now passes (118 of 118 schedules to
-#   their end, 99 s for the whole tree), but one or two of its
-#   predictions end INFEASIBLE: a sidetrack prediction swaps two workers'
-#   critical sections on the pool queue's GMutex (libglib+0x228ab), and
-#   the worker that then pops sees another queue and takes another branch
-#   (a release at +0x7f621, not +0x7f77d): the reordering changes the
-#   data, a prediction the program cannot follow; the same in its
-#   g_test_trap_subprocess children (create_*_after_*).  (Its explored
-#   runs used to end at their time limit, 30 of 100: SURW held a
-#   decision through 100 slices of main's spin on n_jobs_started; and
-#   with --stacks its recording had events the replays never make:
-#   tests/e2e/test_glib29.sh.)
 # - 1bit-mutex: 6-9 s natively per case; not measured again here.
