@@ -98,6 +98,10 @@ struct pec {
 	 * variables accessed: a walk for a bound variable that is in neither
 	 * block its reach spans is skipped (most find nothing) */
 	uint64_t (*bloom)[4];
+	/* per access, a 64-bit Bloom filter of the variables of the WALK
+	 * accesses after it (win[x][0]) and before it (win[x][1]) in its
+	 * thread: what a walk from it can meet, asked first (one load) */
+	uint64_t (*win)[2];
 	struct vacc *va;       /* variable v's: va[voff[v] .. voff[v + 1]) */
 	uint32_t *voff;
 	uint8_t *vshared;      /* accessed by two threads or more */
@@ -118,6 +122,12 @@ struct pec {
 	 * whether each variable role is used by two thread roles */
 	uint8_t nb[PR_PAT_MAX];
 	bool thrstep[PR_PAT_MAX], vshared_role[PR_PAT_MAX];
+	/* for walk_may_find(), per step k along a bound thread: the
+	 * variable role it walks for, whether that is nb[k]'s own, and
+	 * the walk's direction (1: after nb[k]) */
+	uint8_t wrole[PR_PAT_MAX];
+	bool wsame[PR_PAT_MAX];
+	int8_t wdir[PR_PAT_MAX];
 	/* the bindings */
 	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX], pthr[PR_PAT_MAX];
 };
@@ -132,6 +142,11 @@ static bool is_access(const struct avt_event *e)
 static unsigned bloom_bit(uint32_t v)
 {
 	return (v * 0x9e3779b1u) >> 24;
+}
+
+static unsigned win_bit(uint32_t v)
+{
+	return (v * 0x9e3779b1u) >> 26;
 }
 
 /* Variable v may be accessed in block b. */
@@ -173,6 +188,48 @@ static void region_step(struct rstate *r, const struct avt_event *e)
 		r->reg++;
 	if (e->kind == AVT_EV_END && r->depth > 0 && --r->depth == 0)
 		r->reg++;
+}
+
+/* struct pec win, thread by thread: a window of WALK accesses slides
+ * along with a count per filter bit. */
+static void build_windows(struct pec *c)
+{
+	for (uint32_t u = 0; u < c->m->nthreads; u++) {
+		uint32_t lo = c->toff[u], hi = c->toff[u + 1];
+		uint32_t cnt[2][64];
+		uint64_t bits[2] = { 0, 0 };
+		memset(cnt, 0, sizeof cnt);
+		/* the window after lo: lo + 1 .. lo + WALK */
+		for (uint32_t y = lo + 1; y < hi && y <= lo + WALK; y++) {
+			unsigned b = win_bit(c->ta[y].vw >> 1);
+			cnt[0][b]++;
+			bits[0] |= (uint64_t)1 << b;
+		}
+		for (uint32_t x = lo; x < hi; x++) {
+			c->win[x][0] = bits[0];
+			c->win[x][1] = bits[1];
+			/* slide: x + 1 leaves the window after, x joins the one
+			 * before; x + 1 + WALK joins, x - WALK + 1 - 1 leaves */
+			if (x + 1 < hi) {
+				unsigned b = win_bit(c->ta[x + 1].vw >> 1);
+				if (!--cnt[0][b])
+					bits[0] &= ~((uint64_t)1 << b);
+			}
+			if (x + 1 + WALK < hi) {
+				unsigned b = win_bit(c->ta[x + 1 + WALK].vw >> 1);
+				cnt[0][b]++;
+				bits[0] |= (uint64_t)1 << b;
+			}
+			unsigned b = win_bit(c->ta[x].vw >> 1);
+			cnt[1][b]++;
+			bits[1] |= (uint64_t)1 << b;
+			if (x >= lo + WALK) {
+				b = win_bit(c->ta[x - WALK].vw >> 1);
+				if (!--cnt[1][b])
+					bits[1] &= ~((uint64_t)1 << b);
+			}
+		}
+	}
 }
 
 /* Offsets from counts: off[k + 1] holds key k's count; fill = a copy. */
@@ -240,8 +297,9 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	c->va = malloc(na * sizeof *c->va);
 	c->vshared = calloc(c->nvar ? c->nvar : 1, 1);
 	c->bloom = calloc(na / BLOCK + 1, sizeof *c->bloom);
+	c->win = malloc(na * sizeof *c->win);
 	if (!tfill || !vfill || !c->ta || !c->tev || !c->tsite || !sitev || !c->tvpos ||
-	    !c->trace || !c->va || !c->vshared || !c->bloom)
+	    !c->trace || !c->va || !c->vshared || !c->bloom || !c->win)
 		goto out;
 	for (uint32_t u = 0; u < m->nthreads; u++)
 		rs[u].lastmod = rs[u].lastacc = PR_NONE;
@@ -281,6 +339,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		if (c->va[c->voff[v]].tw >> 1 != u)
 			c->vshared[v] = 1;
 	}
+	build_windows(c);
 	rc = 0;
 out:
 	pr_hmap_release(&vars);
@@ -463,6 +522,12 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 		*f = *g;
 		return 0;
 	}
+	/* feasibility first: most matches that get here are not, and it
+	 * reads fewer events than the candidate table's key (both are pure) */
+	if (*feas < 0)
+		*feas = feasible(c, ev);
+	if (!*feas)
+		return 0;
 	struct pr_cand k = pecan_cand(p);
 	k.nthr = p->nthr;
 	memcpy(k.thr, c->thr, sizeof k.thr);
@@ -473,12 +538,6 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 		if (ev[i] < k.order)
 			k.order = ev[i];
 	}
-	/* feasibility first: most matches that get here are not, and it
-	 * reads fewer events than the candidate table's key (both are pure) */
-	if (*feas < 0)
-		*feas = feasible(c, k.ev);
-	if (!*feas)
-		return 0;
 	/* one look-up: pr_cands_add() adds nothing when the key is there */
 	int added = pr_cands_add(c->cs, &k);
 	if (added <= 0)
@@ -494,20 +553,17 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 
 static int step(struct pec *c, unsigned k, uint32_t mask);
 
+/* The roles past the pattern's nvar and nthr stay unbound (PR_NONE, no
+ * variable's or thread's id): all four are compared, without a loop. */
+_Static_assert(PR_PAT_MAX == 4, "var_taken() and thread_taken() compare four roles");
 static bool var_taken(const struct pec *c, uint32_t v)
 {
-	for (unsigned r = 0; r < c->p->nvar; r++)
-		if (c->var[r] == v)
-			return true;
-	return false;
+	return c->var[0] == v || c->var[1] == v || c->var[2] == v || c->var[3] == v;
 }
 
 static bool thread_taken(const struct pec *c, uint32_t u)
 {
-	for (unsigned r = 0; r < c->p->nthr; r++)
-		if (c->thr[r] == u)
-			return true;
-	return false;
+	return c->thr[0] == u || c->thr[1] == u || c->thr[2] == u || c->thr[3] == u;
 }
 
 /* A variable role used by two thread roles needs a shared variable. */
@@ -529,15 +585,14 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
  * this spares the binding and the step). */
 static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
 {
-	const struct pr_pat *p = c->p;
-	if (k >= p->n || !c->thrstep[k] || c->nb[k] != i)
+	if (k >= c->p->n || !c->thrstep[k] || c->nb[k] != i)
 		return true;
-	unsigned i2 = p->order[k];
-	uint8_t role = p->ev[i2].var;
-	uint32_t v = role == p->ev[i].var ? c->ta[x].vw >> 1 : c->var[role];
+	uint32_t v = c->wsame[k] ? c->ta[x].vw >> 1 : c->var[c->wrole[k]];
 	if (v == PR_NONE)
 		return true; /* a new variable: step_thread()'s own walk */
-	int dir = i < i2 ? 1 : -1;
+	int dir = c->wdir[k];
+	if (!(c->win[x][dir < 0] >> win_bit(v) & 1))
+		return false;
 	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
 	uint32_t b0 = (uint32_t)(pos / BLOCK), b1 = end < 0 ? 0 : (uint32_t)(end / BLOCK);
 	if (b1 > (c->na - 1) / BLOCK)
@@ -752,6 +807,9 @@ static void search_plan(struct pec *c)
 			if (p->ev[p->order[s]].var == p->ev[i].var)
 				c->nb[k] = p->order[s];
 		BUG_ON(c->nb[k] == PR_PAT_MAX); /* pr_pat_prepare() picked a neighbour */
+		c->wrole[k] = p->ev[i].var;
+		c->wsame[k] = p->ev[i].var == p->ev[c->nb[k]].var;
+		c->wdir[k] = c->nb[k] < i ? 1 : -1;
 	}
 }
 
@@ -1023,6 +1081,7 @@ static void pec_release(struct pec *c)
 	free(c->toff);
 	free(c->va);
 	free(c->bloom);
+	free(c->win);
 	free(c->voff);
 	free(c->vshared);
 	free(c->grp);
