@@ -553,18 +553,11 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 
 static int step(struct pec *c, unsigned k, uint32_t mask);
 
-/* The roles past the pattern's nvar and nthr stay unbound (PR_NONE, no
- * variable's or thread's id): all four are compared, without a loop. */
-_Static_assert(PR_PAT_MAX == 4, "var_taken() and thread_taken() compare four roles");
-static bool var_taken(const struct pec *c, uint32_t v)
-{
-	return c->var[0] == v || c->var[1] == v || c->var[2] == v || c->var[3] == v;
-}
-
-static bool thread_taken(const struct pec *c, uint32_t u)
-{
-	return c->thr[0] == u || c->thr[1] == u || c->thr[2] == u || c->thr[3] == u;
-}
+/* step_thread() and step_new() tell a variable or thread taken by its
+ * role by comparing all four roles, without a loop: those past the
+ * pattern's nvar and nthr stay unbound (PR_NONE, no variable's or
+ * thread's id). */
+_Static_assert(PR_PAT_MAX == 4, "step_thread() and step_new() compare four roles");
 
 /* A variable role used by two thread roles needs a shared variable. */
 static bool var_ok(const struct pec *c, uint8_t role, uint32_t v)
@@ -684,18 +677,24 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 	int dir = j < i ? 1 : -1;
 	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
 	uint32_t tried[2][NEWVARS], ntried[2] = { 0, 0 };
-	int64_t pos = (int64_t)nx + dir;
 	if (c->var[pe->var] != PR_NONE)
 		return step_bound(c, k, i, j, mask);
-	for (unsigned n = 0; n < WALK && (left[0] | left[1]) && pos >= c->toff[u] && pos < c->toff[u + 1];
-	     n++, pos += dir) {
+	/* WALK accesses of u's, from nx on; bind() puts back every role it
+	 * binds: the bound variables stay these */
+	int64_t pos = (int64_t)nx + dir, stop = (int64_t)nx + dir * (WALK + 1);
+	if (dir < 0 && stop < (int64_t)c->toff[u] - 1)
+		stop = (int64_t)c->toff[u] - 1;
+	if (dir > 0 && stop > (int64_t)c->toff[u + 1])
+		stop = c->toff[u + 1];
+	const uint32_t v0 = c->var[0], v1 = c->var[1], v2 = c->var[2], v3 = c->var[3];
+	for (; pos != stop && (left[0] | left[1]); pos += dir) {
 		const struct tacc *a = &c->ta[pos];
 		uint32_t w = a->vw & 1, v = a->vw >> 1;
 		if (same_reg && a->reg != nreg)
 			break;
 		if ((!same_reg && a->reg == nreg) || !left[w])
 			continue;
-		if (var_taken(c, v) || !var_ok(c, pe->var, v))
+		if (v == v0 || v == v1 || v == v2 || v == v3 || !var_ok(c, pe->var, v))
 			continue;
 		bool seen = false;
 		for (uint32_t t = 0; t < ntried[w]; t++)
@@ -717,17 +716,24 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t mask)
 {
 	uint32_t vp = c->tvpos[c->pick[j]], v = c->ta[c->pick[j]].vw >> 1;
-	uint32_t reach = c->p->consecutive ? 1 : TWALK;
+	int64_t reach = c->p->consecutive ? 1 : TWALK, lo = c->voff[v], hi = c->voff[v + 1];
+	/* bind() puts back every role it binds: the bound threads stay these */
+	const uint32_t t0 = c->thr[0], t1 = c->thr[1], t2 = c->thr[2], t3 = c->thr[3];
+	const struct vacc *va = c->va;
 	for (int dir = -1; dir <= 1; dir += 2) {
 		uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
 		uint32_t seen[2][2], nseen[2] = { 0, 0 };
-		int64_t pos = (int64_t)vp + dir;
-		for (uint32_t n = 0; n < reach && (left[0] | left[1]) && pos >= c->voff[v] &&
-				     pos < c->voff[v + 1];
-		     n++, pos += dir) {
-			const struct vacc *a = &c->va[pos];
+		/* reach accesses each way, within v's list */
+		int64_t pos = (int64_t)vp + dir, stop = (int64_t)vp + dir * (reach + 1);
+		if (dir < 0 && stop < lo - 1)
+			stop = lo - 1;
+		if (dir > 0 && stop > hi)
+			stop = hi;
+		for (; pos != stop && (left[0] | left[1]); pos += dir) {
+			const struct vacc *a = &va[pos];
 			uint32_t w = a->tw & 1, u = a->tw >> 1;
-			if (!left[w] || thread_taken(c, u) || (nseen[w] && seen[w][0] == u))
+			if (!left[w] || u == t0 || u == t1 || u == t2 || u == t3 ||
+			    (nseen[w] && seen[w][0] == u))
 				continue;
 			seen[w][nseen[w]++] = u;
 			if (bind(c, k, i, a->x, u, left[w]) < 0)
