@@ -377,10 +377,10 @@ static bool cut_exists(const struct pr_model *m, uint32_t u, uint32_t from, uint
  * recorded run: nothing to predict. */
 static bool reordered(const struct pr_pat *p, const uint32_t *e)
 {
+	bool r = false;
 	for (unsigned i = 0; i + 1 < p->n; i++)
-		if (e[i] > e[i + 1])
-			return true;
-	return false;
+		r |= e[i] > e[i + 1];
+	return r;
 }
 
 /* The hybrid independence model on the match e[0 .. n) (pattern order),
@@ -732,8 +732,9 @@ static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t 
 		for (; pos != stop && (left[0] | left[1]); pos += dir) {
 			const struct vacc *a = &va[pos];
 			uint32_t w = a->tw & 1, u = a->tw >> 1;
-			if (!left[w] || u == t0 || u == t1 || u == t2 || u == t3 ||
-			    (nseen[w] && seen[w][0] == u))
+			/* one branch, not six: which way it goes is the data's */
+			if (!left[w] | (u == t0) | (u == t1) | (u == t2) | (u == t3) |
+			    ((nseen[w] != 0) & (seen[w][0] == u)))
 				continue;
 			seen[w][nseen[w]++] = u;
 			if (bind(c, k, i, a->x, u, left[w]) < 0)
@@ -760,9 +761,9 @@ static int step(struct pec *c, unsigned k, uint32_t mask)
 		for (unsigned i = 0; i < p->n; i++)
 			site[i] = c->tsite[c->pick[i]];
 		int feas = -1;
-		for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++) {
-			if (!(mask >> b & 1))
-				continue;
+		/* mask's patterns in turn (its bits are below ngp) */
+		for (uint32_t left = mask; left; left &= left - 1) {
+			unsigned b = (unsigned)__builtin_ctz(left);
 			c->p = c->gp[b];
 			int rc = add_match(c, ev, site, &feas);
 			c->p = p;
