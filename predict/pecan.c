@@ -98,10 +98,12 @@ struct pec {
 	 * variables accessed: a walk for a bound variable that is in neither
 	 * block its reach spans is skipped (most find nothing) */
 	uint64_t (*bloom)[4];
-	/* per access, a 64-bit Bloom filter of the variables of the WALK
-	 * accesses after it (win[x][0]) and before it (win[x][1]) in its
-	 * thread: what a walk from it can meet, asked first (one load) */
-	uint64_t (*win)[2];
+	/* per access of va (vwin[pos], in va's order: step_new() reads it
+	 * along with va, not at the access's own random place), a 64-bit
+	 * Bloom filter of the variables of the WALK accesses after it
+	 * ([0]) and before it ([1]) in its thread: what a walk from it can
+	 * meet, asked before anything else of the access is read */
+	uint64_t (*vwin)[2];
 	struct vacc *va;       /* variable v's: va[voff[v] .. voff[v + 1]) */
 	uint32_t *voff;
 	uint8_t *vshared;      /* accessed by two threads or more */
@@ -190,9 +192,10 @@ static void region_step(struct rstate *r, const struct avt_event *e)
 		r->reg++;
 }
 
-/* struct pec win, thread by thread: a window of WALK accesses slides
- * along with a count per filter bit. */
-static void build_windows(struct pec *c)
+/* The filters of struct pec vwin, in thread order (win[x]), thread by
+ * thread: a window of WALK accesses slides along with a count per filter
+ * bit. */
+static void build_windows(const struct pec *c, uint64_t (*win)[2])
 {
 	for (uint32_t u = 0; u < c->m->nthreads; u++) {
 		uint32_t lo = c->toff[u], hi = c->toff[u + 1];
@@ -206,8 +209,8 @@ static void build_windows(struct pec *c)
 			bits[0] |= (uint64_t)1 << b;
 		}
 		for (uint32_t x = lo; x < hi; x++) {
-			c->win[x][0] = bits[0];
-			c->win[x][1] = bits[1];
+			win[x][0] = bits[0];
+			win[x][1] = bits[1];
 			/* slide: x + 1 leaves the window after, x joins the one
 			 * before; x + 1 + WALK joins, x - WALK + 1 - 1 leaves */
 			if (x + 1 < hi) {
@@ -251,6 +254,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	uint32_t n = m->nthreads ? m->nthreads : 1, *avar = NULL, *tfill = NULL, *vfill = NULL;
 	struct pr_hmap vars, sites;
 	uint32_t nsite = 0, *sitev = NULL; /* each site id's first event */
+	uint64_t (*win)[2] = NULL;         /* vwin in thread order */
 	struct rstate *rs = calloc(n, sizeof *rs);
 	size_t cap = 0;
 	int rc = -1;
@@ -297,9 +301,10 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	c->va = malloc(na * sizeof *c->va);
 	c->vshared = calloc(c->nvar ? c->nvar : 1, 1);
 	c->bloom = calloc(na / BLOCK + 1, sizeof *c->bloom);
-	c->win = malloc(na * sizeof *c->win);
+	c->vwin = malloc(na * sizeof *c->vwin);
+	win = malloc(na * sizeof *win);
 	if (!tfill || !vfill || !c->ta || !c->tev || !c->tsite || !sitev || !c->tvpos ||
-	    !c->trace || !c->va || !c->vshared || !c->bloom || !c->win)
+	    !c->trace || !c->va || !c->vshared || !c->bloom || !c->vwin || !win)
 		goto out;
 	for (uint32_t u = 0; u < m->nthreads; u++)
 		rs[u].lastmod = rs[u].lastacc = PR_NONE;
@@ -339,12 +344,15 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		if (c->va[c->voff[v]].tw >> 1 != u)
 			c->vshared[v] = 1;
 	}
-	build_windows(c);
+	build_windows(c, win);
+	for (uint32_t y = 0; y < c->na; y++)
+		memcpy(c->vwin[y], win[c->va[y].x], sizeof c->vwin[y]);
 	rc = 0;
 out:
 	pr_hmap_release(&vars);
 	pr_hmap_release(&sites);
 	free(sitev);
+	free(win);
 	free(rs);
 	free(avar);
 	free(tfill);
@@ -571,20 +579,22 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
 	return mask & (w ? c->wmask[i] : ~c->wmask[i]);
 }
 
-/* Whether step k, after event i is bound to access x, can bind anything:
- * false when it is a walk along x's thread for a bound variable
- * (step_bound()) and the Bloom filters of every block of its reach rule
+/* Whether step k, after event i is bound to access x (of variable xv;
+ * win: x's vwin filters, or NULL), can bind anything: false when it is a
+ * walk along x's thread for a bound variable (step_bound()) and x's
+ * window filter or the Bloom filters of every block of its reach rule
  * the variable out (it would bind nothing; most such walks are empty, and
  * this spares the binding and the step). */
-static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
+static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t xv,
+			  const uint64_t *win)
 {
 	if (k >= c->p->n || !c->thrstep[k] || c->nb[k] != i)
 		return true;
-	uint32_t v = c->wsame[k] ? c->ta[x].vw >> 1 : c->var[c->wrole[k]];
+	uint32_t v = c->wsame[k] ? xv : c->var[c->wrole[k]];
 	if (v == PR_NONE)
 		return true; /* a new variable: step_thread()'s own walk */
 	int dir = c->wdir[k];
-	if (!(c->win[x][dir < 0] >> win_bit(v) & 1))
+	if (win && !(win[dir < 0] >> win_bit(v) & 1))
 		return false;
 	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
 	uint32_t b0 = (uint32_t)(pos / BLOCK), b1 = end < 0 ? 0 : (uint32_t)(end / BLOCK);
@@ -601,15 +611,17 @@ static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t 
 	return false;
 }
 
-/* Binds event i to access x of thread u for the patterns of mask and goes
- * on with step k + 1. */
-static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t u, uint32_t mask)
+/* Binds event i to access x (of variable xv; win: its vwin filters, or
+ * NULL) of thread u for the patterns of mask and goes on with step k + 1.
+ * Nothing of x's own records is read before the filters pass. */
+static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t xv, const uint64_t *win,
+		uint32_t u, uint32_t mask)
 {
-	if (!walk_may_find(c, k + 1, i, x))
+	if (!walk_may_find(c, k + 1, i, x, xv, win))
 		return 0;
 	const struct pr_pat_ev *pe = &c->p->ev[i];
 	uint32_t oldv = c->var[pe->var], oldt = c->thr[pe->thr];
-	c->var[pe->var] = c->ta[x].vw >> 1;
+	c->var[pe->var] = xv;
 	c->thr[pe->thr] = u;
 	c->pick[i] = x;
 	c->pthr[i] = u;
@@ -657,7 +669,7 @@ static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_
 			if ((!same_reg && a->reg == nreg) || !now)
 				continue;
 			left[w] = 0;
-			if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
+			if (bind(c, k, i, (uint32_t)pos, bound, NULL, u, now) < 0)
 				return -1;
 			if (!(left[0] | left[1]))
 				return 0;
@@ -702,7 +714,7 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 		if (seen)
 			continue;
 		tried[w][ntried[w]++] = v;
-		if (bind(c, k, i, (uint32_t)pos, u, left[w]) < 0)
+		if (bind(c, k, i, (uint32_t)pos, v, NULL, u, left[w]) < 0)
 			return -1;
 		if (ntried[w] == NEWVARS)
 			left[w] = 0;
@@ -737,7 +749,7 @@ static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t 
 			    ((nseen[w] != 0) & (seen[w][0] == u)))
 				continue;
 			seen[w][nseen[w]++] = u;
-			if (bind(c, k, i, a->x, u, left[w]) < 0)
+			if (bind(c, k, i, a->x, v, c->vwin[pos], u, left[w]) < 0)
 				return -1;
 			if (nseen[w] == 2)
 				left[w] = 0;
@@ -860,7 +872,7 @@ static int search(struct pec *c)
 			else
 				hi = mid;
 		}
-		if (bind(c, 0, 0, x, lo, mask) < 0)
+		if (bind(c, 0, 0, x, vw >> 1, NULL, lo, mask) < 0)
 			return -1;
 	}
 	return 0;
@@ -1088,7 +1100,7 @@ static void pec_release(struct pec *c)
 	free(c->toff);
 	free(c->va);
 	free(c->bloom);
-	free(c->win);
+	free(c->vwin);
 	free(c->voff);
 	free(c->vshared);
 	free(c->grp);
