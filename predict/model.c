@@ -240,10 +240,56 @@ uint32_t pr_vc_passes(const struct pr_model *m, uint32_t u, uint32_t from, uint3
 	return from;
 }
 
+/* A clock reference read for every thread in turn (pr_ref_get(),
+ * pr_ref_join()): what pr_ref_at() finds per thread, with the event, its
+ * chain and its snapshot row looked up once. */
+struct ref_reader {
+	const struct pr_model *m;
+	const uint32_t *row;  /* the snapshot (NULL: not read yet, for an event) */
+	uint32_t ev;          /* the event, or PR_NONE for a snapshot */
+	uint32_t thread, slot, own; /* the event's thread, its chain, its own count */
+	uint32_t tindex;
+};
+
+static void ref_reader_init(struct ref_reader *r, const struct pr_model *m, uint32_t ref)
+{
+	r->m = m;
+	r->row = NULL;
+	r->ev = PR_NONE;
+	if (ref & PR_REF_SNAP) {
+		r->row = snap_row(m, ref & ~PR_REF_SNAP);
+		return;
+	}
+	const struct avt_event *e = &m->t->ev[ref];
+	r->ev = ref;
+	r->thread = e->thread;
+	r->tindex = e->tindex;
+	r->slot = m->slot[e->thread];
+	r->own = m->sbase[e->thread] + e->tindex + 1;
+}
+
+/* pr_ref_at(m, ref, u) of the reference r reads (not PR_NONE). */
+static uint32_t ref_reader_at(struct ref_reader *r, uint32_t u)
+{
+	const struct pr_model *m = r->m;
+	uint32_t s = m->slot[u];
+	if (r->ev == PR_NONE)
+		return pr_slot_count(m, u, r->row[s]);
+	if (u == r->thread)
+		return r->tindex + 1;
+	if (s == r->slot)
+		return pr_slot_count(m, u, r->own);
+	if (!r->row)
+		r->row = snap_row(m, m->vc[r->ev]);
+	return pr_slot_count(m, u, r->row[s]);
+}
+
 void pr_vc_get(const struct pr_model *m, uint32_t e, uint32_t *out)
 {
+	struct ref_reader r;
+	ref_reader_init(&r, m, e);
 	for (uint32_t u = 0; u < m->nthreads; u++)
-		out[u] = pr_vc_at(m, e, u);
+		out[u] = ref_reader_at(&r, u);
 }
 
 uint32_t pr_vc_pre_at(const struct pr_model *m, uint32_t e, uint32_t u)
@@ -270,16 +316,24 @@ bool pr_hb_pre(const struct pr_model *m, uint32_t a, uint32_t b)
 
 void pr_ref_get(const struct pr_model *m, uint32_t ref, uint32_t *out)
 {
+	if (ref == PR_NONE) {
+		memset(out, 0, m->nthreads * sizeof *out);
+		return;
+	}
+	struct ref_reader r;
+	ref_reader_init(&r, m, ref);
 	for (uint32_t u = 0; u < m->nthreads; u++)
-		out[u] = pr_ref_at(m, ref, u);
+		out[u] = ref_reader_at(&r, u);
 }
 
 void pr_ref_join(const struct pr_model *m, uint32_t ref, uint32_t *out)
 {
 	if (ref == PR_NONE)
 		return;
+	struct ref_reader r;
+	ref_reader_init(&r, m, ref);
 	for (uint32_t u = 0; u < m->nthreads; u++) {
-		uint32_t v = pr_ref_at(m, ref, u);
+		uint32_t v = ref_reader_at(&r, u);
 		if (v > out[u])
 			out[u] = v;
 	}

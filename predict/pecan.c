@@ -47,7 +47,7 @@
  * gives millions of candidates (docs/predict.md, PECAN, The search). */
 #define SITE_CAP 4
 /* Slots of struct pec's cache of full site groups (a power of 2). */
-#define FULL_CACHE 256
+#define FULL_CACHE 4096
 /* Patterns searched together (see struct pec). */
 #define GROUP_MAX 32
 
@@ -98,6 +98,12 @@ struct pec {
 	 * variables accessed: a walk for a bound variable that is in neither
 	 * block its reach spans is skipped (most find nothing) */
 	uint64_t (*bloom)[4];
+	/* per access of va (vwin[pos], in va's order: step_new() reads it
+	 * along with va, not at the access's own random place), a 64-bit
+	 * Bloom filter of the variables of the WALK accesses after it
+	 * ([0]) and before it ([1]) in its thread: what a walk from it can
+	 * meet, asked before anything else of the access is read */
+	uint64_t (*vwin)[2];
 	struct vacc *va;       /* variable v's: va[voff[v] .. voff[v + 1]) */
 	uint32_t *voff;
 	uint8_t *vshared;      /* accessed by two threads or more */
@@ -105,8 +111,10 @@ struct pec {
 	size_t ngrp, capgrp;   /* capgrp a power of 2 (or 0), ngrp <= capgrp / 2 */
 	/* groups found full lately, by hash: a group never stops being
 	 * full, and the same sites come back in runs (threads running one
-	 * code path), so most look-ups end in this small table */
-	struct site_grp full[FULL_CACHE];
+	 * code path), so most look-ups end in this table (4,096 slots,
+	 * 128 KB: it stays in the cache where the group table of a long
+	 * trace does not; 256 slots missed 58 % of the look-ups) */
+	struct site_grp *full; /* FULL_CACHE slots (pp NULL: empty) */
 	/* the search: its patterns (roles as p's), and per event the mask of
 	 * those that want a write there */
 	const struct pr_pat *p, *gp[GROUP_MAX];
@@ -118,6 +126,12 @@ struct pec {
 	 * whether each variable role is used by two thread roles */
 	uint8_t nb[PR_PAT_MAX];
 	bool thrstep[PR_PAT_MAX], vshared_role[PR_PAT_MAX];
+	/* for walk_may_find(), per step k along a bound thread: the
+	 * variable role it walks for, whether that is nb[k]'s own, and
+	 * the walk's direction (1: after nb[k]) */
+	uint8_t wrole[PR_PAT_MAX];
+	bool wsame[PR_PAT_MAX];
+	int8_t wdir[PR_PAT_MAX];
 	/* the bindings */
 	uint32_t thr[PR_PAT_MAX], var[PR_PAT_MAX], pick[PR_PAT_MAX], pthr[PR_PAT_MAX];
 };
@@ -132,6 +146,11 @@ static bool is_access(const struct avt_event *e)
 static unsigned bloom_bit(uint32_t v)
 {
 	return (v * 0x9e3779b1u) >> 24;
+}
+
+static unsigned win_bit(uint32_t v)
+{
+	return (v * 0x9e3779b1u) >> 26;
 }
 
 /* Variable v may be accessed in block b. */
@@ -175,6 +194,49 @@ static void region_step(struct rstate *r, const struct avt_event *e)
 		r->reg++;
 }
 
+/* The filters of struct pec vwin, in thread order (win[x]), thread by
+ * thread: a window of WALK accesses slides along with a count per filter
+ * bit. */
+static void build_windows(const struct pec *c, uint64_t (*win)[2])
+{
+	for (uint32_t u = 0; u < c->m->nthreads; u++) {
+		uint32_t lo = c->toff[u], hi = c->toff[u + 1];
+		uint32_t cnt[2][64];
+		uint64_t bits[2] = { 0, 0 };
+		memset(cnt, 0, sizeof cnt);
+		/* the window after lo: lo + 1 .. lo + WALK */
+		for (uint32_t y = lo + 1; y < hi && y <= lo + WALK; y++) {
+			unsigned b = win_bit(c->ta[y].vw >> 1);
+			cnt[0][b]++;
+			bits[0] |= (uint64_t)1 << b;
+		}
+		for (uint32_t x = lo; x < hi; x++) {
+			win[x][0] = bits[0];
+			win[x][1] = bits[1];
+			/* slide: x + 1 leaves the window after, x joins the one
+			 * before; x + 1 + WALK joins, x - WALK + 1 - 1 leaves */
+			if (x + 1 < hi) {
+				unsigned b = win_bit(c->ta[x + 1].vw >> 1);
+				if (!--cnt[0][b])
+					bits[0] &= ~((uint64_t)1 << b);
+			}
+			if (x + 1 + WALK < hi) {
+				unsigned b = win_bit(c->ta[x + 1 + WALK].vw >> 1);
+				cnt[0][b]++;
+				bits[0] |= (uint64_t)1 << b;
+			}
+			unsigned b = win_bit(c->ta[x].vw >> 1);
+			cnt[1][b]++;
+			bits[1] |= (uint64_t)1 << b;
+			if (x >= lo + WALK) {
+				b = win_bit(c->ta[x - WALK].vw >> 1);
+				if (!--cnt[1][b])
+					bits[1] &= ~((uint64_t)1 << b);
+			}
+		}
+	}
+}
+
 /* Offsets from counts: off[k + 1] holds key k's count; fill = a copy. */
 static uint32_t *prefix(uint32_t *off, uint32_t nkeys)
 {
@@ -194,6 +256,7 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	uint32_t n = m->nthreads ? m->nthreads : 1, *avar = NULL, *tfill = NULL, *vfill = NULL;
 	struct pr_hmap vars, sites;
 	uint32_t nsite = 0, *sitev = NULL; /* each site id's first event */
+	uint64_t (*win)[2] = NULL;         /* vwin in thread order */
 	struct rstate *rs = calloc(n, sizeof *rs);
 	size_t cap = 0;
 	int rc = -1;
@@ -240,8 +303,10 @@ static int build(struct pec *c, const struct pr_txn *txn)
 	c->va = malloc(na * sizeof *c->va);
 	c->vshared = calloc(c->nvar ? c->nvar : 1, 1);
 	c->bloom = calloc(na / BLOCK + 1, sizeof *c->bloom);
+	c->vwin = malloc(na * sizeof *c->vwin);
+	win = malloc(na * sizeof *win);
 	if (!tfill || !vfill || !c->ta || !c->tev || !c->tsite || !sitev || !c->tvpos ||
-	    !c->trace || !c->va || !c->vshared || !c->bloom)
+	    !c->trace || !c->va || !c->vshared || !c->bloom || !c->vwin || !win)
 		goto out;
 	for (uint32_t u = 0; u < m->nthreads; u++)
 		rs[u].lastmod = rs[u].lastacc = PR_NONE;
@@ -281,11 +346,15 @@ static int build(struct pec *c, const struct pr_txn *txn)
 		if (c->va[c->voff[v]].tw >> 1 != u)
 			c->vshared[v] = 1;
 	}
+	build_windows(c, win);
+	for (uint32_t y = 0; y < c->na; y++)
+		memcpy(c->vwin[y], win[c->va[y].x], sizeof c->vwin[y]);
 	rc = 0;
 out:
 	pr_hmap_release(&vars);
 	pr_hmap_release(&sites);
 	free(sitev);
+	free(win);
 	free(rs);
 	free(avar);
 	free(tfill);
@@ -318,10 +387,10 @@ static bool cut_exists(const struct pr_model *m, uint32_t u, uint32_t from, uint
  * recorded run: nothing to predict. */
 static bool reordered(const struct pr_pat *p, const uint32_t *e)
 {
+	bool r = false;
 	for (unsigned i = 0; i + 1 < p->n; i++)
-		if (e[i] > e[i + 1])
-			return true;
-	return false;
+		r |= e[i] > e[i + 1];
+	return r;
 }
 
 /* The hybrid independence model on the match e[0 .. n) (pattern order),
@@ -463,6 +532,12 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 		*f = *g;
 		return 0;
 	}
+	/* feasibility first: most matches that get here are not, and it
+	 * reads fewer events than the candidate table's key (both are pure) */
+	if (*feas < 0)
+		*feas = feasible(c, ev);
+	if (!*feas)
+		return 0;
 	struct pr_cand k = pecan_cand(p);
 	k.nthr = p->nthr;
 	memcpy(k.thr, c->thr, sizeof k.thr);
@@ -473,12 +548,6 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 		if (ev[i] < k.order)
 			k.order = ev[i];
 	}
-	/* feasibility first: most matches that get here are not, and it
-	 * reads fewer events than the candidate table's key (both are pure) */
-	if (*feas < 0)
-		*feas = feasible(c, k.ev);
-	if (!*feas)
-		return 0;
 	/* one look-up: pr_cands_add() adds nothing when the key is there */
 	int added = pr_cands_add(c->cs, &k);
 	if (added <= 0)
@@ -494,21 +563,11 @@ static int add_match(struct pec *c, const uint32_t *ev, const uint32_t *site, in
 
 static int step(struct pec *c, unsigned k, uint32_t mask);
 
-static bool var_taken(const struct pec *c, uint32_t v)
-{
-	for (unsigned r = 0; r < c->p->nvar; r++)
-		if (c->var[r] == v)
-			return true;
-	return false;
-}
-
-static bool thread_taken(const struct pec *c, uint32_t u)
-{
-	for (unsigned r = 0; r < c->p->nthr; r++)
-		if (c->thr[r] == u)
-			return true;
-	return false;
-}
+/* step_thread() and step_new() tell a variable or thread taken by its
+ * role by comparing all four roles, without a loop: those past the
+ * pattern's nvar and nthr stay unbound (PR_NONE, no variable's or
+ * thread's id). */
+_Static_assert(PR_PAT_MAX == 4, "step_thread() and step_new() compare four roles");
 
 /* A variable role used by two thread roles needs a shared variable. */
 static bool var_ok(const struct pec *c, uint8_t role, uint32_t v)
@@ -522,22 +581,23 @@ static uint32_t want(const struct pec *c, uint32_t mask, unsigned i, uint32_t w)
 	return mask & (w ? c->wmask[i] : ~c->wmask[i]);
 }
 
-/* Whether step k, after event i is bound to access x, can bind anything:
- * false when it is a walk along x's thread for a bound variable
- * (step_bound()) and the Bloom filters of every block of its reach rule
+/* Whether step k, after event i is bound to access x (of variable xv;
+ * win: x's vwin filters, or NULL), can bind anything: false when it is a
+ * walk along x's thread for a bound variable (step_bound()) and x's
+ * window filter or the Bloom filters of every block of its reach rule
  * the variable out (it would bind nothing; most such walks are empty, and
  * this spares the binding and the step). */
-static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x)
+static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t xv,
+			  const uint64_t *win)
 {
-	const struct pr_pat *p = c->p;
-	if (k >= p->n || !c->thrstep[k] || c->nb[k] != i)
+	if (k >= c->p->n || !c->thrstep[k] || c->nb[k] != i)
 		return true;
-	unsigned i2 = p->order[k];
-	uint8_t role = p->ev[i2].var;
-	uint32_t v = role == p->ev[i].var ? c->ta[x].vw >> 1 : c->var[role];
+	uint32_t v = c->wsame[k] ? xv : c->var[c->wrole[k]];
 	if (v == PR_NONE)
 		return true; /* a new variable: step_thread()'s own walk */
-	int dir = i < i2 ? 1 : -1;
+	int dir = c->wdir[k];
+	if (win && !(win[dir < 0] >> win_bit(v) & 1))
+		return false;
 	int64_t pos = (int64_t)x + dir, end = (int64_t)x + WALK * dir;
 	uint32_t b0 = (uint32_t)(pos / BLOCK), b1 = end < 0 ? 0 : (uint32_t)(end / BLOCK);
 	if (b1 > (c->na - 1) / BLOCK)
@@ -553,15 +613,17 @@ static bool walk_may_find(const struct pec *c, unsigned k, unsigned i, uint32_t 
 	return false;
 }
 
-/* Binds event i to access x of thread u for the patterns of mask and goes
- * on with step k + 1. */
-static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t u, uint32_t mask)
+/* Binds event i to access x (of variable xv; win: its vwin filters, or
+ * NULL) of thread u for the patterns of mask and goes on with step k + 1.
+ * Nothing of x's own records is read before the filters pass. */
+static int bind(struct pec *c, unsigned k, unsigned i, uint32_t x, uint32_t xv, const uint64_t *win,
+		uint32_t u, uint32_t mask)
 {
-	if (!walk_may_find(c, k + 1, i, x))
+	if (!walk_may_find(c, k + 1, i, x, xv, win))
 		return 0;
 	const struct pr_pat_ev *pe = &c->p->ev[i];
 	uint32_t oldv = c->var[pe->var], oldt = c->thr[pe->thr];
-	c->var[pe->var] = c->ta[x].vw >> 1;
+	c->var[pe->var] = xv;
 	c->thr[pe->thr] = u;
 	c->pick[i] = x;
 	c->pthr[i] = u;
@@ -609,7 +671,7 @@ static int step_bound(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_
 			if ((!same_reg && a->reg == nreg) || !now)
 				continue;
 			left[w] = 0;
-			if (bind(c, k, i, (uint32_t)pos, u, now) < 0)
+			if (bind(c, k, i, (uint32_t)pos, bound, NULL, u, now) < 0)
 				return -1;
 			if (!(left[0] | left[1]))
 				return 0;
@@ -629,18 +691,24 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 	int dir = j < i ? 1 : -1;
 	uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
 	uint32_t tried[2][NEWVARS], ntried[2] = { 0, 0 };
-	int64_t pos = (int64_t)nx + dir;
 	if (c->var[pe->var] != PR_NONE)
 		return step_bound(c, k, i, j, mask);
-	for (unsigned n = 0; n < WALK && (left[0] | left[1]) && pos >= c->toff[u] && pos < c->toff[u + 1];
-	     n++, pos += dir) {
+	/* WALK accesses of u's, from nx on; bind() puts back every role it
+	 * binds: the bound variables stay these */
+	int64_t pos = (int64_t)nx + dir, stop = (int64_t)nx + dir * (WALK + 1);
+	if (dir < 0 && stop < (int64_t)c->toff[u] - 1)
+		stop = (int64_t)c->toff[u] - 1;
+	if (dir > 0 && stop > (int64_t)c->toff[u + 1])
+		stop = c->toff[u + 1];
+	const uint32_t v0 = c->var[0], v1 = c->var[1], v2 = c->var[2], v3 = c->var[3];
+	for (; pos != stop && (left[0] | left[1]); pos += dir) {
 		const struct tacc *a = &c->ta[pos];
 		uint32_t w = a->vw & 1, v = a->vw >> 1;
 		if (same_reg && a->reg != nreg)
 			break;
 		if ((!same_reg && a->reg == nreg) || !left[w])
 			continue;
-		if (var_taken(c, v) || !var_ok(c, pe->var, v))
+		if (v == v0 || v == v1 || v == v2 || v == v3 || !var_ok(c, pe->var, v))
 			continue;
 		bool seen = false;
 		for (uint32_t t = 0; t < ntried[w]; t++)
@@ -648,7 +716,7 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 		if (seen)
 			continue;
 		tried[w][ntried[w]++] = v;
-		if (bind(c, k, i, (uint32_t)pos, u, left[w]) < 0)
+		if (bind(c, k, i, (uint32_t)pos, v, NULL, u, left[w]) < 0)
 			return -1;
 		if (ntried[w] == NEWVARS)
 			left[w] = 0;
@@ -662,20 +730,28 @@ static int step_thread(struct pec *c, unsigned k, unsigned i, unsigned j, uint32
 static int step_new(struct pec *c, unsigned k, unsigned i, unsigned j, uint32_t mask)
 {
 	uint32_t vp = c->tvpos[c->pick[j]], v = c->ta[c->pick[j]].vw >> 1;
-	uint32_t reach = c->p->consecutive ? 1 : TWALK;
+	int64_t reach = c->p->consecutive ? 1 : TWALK, lo = c->voff[v], hi = c->voff[v + 1];
+	/* bind() puts back every role it binds: the bound threads stay these */
+	const uint32_t t0 = c->thr[0], t1 = c->thr[1], t2 = c->thr[2], t3 = c->thr[3];
+	const struct vacc *va = c->va;
 	for (int dir = -1; dir <= 1; dir += 2) {
 		uint32_t left[2] = { want(c, mask, i, 0), want(c, mask, i, 1) };
 		uint32_t seen[2][2], nseen[2] = { 0, 0 };
-		int64_t pos = (int64_t)vp + dir;
-		for (uint32_t n = 0; n < reach && (left[0] | left[1]) && pos >= c->voff[v] &&
-				     pos < c->voff[v + 1];
-		     n++, pos += dir) {
-			const struct vacc *a = &c->va[pos];
+		/* reach accesses each way, within v's list */
+		int64_t pos = (int64_t)vp + dir, stop = (int64_t)vp + dir * (reach + 1);
+		if (dir < 0 && stop < lo - 1)
+			stop = lo - 1;
+		if (dir > 0 && stop > hi)
+			stop = hi;
+		for (; pos != stop && (left[0] | left[1]); pos += dir) {
+			const struct vacc *a = &va[pos];
 			uint32_t w = a->tw & 1, u = a->tw >> 1;
-			if (!left[w] || thread_taken(c, u) || (nseen[w] && seen[w][0] == u))
+			/* one branch, not six: which way it goes is the data's */
+			if (!left[w] | (u == t0) | (u == t1) | (u == t2) | (u == t3) |
+			    ((nseen[w] != 0) & (seen[w][0] == u)))
 				continue;
 			seen[w][nseen[w]++] = u;
-			if (bind(c, k, i, a->x, u, left[w]) < 0)
+			if (bind(c, k, i, a->x, v, c->vwin[pos], u, left[w]) < 0)
 				return -1;
 			if (nseen[w] == 2)
 				left[w] = 0;
@@ -699,9 +775,9 @@ static int step(struct pec *c, unsigned k, uint32_t mask)
 		for (unsigned i = 0; i < p->n; i++)
 			site[i] = c->tsite[c->pick[i]];
 		int feas = -1;
-		for (unsigned b = 0; b < c->ngp && b < GROUP_MAX; b++) {
-			if (!(mask >> b & 1))
-				continue;
+		/* mask's patterns in turn (its bits are below ngp) */
+		for (uint32_t left = mask; left; left &= left - 1) {
+			unsigned b = (unsigned)__builtin_ctz(left);
 			c->p = c->gp[b];
 			int rc = add_match(c, ev, site, &feas);
 			c->p = p;
@@ -752,6 +828,9 @@ static void search_plan(struct pec *c)
 			if (p->ev[p->order[s]].var == p->ev[i].var)
 				c->nb[k] = p->order[s];
 		BUG_ON(c->nb[k] == PR_PAT_MAX); /* pr_pat_prepare() picked a neighbour */
+		c->wrole[k] = p->ev[i].var;
+		c->wsame[k] = p->ev[i].var == p->ev[c->nb[k]].var;
+		c->wdir[k] = c->nb[k] < i ? 1 : -1;
 	}
 }
 
@@ -795,7 +874,7 @@ static int search(struct pec *c)
 			else
 				hi = mid;
 		}
-		if (bind(c, 0, 0, x, lo, mask) < 0)
+		if (bind(c, 0, 0, x, vw >> 1, NULL, lo, mask) < 0)
 			return -1;
 	}
 	return 0;
@@ -1023,9 +1102,11 @@ static void pec_release(struct pec *c)
 	free(c->toff);
 	free(c->va);
 	free(c->bloom);
+	free(c->vwin);
 	free(c->voff);
 	free(c->vshared);
 	free(c->grp);
+	free(c->full);
 }
 
 int pr_pecan(const struct pr_model *m, struct pr_cands *cs,
@@ -1057,7 +1138,8 @@ int pr_pecan_atomic(const struct pr_model *m, struct pr_cands *cs,
 		rc = 0;
 		goto out;
 	}
-	if (pr_sclock_build(&c.sc, m) < 0)
+	c.full = calloc(FULL_CACHE, sizeof *c.full);
+	if (!c.full || pr_sclock_build(&c.sc, m) < 0)
 		goto oom;
 	/* patterns in order; each joins the first group of its roles (a
 	 * pattern's candidates do not depend on the others searched) */

@@ -612,7 +612,8 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	struct pr_cands cs;
 	int rc = -1;
 	memset(out, 0, sizeof *out);
-	avt_debug("predicting from %zu events of %u threads", t->nev, trace_nthreads(t));
+	if (avt_verbose > 0) /* counting threads reads every event */
+		avt_debug("predicting from %zu events of %u threads", t->nev, trace_nthreads(t));
 	/* a hand-written lock's word becomes a lock for every detector and
 	 * for synthesis: from here on t is the trace with its lock events */
 	const struct trace *orig = t;

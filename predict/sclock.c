@@ -11,9 +11,14 @@
  * the model's is ordered by this one too. */
 
 /* The row of the last change point of e's thread at or before e, or
- * NULL if its clock never changed. */
+ * NULL if its clock never changed: s->evrow once the build has passed e,
+ * a binary search before. */
 static const uint32_t *sc_row(const struct pr_sclock *s, uint32_t e)
 {
+	if (e < s->nrow) {
+		uint32_t r = s->evrow[e];
+		return r != UINT32_MAX ? s->snap + (size_t)r * s->n : NULL;
+	}
 	const struct avt_event *ev = pr_ev(s->m, e);
 	uint32_t t = ev->thread, lo = 0, hi = s->ncp[t];
 	while (lo < hi) {
@@ -24,6 +29,12 @@ static const uint32_t *sc_row(const struct pr_sclock *s, uint32_t e)
 			hi = mid;
 	}
 	return lo ? s->snap + (size_t)s->cpsnap[t][lo - 1] * s->n : NULL;
+}
+
+/* The row of thread t's last change point so far, or UINT32_MAX. */
+static uint32_t sc_last(const struct pr_sclock *s, uint32_t t)
+{
+	return s->ncp[t] ? s->cpsnap[t][s->ncp[t] - 1] : UINT32_MAX;
 }
 
 /* Chain count of slot k in e's clock (its own chain: implied). */
@@ -141,6 +152,7 @@ void pr_sclock_release(struct pr_sclock *s)
 	free(s->capcp);
 	free(s->cur);
 	free(s->snap);
+	free(s->evrow);
 }
 
 int pr_sclock_build(struct pr_sclock *s, const struct pr_model *m)
@@ -155,14 +167,21 @@ int pr_sclock_build(struct pr_sclock *s, const struct pr_model *m)
 	s->cpsnap = calloc(n, sizeof *s->cpsnap);
 	s->ncp = calloc(n, sizeof *s->ncp);
 	s->capcp = calloc(n, sizeof *s->capcp);
-	if (!s->cur || !s->cpidx || !s->cpsnap || !s->ncp || !s->capcp)
+	s->evrow = malloc((m->nev ? m->nev : 1) * sizeof *s->evrow);
+	if (!s->cur || !s->cpidx || !s->cpsnap || !s->ncp || !s->capcp || !s->evrow)
 		return -1;
-	for (uint32_t i = 0; i < m->nev; i++) {
+	uint32_t i = 0;
+	for (; i < m->nev; i++) {
 		if (!(i & PR_STOP_EVERY) && pr_stopped())
 			break; /* partial clocks: the caller stops too */
 		if (sc_step(s, i) < 0)
 			return -1;
+		s->evrow[i] = sc_last(s, pr_ev(m, i)->thread);
+		s->nrow = i + 1;
 	}
+	for (; i < m->nev; i++) /* stopped: every change point is before them */
+		s->evrow[i] = sc_last(s, pr_ev(m, i)->thread);
+	s->nrow = m->nev;
 	free(s->cur); /* slots x slots, and the change points have it all */
 	s->cur = NULL;
 	return 0;

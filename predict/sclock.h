@@ -9,8 +9,9 @@
  *
  * A thread's clock changes in other threads' components only at the few
  * events with such an edge: those change points are kept (linear in the
- * number of communication events times chains, model.h), and the clock of
- * any event is found on demand by binary search.
+ * number of communication events times chains, model.h), and each event
+ * keeps the index of its thread's last one (4 bytes an event), so the
+ * clock of any event is found in O(1).
  *
  * Ownership: struct pr_sclock borrows the model and owns its arrays
  * (pr_sclock_release()).
@@ -33,6 +34,9 @@ struct pr_sclock {
 	uint32_t *ncp, *capcp;
 	uint32_t *snap;           /* rows of n */
 	size_t nsnap, capsnap;
+	uint32_t *evrow;          /* per event: the row of its thread's last
+				   * change point at or before it, or UINT32_MAX */
+	uint32_t nrow;            /* evrow[0 .. nrow) set (all once built) */
 };
 
 /* Builds the clocks of m.  0, or -1 if out of memory (no message). */
