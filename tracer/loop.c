@@ -135,6 +135,33 @@ static struct next held_signal(struct tracer *tr, struct tthread *t, struct tthr
 	return nx_stop(TS_KWAIT);
 }
 
+/* A fault that a handler catches, raised by an instruction run out of line
+ * (an access site's slot): the signal frame names the instruction itself,
+ * as natively.  A sanitizer's handler reports where the fault stood and
+ * dies: ASan's SEGV report said "(<unknown module>)" and lost the frame of
+ * the faulting function.  Only at the slot's first instruction, a place
+ * the handler may return to (the site runs again, as the kernel runs a
+ * faulting instruction again); a later instruction of a cover has no
+ * place of its own in the program's code (the jump covers it).  Slots
+ * start at an mmap'd (page-aligned) base, so a slot's start is its pc
+ * rounded down to BPT_SLOT_SIZE. */
+static void fault_in_place(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
+{
+	const siginfo_t *si = ptu_siginfo(s);
+	struct user_regs_struct r;
+	if (!si || si->si_code <= 0 ||
+	    (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL) ||
+	    ptu_getregs(t->tid, &r) < 0)
+		return;
+	uint64_t orig = access_orig_pc(tr, r.rip);
+	if (orig == r.rip || access_orig_pc(tr, r.rip & ~(uint64_t)(BPT_SLOT_SIZE - 1)) != orig)
+		return;
+	r.rip = orig;
+	if (ptu_setregs(t->tid, &r) == 0)
+		avt_debug("T%u: SIG%s out of line: delivered at 0x%llx", t->lid,
+			  sigabbrev_np(sig) ?: "?", (unsigned long long)orig);
+}
+
 /* Delivers sig to t, recording it first when it is fatal.  The thread is
  * held instead when the sink asked to stop at the fatal event (replay
  * --gdb leaves the process stopped before the signal).  run: the thread
@@ -161,9 +188,12 @@ static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_st
 	}
 	else if (!sig_pass(tr, t, s, sig))
 		return held_signal(tr, t, run); /* a replay delivers it where recorded */
-	else if (fidelity_before_signal(t))
-		avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s", t->lid,
-			  sigabbrev_np(sig) ?: "?");
+	else {
+		fault_in_place(tr, t, s, sig);
+		if (fidelity_before_signal(t))
+			avt_debug("T%u: its timed wait ran out while held: timed out before SIG%s",
+				  t->lid, sigabbrev_np(sig) ?: "?");
+	}
 	t->priv->pending_sig = sig;
 	if (tr->fatal_sig && tr->sink_stop)
 		return nx_stop(TS_READY);

@@ -69,3 +69,30 @@ t_asan_agent_preloaded_natively() {
 	expect_eq "$st" 0 "exit status of bank_clang with the agent preloaded"
 	expect_eq "$(cat out)" "balance=175" "its output"
 }
+
+# A fault that ASan's handler catches, in an instruction avtrace runs out
+# of line (an access site's slot, tracer/loop.c's fault_in_place): the
+# handler is given the instruction's own address, so ASan's report names
+# the function and line as it does natively, not "(<unknown module>)".
+# ASan turns the SIGSEGV into its report and exit status 1, natively too:
+# the bug is "exit status 1" where the plain build's is SIGSEGV at CRASH
+# LINE.
+asan_fault() {
+	local cc=$1 prog mode rep line
+	prog=$TARGETS/asan/crash_$cc
+	[ -x "$prog" ] || skip "$prog is not built (no $cc with -fsanitize=address)"
+	line=$(marker_line "$REPO/tests/targets/crash.c" '/* CRASH LINE */') || exit
+	for mode in "" --no-stacks --no-agent; do
+		# shellcheck disable=SC2086 # mode: no option, or one
+		run_test "asan$mode" --no-minimize --explore 5 $mode -- "$prog"
+		expect_eq "$TEST_STATUS" 1 "exit status of avtrace test on crash_$cc ${mode:-(default)}"
+		rep=$(cat "asan$mode"/reports/*.txt 2>/dev/null)
+		expect_match "$rep" "^BUG reproduced: exit status 1" "the report on crash_$cc ${mode:-(default)}"
+		expect_match "$rep" "ERROR: AddressSanitizer: SEGV" "the program's stderr in it"
+		expect_match "$rep" "#0 0x[0-9a-f]+ in crash_here [^ ]*crash[.]c:$line" \
+			"ASan's frame of the fault ${mode:-(default)}"
+		expect_no_match "$rep" 'unknown module' "ASan's report ${mode:-(default)}"
+	done
+}
+t_asan_fault_gcc() { asan_fault gcc; }
+t_asan_fault_clang() { asan_fault clang; }
