@@ -166,10 +166,28 @@ static void fault_in_place(struct tracer *tr, struct tthread *t, struct ptu_stat
  * held instead when the sink asked to stop at the fatal event (replay
  * --gdb leaves the process stopped before the signal).  run: the thread
  * the scheduler runs. */
+/*
+ * A fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by an instruction, not
+ * sent) in a process with AddressSanitizer's runtime: its handler prints
+ * the report and exits 1, never returns.  The program died of the fault
+ * where it stood, as the plain build does: recorded as the fatal signal,
+ * then delivered to the handler, whose report still goes to stderr.  So
+ * the ASan build's bug is the plain build's ("SIGSEGV in T0 at
+ * crash.c:44"), not "exit status 1".  A program's own handler (no
+ * sanitizer) may return and go on: its faults stay signals.
+ */
+static bool sanitizer_fault(struct tracer *tr, struct ptu_status *s, int sig)
+{
+	if (!tracer_asan(tr) || (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL))
+		return false;
+	const siginfo_t *si = ptu_siginfo(s);
+	return si && si->si_code > 0;
+}
+
 static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig,
 			     struct tthread *run)
 {
-	if (sig_is_fatal(tr->proc->pid, sig)) {
+	if (sig_is_fatal(tr->proc->pid, sig) || sanitizer_fault(tr, s, sig)) {
 		const siginfo_t *si = ptu_siginfo(s);
 		struct user_regs_struct r;
 		ptu_getregs(t->tid, &r);
