@@ -204,6 +204,21 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 	return 0;
 }
 
+/* The code the recording in dir instrumented (its --access-scope) into
+ * o: the meta it points into (free it after), or NULL when dir has none
+ * (every module then counts as the user's). */
+static struct avt_meta *recorded_scope(const char *dir, struct predict_opts *o)
+{
+	char path[4096], err[512];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	struct avt_meta *meta = meta_read(path, err, sizeof err, NULL);
+	if (meta) {
+		o->scope_known = true;
+		o->scope = meta->access_scope;
+	}
+	return meta;
+}
+
 int cmd_predict(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -258,14 +273,7 @@ int cmd_predict(int argc, char **argv)
 	struct prediction_set set;
 	int rc = EXIT_USAGE;
 	atomic_funcs_arm(&af, t, &o);
-	/* the code the recording instrumented: its --access-scope */
-	char mpath[4096], merr[512];
-	snprintf(mpath, sizeof mpath, "%s/meta.json", dir);
-	struct avt_meta *meta = meta_read(mpath, merr, sizeof merr, NULL);
-	if (meta) {
-		o.scope_known = true;
-		o.scope = meta->access_scope;
-	}
+	struct avt_meta *meta = recorded_scope(dir, &o);
 	struct names vn;
 	bool vn_open = names_open(&vn, t) == 0;
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
