@@ -53,6 +53,40 @@ static const char predict_help[] =
 	"                      changes a read the run depends on: docs/avfilter.md);\n"
 	"                      by default they are kept, ranked last and marked\n";
 
+/* Is the frame at mod+off in a system header (a library's template or
+ * inline wrapper compiled into the program: std::mutex::lock's
+ * __gthread_mutex_lock in gthr-default.h)? */
+static bool in_system_header(struct names *n, unsigned mod, uint64_t off, bool is_return)
+{
+	struct sym_loc loc;
+	if (sym_site(n->sym, mod, off, is_return, &loc) != 0 || !loc.file)
+		return false;
+	return !strncmp(loc.file, "/usr/include/", 13) || !strncmp(loc.file, "/usr/lib/gcc/", 13) ||
+	       strstr(loc.file, "/include/c++/");
+}
+
+/* The site of event seq as the program's code calls it: the event's own,
+ * or with call stacks, the innermost frame outside the system headers
+ * (a std::lock_guard's lock: "account.cc:23", not "gthr-default.h:749"). */
+static void user_site(struct names *n, const struct trace *t, uint64_t seq, char *buf,
+		      size_t len)
+{
+	const struct avt_event *e = &t->ev[seq];
+	const char *func;
+	names_site(n, e, buf, len, &func);
+	if (e->site_mod == AVT_MOD_NONE ||
+	    !in_system_header(n, e->site_mod, e->site_off, !(e->flags & AVT_F_SITE_EXACT)))
+		return;
+	const struct avt_stack *s = t->nstacks ? trace_stack(t, e->seq) : NULL;
+	for (uint32_t k = 1; s && k < s->depth; k++) {
+		const struct avt_frame *f = &s->frames[k];
+		if (!in_system_header(n, f->mod, f->off, true)) {
+			names_frame(n, f->mod, f->off, 1, buf, len, &func);
+			return;
+		}
+	}
+}
+
 /* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,
 			     char *buf, size_t len)
@@ -64,9 +98,8 @@ const char *prediction_where(struct names *n, const struct trace *t, const struc
 		if (seq >= t->nev)
 			continue;
 		char site[256];
-		const char *func;
 		names_at(n, seq);
-		names_site(n, &t->ev[seq], site, sizeof site, &func);
+		user_site(n, t, seq, site, sizeof site);
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " / " : "", site);
 	}
 	return buf;
