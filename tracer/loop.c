@@ -145,13 +145,18 @@ static struct next held_signal(struct tracer *tr, struct tthread *t, struct tthr
  * place of its own in the program's code (the jump covers it).  Slots
  * start at an mmap'd (page-aligned) base, so a slot's start is its pc
  * rounded down to BPT_SLOT_SIZE. */
-static void fault_in_place(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
+/* Was sig raised by an instruction (a fault), not sent? */
+static bool is_fault(struct ptu_status *s, int sig)
 {
 	const siginfo_t *si = ptu_siginfo(s);
+	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && si &&
+	       si->si_code > 0;
+}
+
+static void fault_in_place(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig)
+{
 	struct user_regs_struct r;
-	if (!si || si->si_code <= 0 ||
-	    (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL) ||
-	    ptu_getregs(t->tid, &r) < 0)
+	if (!is_fault(s, sig) || ptu_getregs(t->tid, &r) < 0)
 		return;
 	uint64_t orig = access_orig_pc(tr, r.rip);
 	if (orig == r.rip || access_orig_pc(tr, r.rip & ~(uint64_t)(BPT_SLOT_SIZE - 1)) != orig)
@@ -178,10 +183,7 @@ static void fault_in_place(struct tracer *tr, struct tthread *t, struct ptu_stat
  */
 static bool sanitizer_fault(struct tracer *tr, struct ptu_status *s, int sig)
 {
-	if (!tracer_asan(tr) || (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL))
-		return false;
-	const siginfo_t *si = ptu_siginfo(s);
-	return si && si->si_code > 0;
+	return tracer_asan(tr) && is_fault(s, sig);
 }
 
 static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig,
