@@ -537,6 +537,10 @@ static enum wr dispatch(struct tracer *tr, pid_t pid, int st, struct tthread *ru
 {
 	struct ptu_status s;
 	ptu_arrive(pid, st, &s);
+	/* the caller's own child (record's stdin tee) ended: nothing of the
+	 * program's stopped, the running thread runs on */
+	if (tracer_reaped_feeder(tr, pid, &s))
+		return WR_WAIT;
 	bool gone = s.stop == PTU_EXITED || s.stop == PTU_KILLED;
 	/* what the agent did in-process happened before this stop */
 	agent_drain(tr, gone && pid == tr->proc->pid);

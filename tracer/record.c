@@ -218,7 +218,7 @@ static void stdin_tee_stop(struct recorder *rec)
 	if (rec->tee_fd > 0)
 		close(rec->tee_fd);
 	rec->tee_fd = 0;
-	if (rec->tee > 0) {
+	if (rec->tee > 0 && !(rec->tr && tracer_feeder_gone(rec->tr))) {
 		kill(rec->tee, SIGKILL);
 		waitpid(rec->tee, NULL, 0);
 	}
@@ -335,7 +335,7 @@ struct recorder *record_start(const struct record_opts *opts)
 		record_free(rec);
 		return NULL;
 	}
-	tracer_set_stdin(rec->tr, rec->tee_fd);
+	tracer_set_stdin(rec->tr, rec->tee_fd, rec->tee);
 	char path[4096], err[512];
 	snprintf(path, sizeof path, "%s/trace.avt", opts->dir);
 	rec->w = trace_writer_open(path, err, sizeof err);

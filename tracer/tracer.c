@@ -580,15 +580,33 @@ void tracer_kill(struct tracer *tr)
 		ptu_decode(st, &s);
 		if (s.stopped)
 			ptu_resume(p, 0);
+		else
+			tracer_reaped_feeder(tr, p, &s);
 	}
 	tree_forget(tr);
 	agent_drain(tr, true); /* what the agent committed before the kill */
 	tr->proc->alive = false;
 }
 
-void tracer_set_stdin(struct tracer *tr, int fd)
+void tracer_set_stdin(struct tracer *tr, int fd, pid_t feeder)
 {
 	tr->opts.stdin_fd = fd;
+	tr->feeder = feeder;
+	tr->feeder_gone = false;
+}
+
+bool tracer_feeder_gone(const struct tracer *tr)
+{
+	return tr->feeder_gone;
+}
+
+bool tracer_reaped_feeder(struct tracer *tr, pid_t pid, const struct ptu_status *s)
+{
+	if (!tr->feeder || pid != tr->feeder || s->stopped)
+		return false;
+	tr->feeder_gone = true;
+	tr->feeder = 0;
+	return true;
 }
 
 pid_t tracer_pid(const struct tracer *tr)

@@ -275,8 +275,14 @@ void tracer_interrupt_all(int sig);
 int tracer_interrupted(void);
 
 /* Before launch: the target's stdin is fd (> 0), closed by the caller
- * after tracer_launch(). */
-void tracer_set_stdin(struct tracer *tr, int fd);
+ * after tracer_launch().  feeder (0: none) is the caller's own child that
+ * writes it (record's stdin tee): the tracer waits for any child, so it
+ * reaps the feeder when it ends, as no stop of the program's (no drain of
+ * the agent's ring while a thread runs), and says so: tracer_feeder_gone. */
+void tracer_set_stdin(struct tracer *tr, int fd, pid_t feeder);
+/* Has the tracer reaped the feeder?  (Then its pid is no longer the
+ * caller's to kill or wait for.) */
+bool tracer_feeder_gone(const struct tracer *tr);
 
 /* Kills the target (if alive) and reaps it. */
 void tracer_kill(struct tracer *tr);

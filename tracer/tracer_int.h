@@ -306,6 +306,8 @@ struct tracer {
 	                         interpreter's, once launched) */
 	bool script;          /* the program is a "#!" script */
 	bool launched;
+	pid_t feeder;         /* tracer_set_stdin's: the caller's child, not traced */
+	bool feeder_gone;     /* reaped by a wait for any child */
 
 	/* The processes traced in full.  One: the recorded process (proc);
 	 * the others of the tree are followed lightly (tree). */
@@ -399,6 +401,9 @@ struct ptu_status;
 struct next loop_decide(struct tracer *tr, struct tthread *t, struct ptu_status *s,
 			struct tthread *run);
 struct next loop_on_gone(struct tracer *tr, pid_t pid, const struct ptu_status *s);
+/* Is pid's wait status the feeder's end (tracer_set_stdin)?  Then it is
+ * marked reaped, and the status is no stop of the program's. */
+bool tracer_reaped_feeder(struct tracer *tr, pid_t pid, const struct ptu_status *s);
 
 /* Where addr lies: module id and offset (tracer_site; inline for tr_emit,
  * which places every event). */

@@ -251,6 +251,30 @@ t_stdin_endless() {
 	[ "$(wc -c <out/stdin)" -ge 6 ] || fail "kept stdin too short: $(wc -c <out/stdin) bytes"
 }
 
+# The stdin tee (record's child that keeps PROG's stdin) is no part of
+# the program: when it ends (at stdin's end) the tracer's wait for any
+# child reaps it, and that used to count as a stop of the program's, with
+# the agent's ring drained there while the program's thread ran on (a
+# record drained so is taken before what drain_running may take: the CI
+# run of 44eb5c1 lost agent_drained_while_running so).  The same recording
+# with a stdin that ends at once and with one that outlives the program:
+# the same stops.
+t_stdin_tee_end_no_stop() {
+	need_jq
+	local prog
+	prog=$(target mutex_counter) || exit
+	avt_timed 30 record -q -o ended --no-agent -- "$prog" 1 20 </dev/null >ended.out 2>&1
+	expect_eq "$?" 0 "record status (stdin at its end)"
+	mkfifo open.fifo
+	exec 7<>open.fifo # a writer that stays: the tee waits till it is killed
+	avt_timed 30 record -q -o open --no-agent -- "$prog" 1 20 <open.fifo >open.out 2>&1
+	local st=$?
+	exec 7>&-
+	expect_eq "$st" 0 "record status (stdin open)"
+	expect_eq "$(jq .ptrace_stops ended/meta.json)" "$(jq .ptrace_stops open/meta.json)" \
+		"ptrace stops with the tee gone / alive"
+}
+
 # A replay never runs for ever: --max-time (default 60 s + 10x the
 # recording's time) ends it as INFEASIBLE.
 # limit: 90
