@@ -106,10 +106,14 @@ int avt_listed(uint16_t kind)
 	return 1;
 }
 
-int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp)
+int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp, uint64_t value)
 {
 	struct avt_agent_hdr *h = avt_ring;
 	struct avt_agent_site *s = h && index < h->nsites ? &avt_agent_sites(h)[index] : 0;
+	/* a store that lets the stack escape: the supervisor sees it at the
+	 * ptrace stop, in order with the records before it */
+	if (s && s->store && avt_stack_escapes(value, addr, rsp))
+		return 1;
 	if (!s || !avt_enter_event(s->kind, addr, s->pc))
 		return 1;
 	int32_t left = s ? atomic_load_explicit(&s->left, memory_order_relaxed) : 0;

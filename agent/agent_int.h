@@ -23,8 +23,9 @@ extern __thread int avt_depth HIDDEN TLS;     /* > 0: inside a fast path (signal
 extern __thread uint32_t avt_my_tid HIDDEN TLS;
 
 /* The access stubs' entry (decode/stub.h): 0 when the access was
- * committed in-process, 1 when the stub must take the ptrace stop. */
-HIDDEN int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp);
+ * committed in-process, 1 when the stub must take the ptrace stop.
+ * value: what a store site's register holds (else meaningless). */
+HIDDEN int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp, uint64_t value);
 
 /* Is the ring usable from this thread (not a forked child, no hook of
  * this thread in progress)?  Reads the thread's tid once. */

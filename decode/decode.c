@@ -220,6 +220,18 @@ static void frame_copy(const cs_insn *in, const cs_x86 *x, struct dec_insn *out)
 	}
 }
 
+/* mov %r64,mem: what a pointer's store is (its value may be an address
+ * into the thread's own stack: tracer/access.c, stack escape). */
+static void store_source(const cs_insn *in, const cs_x86 *x, struct dec_insn *out)
+{
+	if (in->id != X86_INS_MOV || x->op_count != 2 || x->operands[0].type != X86_OP_MEM ||
+	    x->operands[0].size != 8 || x->operands[1].type != X86_OP_REG)
+		return;
+	int r = map_reg(x->operands[1].reg);
+	if (r >= DEC_RAX && r <= DEC_R15)
+		out->store_src = (int8_t)r;
+}
+
 static void fill(const cs_insn *in, struct dec_insn *out)
 {
 	const cs_detail *dt = in->detail;
@@ -239,6 +251,7 @@ static void fill(const cs_insn *in, struct dec_insn *out)
 	if (is_stack_op(in->id))
 		out->flags |= DEC_F_STACKOP;
 	frame_copy(in, x, out);
+	store_source(in, x, out);
 	if (string_op(x, out))
 		return;
 	bool lock = x->prefix[0] == X86_PREFIX_LOCK;
@@ -340,6 +353,7 @@ int dec_insn(struct dec *d, const uint8_t *code, size_t len, uint64_t addr, stru
 	memset(out, 0, sizeof *out);
 	out->addr = addr;
 	out->frame_src = DEC_NOREG;
+	out->store_src = DEC_NOREG;
 	size_t n = cs_disasm(d->cs, code, len, addr, 1, &in);
 	if (n != 1) {
 		if (n)

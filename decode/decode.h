@@ -76,6 +76,8 @@ struct dec_insn {
 	uint8_t nmem;         /* accesses in mem[] */
 	struct dec_mem mem[2];
 	int8_t frame_src;     /* DEC_F_FRAMEADDR: DEC_RSP or DEC_RBP */
+	int8_t store_src;     /* a store of a whole 64-bit register (mov %reg,mem:
+	                         a pointer's size): the register, else DEC_NOREG */
 	uint64_t target;      /* a direct jump, call or loop: where it goes; else 0 */
 	char text[80];        /* "mnemonic operands", for messages */
 };

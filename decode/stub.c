@@ -7,6 +7,11 @@
  *   lea OPERAND,%rsi               (registers still the program's;
  *                                   rsp-based: displacement + 216)
  *     or movabs $target,%rsi       (rip-relative)
+ *   mov SRC,%rcx                   a store of a 64-bit register (mov
+ *                                  SRC,mem): the value it stores (rsp:
+ *                                  lea 216(%rsp),%rcx; rsi, just
+ *                                  replaced: its saved copy,
+ *                                  mov 48(%rsp),%rcx); else rcx as is
  *   lea 216(%rsp),%rdx             orig
  *   mov $index,%edi
  *   mov %rsp,%rbx; and $-16,%rsp   the ABI's alignment (rbx: callee-saved)
@@ -94,6 +99,25 @@ bool stub_supported(const struct dec_insn *in)
 	return m->kind >= DEC_READ && m->kind <= DEC_RMW;
 }
 
+/* mov SRC,%rcx: the value a store of SRC writes (the program's registers,
+ * with rsp FRAME bytes lower and rsi the operand's address). */
+static void value_to_rcx(struct out *o, int8_t src)
+{
+	if (src == DEC_RSP) {
+		static const uint8_t lea[] = { 0x48, 0x8d, 0x8c, 0x24, FRAME, 0, 0, 0 };
+		put(o, lea, sizeof lea);
+		return;
+	}
+	if (src == DEC_RSI) { /* lea OPERAND,%rsi came first: its saved copy */
+		static const uint8_t saved[] = { 0x48, 0x8b, 0x4c, 0x24, 48 };
+		put(o, saved, sizeof saved);
+		return;
+	}
+	put1(o, (uint8_t)(0x48 | (src >= DEC_R8 ? 0x04 : 0)));
+	put1(o, 0x89);
+	put1(o, (uint8_t)(0xc0 | (src & 7) << 3 | 1)); /* mod 11, reg src, rm rcx */
+}
+
 /* lea OPERAND,%rsi as the program's registers would give it, with rsp
  * FRAME bytes lower. */
 static bool ea_to_rsi(struct out *o, const struct dec_mem *m)
@@ -145,6 +169,8 @@ size_t stub_encode(uint8_t out[STUB_SIZE], uint64_t stub_addr, const struct dec_
 	put(&o, save, sizeof save);
 	if (!ea_to_rsi(&o, &in->mem[0]))
 		return 0;
+	if (in->store_src >= DEC_RAX && in->store_src <= DEC_R15)
+		value_to_rcx(&o, in->store_src);
 	put(&o, orig_rsp, sizeof orig_rsp);
 	put1(&o, 0xbf); /* mov $index,%edi */
 	put32(&o, index);

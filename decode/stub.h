@@ -10,10 +10,11 @@
  * the instruction's own operand re-encoded as a `lea` (a rip-relative
  * operand: its absolute target), and calls the agent's entry
  *
- *     int entry(uint32_t index, uint64_t address, uint64_t rsp);
+ *     int entry(uint32_t index, uint64_t address, uint64_t rsp, uint64_t value);
  *
- * with the site's index in the agent's table and the thread's stack
- * pointer at the instruction.  0: the agent committed the event, and the
+ * with the site's index in the agent's table, the thread's stack pointer
+ * at the instruction and, for a store of a 64-bit register (dec_insn's
+ * store_src), the value it stores (else whatever rcx held).  0: the agent committed the event, and the
  * stub restores everything and jumps to `fast` (the slot's copy, past its
  * int3).  Anything else: it restores everything and jumps to `slow` (the
  * slot's int3: the ptrace stop that happens without the agent, with the

@@ -170,11 +170,34 @@ struct avt_agent_site {
 	uint16_t size;             /* bytes accessed */
 	uint16_t flags;            /* AVT_F_* of its events */
 	uint16_t kind;             /* AVT_EV_READ, WRITE or RMW; 0: unused */
-	uint8_t pad[6];
+	uint8_t store;             /* a store of a 64-bit register: a hit that
+	                              stores an address into the thread's own
+	                              stack elsewhere takes the ptrace path (the
+	                              supervisor lets the stack escape there) */
+	uint8_t pad[5];
 	uint64_t rec_lids;         /* replay: the threads (logical ids < 64,
 	                              a bit each) the recording saw access here;
 	                              ~0: unknown */
 };
+
+/* How far above its stack pointer an address still counts as a thread's
+ * own stack (frames of its callers); thread stacks are megabytes apart */
+#define AVT_OWN_STACK_SPAN (256u * 1024)
+
+/* Is ea on the stack of a thread whose stack pointer is rsp (its red zone
+ * below rsp included)?  The supervisor's test and the agent's. */
+static inline int avt_own_stack(uint64_t ea, uint64_t rsp)
+{
+	return ea + 128 >= rsp && ea < rsp + AVT_OWN_STACK_SPAN;
+}
+
+/* Does a store of value at ea, by a thread whose stack pointer is rsp,
+ * let the thread's stack escape: an address into its own stack put where
+ * another thread may read it (a global, the heap, another's stack)? */
+static inline int avt_stack_escapes(uint64_t value, uint64_t ea, uint64_t rsp)
+{
+	return avt_own_stack(value, rsp) && !avt_own_stack(ea, rsp);
+}
 
 /* An event a budget expects (explore: the recording's next events of the
  * thread, which its policy would let it make with no decision only if

@@ -86,6 +86,7 @@ struct asite {
 	uint64_t addr;
 	struct dec_mem mem[2];
 	uint8_t nmem;
+	int8_t store_src;     /* a store of this register (dec_insn's), or DEC_NOREG */
 	bool shared;          /* some hit touched another thread's memory */
 	bool off;             /* disarmed */
 	uint32_t hits;
@@ -737,7 +738,8 @@ static bool add_stub(struct tracer *tr, struct asite *s, const struct dec_insn *
 	if (!stub_supported(in))
 		return false;
 	int idx = agent_access_site(tr, s->addr, (uint16_t)mem_kind(&in->mem[0]), in->mem[0].size,
-				    mem_flags(&in->mem[0]), site_left(tr, s), rec_lids);
+				    mem_flags(&in->mem[0]), site_left(tr, s), rec_lids,
+				    in->store_src != DEC_NOREG);
 	if (idx < 0)
 		return false;
 	if ((size_t)idx >= ac->capby) {
@@ -856,6 +858,7 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 		memset(s, 0, sizeof *s);
 		s->addr = c->addr;
 		s->nmem = c->in.nmem;
+		s->store_src = c->in.store_src;
 		memcpy(s->mem, c->in.mem, sizeof s->mem);
 		if (ac->replay)
 			s->disarm_at = recorded_disarm(tr, m, c->addr);
@@ -939,7 +942,7 @@ bool access_request(struct tracer *tr, struct tthread *t, const struct bpt *b,
 	 * waits for main at its join, not at the read of its own `t1` just
 	 * before; a replay raises a recorded signal at the thread's next
 	 * point, not between two of its own-stack reads) */
-	bool silent = own_stack(q->obj, r->rsp) && !t->priv->stack_escaped && s->nmem == 1;
+	bool silent = own_stack(q->obj, r->rsp) && !stack_escaped(t, q->obj) && s->nmem == 1;
 	q->kind = silent ? AVT_EV_NONE : AVT_EV_READ;
 	t->priv->access_site = b->data;
 	return silent;
@@ -1041,7 +1044,7 @@ static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite
 	struct access *ac = tr->proc->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
 	if (own_stack(ea, rsp)) {
-		if (!t->priv->stack_escaped) {
+		if (!stack_escaped(t, ea)) {
 			ac->st.own_stack++;
 			return true;
 		}
@@ -1084,6 +1087,16 @@ void access_commit(struct tracer *tr, struct tthread *t)
 		if (m->seg != DEC_SEG_NONE)
 			continue;
 		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
+	}
+	/* a store of an address into t's own stack to memory outside it (a
+	 * global, the heap: std::ref into std::thread's state) lets the stack
+	 * escape, as a thread start's argument does (stack_escape: from the
+	 * address up).  The stored value is t's own register: a replay
+	 * decides the same at the same hit. */
+	if (s->store_src != DEC_NOREG && s->nmem == 1 && !shadow) {
+		uint64_t v = dec_reg_value(r, s->store_src);
+		if (avt_stack_escapes(v, ea[0], r->rsp) && stack_escape(t, v, r->rsp))
+			ac->st.stack_escapes++;
 	}
 	if (shadow)
 		shadow_hit(tr, s);

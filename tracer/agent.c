@@ -558,7 +558,7 @@ uint64_t agent_access_entry(struct tracer *tr)
 }
 
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left, uint64_t rec_lids)
+		      uint16_t flags, int32_t left, uint64_t rec_lids, bool store)
 {
 	struct agent *a = tr->agent;
 	if (!a || a->nsites >= a->hdr->nsites)
@@ -568,6 +568,7 @@ int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t si
 	s->size = size;
 	s->flags = flags;
 	s->kind = kind;
+	s->store = store;
 	s->rec_lids = rec_lids;
 	atomic_store(&s->left, left);
 	return (int)a->nsites++;

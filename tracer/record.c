@@ -449,6 +449,7 @@ static void meta_options(json_t *m, struct recorder *rec, const struct tracer_st
 	json_object_set_new(m, "access_skipped", json_integer(as->skipped));
 	json_object_set_new(m, "access_events", json_integer((json_int_t)as->events));
 	json_object_set_new(m, "access_covers", json_integer(as->covers));
+	json_object_set_new(m, "access_stack_escapes", json_integer(as->stack_escapes));
 }
 
 static int write_meta(struct recorder *rec, const struct record_result *res)

@@ -378,6 +378,7 @@ struct tracer_access_stats {
 	unsigned covers;      /* short sites displaced with the instructions after them */
 	uint64_t events;      /* access events emitted */
 	uint64_t own_stack;   /* hits on the thread's own frames: no event */
+	unsigned stack_escapes; /* stores that let a thread's stack escape (further down) */
 };
 bool tracer_access_on(const struct tracer *tr);
 const struct tracer_access_stats *tracer_access_stats(const struct tracer *tr);

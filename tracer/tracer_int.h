@@ -16,6 +16,7 @@
 #include "model.h"
 #include "tracer.h"
 #include "tree.h"
+#include "trace/agent_proto.h"
 #include "trace/log.h"
 
 /* Breakpoint owners (struct bpt.kind). */
@@ -152,8 +153,10 @@ struct tracer_priv_thread {
 	uint32_t slice_nev;    /* its events then */
 	bool slice_valid;
 	int access_site;       /* HK_ACCESS request: the site's index (access.c) */
-	bool stack_escaped;    /* it passed a pointer into its own stack to a
-	                          thread start: its own-stack accesses are events */
+	uint64_t escaped_lo;   /* the lowest address into its own stack it let
+	                          escape (a thread start's argument, a store
+	                          outside the stack), 0: none: its own-stack
+	                          accesses from there up are events */
 	uint64_t held_since;   /* set aside inside a fresh timed call at (CLOCK_MONOTONIC ns), 0: not (fidelity.c) */
 	long held_nr;          /* that call's syscall number */
 	struct {               /* its futex call (futex.c) */
@@ -167,25 +170,38 @@ struct tracer_priv_thread {
 	} fx;
 };
 
-/* How far above its stack pointer an address still counts as the
- * thread's own stack (frames of its callers); thread stacks are megabytes
- * apart */
-#define OWN_STACK_SPAN (256u * 1024)
-
-/* Is ea on the stack of a thread whose stack pointer is rsp (its red zone
- * below rsp included)? */
+/* Is ea on the stack of a thread whose stack pointer is rsp?
+ * (trace/agent_proto.h: the agent's test too.) */
 static inline bool own_stack(uint64_t ea, uint64_t rsp)
 {
-	return ea + 128 >= rsp && ea < rsp + OWN_STACK_SPAN;
+	return avt_own_stack(ea, rsp);
+}
+
+/* t (stack pointer sp) let the address p into its own stack escape: the
+ * object there and the frames above it (its own, its callers') are events
+ * from then on (access.c emit_access); the frames of calls below it are
+ * not (std::thread's constructor, called with a reference to main's
+ * object, works on temporaries of its own).  False if p is not on t's
+ * stack or already escaped. */
+static inline bool stack_escape(struct tthread *t, uint64_t p, uint64_t sp)
+{
+	if (!p || !own_stack(p, sp) || (t->priv->escaped_lo && t->priv->escaped_lo <= p))
+		return false;
+	t->priv->escaped_lo = p;
+	return true;
+}
+
+/* Is ea, on t's own stack, in what t let escape? */
+static inline bool stack_escaped(const struct tthread *t, uint64_t ea)
+{
+	return t->priv->escaped_lo && ea >= t->priv->escaped_lo;
 }
 
 /* t starts a thread with arg (t's stack pointer sp): a pointer into t's
- * own stack lets t's frames escape (their accesses are events from then
- * on, access.c emit_access).  Not the access feature's: the thread's. */
+ * own stack lets it escape.  Not the access feature's: the thread's. */
 static inline void thread_start_arg(struct tthread *t, uint64_t arg, uint64_t sp)
 {
-	if (arg && own_stack(arg, sp))
-		t->priv->stack_escaped = true;
+	stack_escape(t, arg, sp);
 }
 
 /* An address space (aspace.c): one per process, built at exec (tracer.c,
@@ -673,7 +689,7 @@ uint32_t agent_script_end(struct tracer *tr);
 uint64_t agent_access_entry(struct tracer *tr);
 /* A new entry in the agent's site table: its index, or -1 when full. */
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
-		      uint16_t flags, int32_t left, uint64_t rec_lids);
+		      uint16_t flags, int32_t left, uint64_t rec_lids, bool store);
 /* Hits site idx may still take in-process (all threads stopped). */
 void agent_access_left(struct tracer *tr, int idx, int32_t left);
 int32_t agent_access_left_now(struct tracer *tr, int idx);

@@ -104,6 +104,21 @@ t_access_stack_object() {
 		"the stopper's store through its pointer, named by main's frame"
 }
 
+# Shape 3 with the struct published through a global pointer, not the
+# thread's start argument: main's accesses to its own frame are events
+# because it stored e's address outside its stack (the store lets the
+# stack escape; without it they were none, and no prediction was made).
+# meta.json counts the escape.
+# limit: 150
+t_access_stack_published() {
+	need_jq
+	bug_found acc_stackpub "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
+	expect_eq "$(jq .access_stack_escapes out/meta.json)" 1 "stacks escaped by a store (acc_stackpub)"
+	bug_found acc_stackpub_O2 "read main's stack: e[.]stoppingFlag" "/* USE LINE */"
+	expect_match "$(cat out/reports/*.txt)" "write main's stack: e[.]stoppingFlag +acc_stackpub[.]c:$(marker_line "$SRC/acc_stackpub.c" "/* STOP LINE */")" \
+		"the stopper's store through the published pointer, named by main's frame"
+}
+
 # Shape 4: heap deque, the thief's lock cmpxchg between the owner's load
 # and store of q->head.
 # limit: 150
@@ -132,7 +147,7 @@ t_access_lock_free() {
 # limit: 150
 t_access_correct_locked() {
 	local t
-	for t in acc_onelock acc_setters_ok acc_stackobj_ok; do
+	for t in acc_onelock acc_setters_ok acc_stackobj_ok acc_stackpub_ok; do
 		no_report "$t" --explore 10
 		no_report "${t}_O2" --explore 10
 	done

@@ -164,6 +164,33 @@ START_TEST(t_frame_src)
 }
 END_TEST
 
+/* A store of a whole 64-bit register (the stack escape's test in
+ * tracer/access.c): the register; any other instruction: none. */
+START_TEST(t_store_src)
+{
+	struct dec *d = dec_new();
+	struct dec_insn in;
+	static const struct {
+		uint8_t code[8];
+		size_t len;
+		int src;
+	} c[] = {
+		{ { 0x48, 0x89, 0x43, 0x10 }, 4, DEC_RAX },       /* mov %rax,0x10(%rbx) */
+		{ { 0x4c, 0x89, 0x20 }, 3, DEC_R12 },             /* mov %r12,(%rax) */
+		{ { 0x48, 0x89, 0x25, 0, 0, 0, 0 }, 7, DEC_RSP }, /* mov %rsp,0x0(%rip) */
+		{ { 0x89, 0x03 }, 2, DEC_NOREG },                 /* mov %eax,(%rbx): 4 bytes */
+		{ { 0x48, 0x8b, 0x03 }, 3, DEC_NOREG },           /* mov (%rbx),%rax: a load */
+		{ { 0x48, 0xc7, 0x03, 1, 0, 0, 0 }, 7, DEC_NOREG }, /* movq $1,(%rbx) */
+		{ { 0x48, 0x01, 0x03 }, 3, DEC_NOREG },           /* add %rax,(%rbx) */
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		ck_assert_int_eq(dec_insn(d, c[i].code, c[i].len, AT, &in), (int)c[i].len);
+		ck_assert_int_eq(in.store_src, c[i].src);
+	}
+	dec_free(d);
+}
+END_TEST
+
 START_TEST(t_bad_input)
 {
 	struct dec *d = dec_new();
@@ -278,6 +305,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("decode");
 	tcase_add_loop_test(tc, t_table, 0, (int)(sizeof rows / sizeof rows[0]));
 	tcase_add_test(tc, t_frame_src);
+	tcase_add_test(tc, t_store_src);
 	tcase_add_test(tc, t_bad_input);
 	tcase_add_test(tc, t_branch_targets);
 	tcase_add_test(tc, t_cover);

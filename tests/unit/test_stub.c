@@ -19,16 +19,17 @@
 #define V_VAL 0x1111111111111100ull /* rax, then rcx..r11 = V_VAL + 1.. */
 
 static uint32_t got_index;
-static uint64_t got_ea, got_rsp;
+static uint64_t got_ea, got_rsp, got_value;
 static int entry_rv;
 static uint64_t before_rsp;    /* the harness's rsp just before its call */
 static uint64_t after[12];     /* rax rcx rdx rsi rdi r8 r9 r10 r11 flags path(r15) */
 
-static int entry(uint32_t index, uint64_t ea, uint64_t rsp)
+static int entry(uint32_t index, uint64_t ea, uint64_t rsp, uint64_t value)
 {
 	got_index = index;
 	got_ea = ea;
 	got_rsp = rsp;
+	got_value = value;
 	return entry_rv;
 }
 
@@ -101,7 +102,7 @@ static void run(const struct dec_insn *in, int rv)
 	store(&h, 15, 80);
 	B(&h, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5b, 0xc3);
 	entry_rv = rv;
-	got_ea = got_rsp = 0;
+	got_ea = got_rsp = got_value = 0;
 	got_index = 0;
 	void (*fn)(void) = (void (*)(void))(uintptr_t)(mem + 512);
 	fn();
@@ -122,8 +123,33 @@ static struct dec_insn mem_access(int8_t base, int8_t index, uint8_t scale, int6
 	in.len = 7;
 	in.mem[0] = (struct dec_mem){ .base = base, .index = index, .scale = scale, .disp = disp,
 				      .size = 4, .kind = DEC_WRITE };
+	in.store_src = DEC_NOREG;
 	return in;
 }
+
+/* A store of a 64-bit register: the entry is given the value it stores
+ * (the stack escape's test, tracer/access.c), the operand's address
+ * still from the program's registers. */
+START_TEST(t_store_value)
+{
+	static const struct {
+		int8_t src;
+		uint64_t want; /* 0: before_rsp - 8 */
+	} c[] = {
+		{ DEC_R12, I_VAL }, { DEC_RBX, B_VAL }, { DEC_RAX, V_VAL }, { DEC_RCX, V_VAL + 1 },
+		{ DEC_RSI, V_VAL + 3 }, { DEC_R8, V_VAL + 5 }, { DEC_R11, V_VAL + 8 }, { DEC_RSP, 0 },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		/* based on rcx and indexed by rsi: both read before rcx is set */
+		struct dec_insn in = mem_access(DEC_RCX, DEC_RSI, 1, 16);
+		in.mem[0].size = 8;
+		in.store_src = c[i].src;
+		run(&in, (int)(i & 1));
+		ck_assert_uint_eq(got_ea, (V_VAL + 1) + (V_VAL + 3) + 16);
+		ck_assert_uint_eq(got_value, c[i].want ? c[i].want : before_rsp - 8);
+	}
+}
+END_TEST
 
 START_TEST(t_base_index)
 {
@@ -212,6 +238,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, t_rsp_based);
 	tcase_add_test(tc, t_rip_relative);
 	tcase_add_test(tc, t_unsupported);
+	tcase_add_test(tc, t_store_value);
 	suite_add_tcase(s, tc);
 	return s;
 }
