@@ -106,6 +106,71 @@ int avt_listed(uint16_t kind)
 	return 1;
 }
 
+/*
+ * avt_value_load(p, size): the 1, 2, 4 or 8 bytes at p, zero-extended, and
+ * ok = 1; ok = 0 when the load faults.  The program's instruction loads
+ * those bytes right after, so they are mapped unless it faults too (a NULL
+ * dereference): the supervisor then sees the fault at a pc in
+ * [avt_value_load_lo, avt_value_load_hi), resumes the thread at
+ * avt_value_load_hi (ok = 0) and drops the signal, and the instruction
+ * faults where it stands, as natively.  Plain loads: the stub saves no
+ * vector register a libc memcpy would use.
+ */
+struct avt_vload {
+	uint64_t value, ok; /* returned in rax, rdx */
+};
+HIDDEN struct avt_vload avt_value_load(const void *p, uint32_t size);
+extern const char avt_value_load_lo[] HIDDEN, avt_value_load_hi[] HIDDEN;
+__asm__(".text\n"
+	".type avt_value_load, @function\n"
+	"avt_value_load:\n"
+	"	xorl %eax, %eax\n"
+	"	movl $1, %edx\n"
+	"	cmpl $1, %esi\n"
+	"	je 1f\n"
+	"	cmpl $2, %esi\n"
+	"	je 2f\n"
+	"	cmpl $4, %esi\n"
+	"	je 4f\n"
+	"	cmpl $8, %esi\n"
+	"	je 8f\n"
+	"	xorl %edx, %edx\n"
+	"	ret\n"
+	"avt_value_load_lo:\n"
+	"1:	movzbl (%rdi), %eax\n"
+	"	ret\n"
+	"2:	movzwl (%rdi), %eax\n"
+	"	ret\n"
+	"4:	movl (%rdi), %eax\n"
+	"	ret\n"
+	"8:	movq (%rdi), %rax\n"
+	"	ret\n"
+	"avt_value_load_hi:\n"
+	"	xorl %eax, %eax\n"
+	"	xorl %edx, %edx\n"
+	"	ret\n"
+	".size avt_value_load, . - avt_value_load\n");
+
+void avt_value_publish(struct avt_agent_hdr *h)
+{
+	atomic_store_explicit(&h->value_lo, (uint64_t)(uintptr_t)avt_value_load_lo,
+			      memory_order_relaxed);
+	atomic_store_explicit(&h->value_hi, (uint64_t)(uintptr_t)avt_value_load_hi,
+			      memory_order_relaxed);
+}
+
+/* A read's or rmw's value (AVT_F_VALUE in *flag), else 0. */
+static uint64_t read_value(const struct avt_agent_site *s, uint64_t addr, uint16_t *flag)
+{
+	*flag = 0;
+	if (s->kind != AVT_EV_READ && s->kind != AVT_EV_RMW)
+		return 0;
+	struct avt_vload v = avt_value_load((const void *)(uintptr_t)addr, s->size);
+	if (v.ok)
+		*flag = AVT_F_VALUE;
+	return v.value;
+}
+
 int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp, uint64_t value)
 {
 	struct avt_agent_hdr *h = avt_ring;
@@ -137,7 +202,10 @@ int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp, uint64_t value
 		avt_leave();
 		return 1;
 	}
-	avt_agent_commit_access(h, (uint64_t)ticket, s, index, addr, rsp, avt_my_tid);
+	uint16_t vflag;
+	uint64_t value_read = read_value(s, addr, &vflag);
+	avt_agent_commit_access(h, (uint64_t)ticket, s, index, addr, rsp, avt_my_tid, value_read,
+				vflag);
 	if (left != AVT_AGENT_SITE_NOLIMIT)
 		atomic_store_explicit(&s->left, left - 1, memory_order_relaxed);
 	if (extra)

@@ -26,6 +26,8 @@ extern __thread uint32_t avt_my_tid HIDDEN TLS;
  * committed in-process, 1 when the stub must take the ptrace stop.
  * value: what a store site's register holds (else meaningless). */
 HIDDEN int avt_access_entry(uint32_t index, uint64_t addr, uint64_t rsp, uint64_t value);
+/* Publishes avt_value_load's range in the header (access.c). */
+HIDDEN void avt_value_publish(struct avt_agent_hdr *h);
 
 /* Is the ring usable from this thread (not a forked child, no hook of
  * this thread in progress)?  Reads the thread's tid once. */

@@ -709,6 +709,7 @@ __attribute__((constructor)) static void agent_init(void)
 			      memory_order_relaxed);
 	atomic_store_explicit(&h->park_entry[1], (uint64_t)(uintptr_t)avt_entry_pthread_mutex_unlock,
 			      memory_order_relaxed);
+	avt_value_publish(h);
 	atomic_store_explicit(&h->access_entry, (uint64_t)(uintptr_t)avt_access_entry,
 			      memory_order_release);
 	pthread_atfork(NULL, NULL, on_fork_child);

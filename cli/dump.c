@@ -19,7 +19,8 @@ static const char dump_help[] =
 	"  -d, --dir DIR   output directory of a recording\n"
 	"  -j, --json      one JSON object per line: seq, thread, tindex, kind,\n"
 	"                  obj, obj_name, site, func, and child (create, join),\n"
-	"                  mutex/cond (wait), signal (fatal_signal), size, flags\n"
+	"                  mutex/cond (wait), signal (fatal_signal), size, value\n"
+	"                  (what a read loaded, when recorded), flags\n"
 	"      --raw       do not symbolize (module+offset sites only)\n";
 
 static void flag_names(uint16_t f, json_t *arr)
@@ -128,6 +129,10 @@ static void print_json(struct names *n, const struct avt_event *ev, const struct
 	}
 	if (avt_kind_is_access(ev->kind))
 		json_object_set_new(o, "size", json_integer(ev->size));
+	if (avt_kind_reads(ev->kind) && (ev->flags & AVT_F_VALUE)) {
+		snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)ev->obj2);
+		json_object_set_new(o, "value", json_string(tmp));
+	}
 	if (ev->kind == AVT_EV_FUTEX_WAIT || ev->kind == AVT_EV_FUTEX_WAKE) {
 		json_object_set_new(o, "futex_op", json_string(futex_op_name(ev->size, tmp, sizeof tmp)));
 		json_object_set_new(o, ev->kind == AVT_EV_FUTEX_WAIT ? "val" : "count",

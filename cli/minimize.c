@@ -293,7 +293,7 @@ static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
 		if (kind_objects(e->kind) != 1)
 			continue;
 		ot[n++] = (struct obj_thread){ e->obj, e->thread };
-		if (e->obj2)
+		if (e->obj2 && !(e->flags & AVT_F_VALUE)) /* a read's value is no object */
 			ot[n++] = (struct obj_thread){ e->obj2, e->thread };
 	}
 	qsort(ot, n, sizeof *ot, cmp_ot);
@@ -314,7 +314,8 @@ static int quiet_map_init(struct quiet_map *q, const struct trace *tr)
 		int ko = kind_objects(e->kind);
 		bool loud = ko < 0 ||
 			    (ko == 1 && (bsearch(&e->obj, shared, ns, sizeof *shared, cmp_u64) ||
-					 (e->obj2 && bsearch(&e->obj2, shared, ns, sizeof *shared, cmp_u64))));
+					 (e->obj2 && !(e->flags & AVT_F_VALUE) &&
+					  bsearch(&e->obj2, shared, ns, sizeof *shared, cmp_u64))));
 		q->loud[e->thread][e->tindex + 1] = loud; /* counts summed below */
 		int d = 0;
 		if (e->kind == AVT_EV_ACQUIRE || e->kind == AVT_EV_RD_ACQUIRE || e->kind == AVT_EV_WR_ACQUIRE)

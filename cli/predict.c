@@ -189,6 +189,13 @@ void atomic_funcs_release(struct atomic_funcs *a)
 	a->open = false;
 }
 
+void print_dropped(const struct prediction_set *set)
+{
+	if (set->ndropped)
+		printf("%zu more not predicted: a read before the violation would load another value than recorded, so its thread could go elsewhere (docs/predict.md, \"Reads before the violation\"; -v names them)\n",
+		       set->ndropped);
+}
+
 int print_lockwords(const struct prediction_set *set, const struct trace *t)
 {
 	struct names n;
@@ -323,6 +330,7 @@ int cmd_predict(int argc, char **argv)
 		name_predictions(&set, t);
 		if (predict_write(&set, t, dir) == 0) {
 			printf("%zu prediction%s -> %s/schedules/\n", set.n, set.n == 1 ? "" : "s", dir);
+			print_dropped(&set);
 			print_lockwords(&set, t);
 			if (set.n)
 				print_predictions(&set, t);

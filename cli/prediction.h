@@ -37,5 +37,8 @@ int print_predictions(const struct prediction_set *set, const struct trace *t);
 /* The lock words predict found, and the words that look like lock words
  * but were not taken for locks, one line each (nothing if none). */
 int print_lockwords(const struct prediction_set *set, const struct trace *t);
+/* One line when predictions were dropped for a read before the violation
+ * that would load another value (prediction.prefix_why), else nothing. */
+void print_dropped(const struct prediction_set *set);
 
 #endif

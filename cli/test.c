@@ -676,6 +676,7 @@ static int test_predict(struct test_run *tr)
 	printf("recorded %u threads, %s events; %zu prediction%s; replaying %zu schedule%s (-j %u)\n",
 	       tr->st.threads, fmt_thousands(tr->st.events, ev, sizeof ev), tr->set.n,
 	       tr->set.n == 1 ? "" : "s", tr->set.n, tr->set.n == 1 ? "" : "s", tr->jobs);
+	print_dropped(&tr->set);
 	print_lockwords(&tr->set, tr->t);
 	if (tr->rs != 0 && tr->native == tr->rs)
 		/* say it once: every schedule fails this way, which is no

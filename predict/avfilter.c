@@ -60,6 +60,17 @@ struct avf {
 	uint32_t *gen;    /* per variable: lastw is valid when gen == cur */
 	uint32_t cur;
 	uint32_t *pos;    /* per thread: events the walk has run */
+	uint32_t *first;  /* per thread: tindex of its first pattern event (walk_prefix) */
+	uint32_t *nforced; /* per thread: its forced events (walk_prefix), else 0 */
+	uint32_t *chvar;  /* per thread: the variable its last load changed, else PR_NONE */
+	uint8_t *wtaint;  /* per variable: lastw stores a value its writer computed
+	                     from a changed load of the variable (walk_prefix) */
+	/* the values writes wrote, as far as the recording tells (a read with
+	 * AVT_F_VALUE that took its value from the write); NULL when no read
+	 * has its value.  wsz: KNOWN | the size of the read that told, 0:
+	 * unknown */
+	uint64_t *wv, *iv;  /* per event (a write's); per variable (its initial value) */
+	uint32_t *wsz, *isz;
 };
 
 /* The pattern of one prediction: a_i, a_k of T1, a_j of T2 (indices). */
@@ -70,13 +81,65 @@ struct pat {
 
 /* A critical read found in a schedule. */
 struct hit {
-	int kase;         /* 1..5 */
+	int kase;         /* 1..5: the lemmas' cases; 6: before the pattern (walk_prefix) */
 	uint32_t r, wrec, wsch;
+	uint64_t vnew;    /* case 6: the value r would load */
+	bool taint;       /* case 6: wsch stores another value than recorded */
 };
 
 static bool is_access(const struct avt_event *e)
 {
 	return e->kind == AVT_EV_READ || avt_kind_writes(e->kind);
+}
+
+#define KNOWN 0x10000u
+
+/* A read's value, as its writer's (or the variable's initial value)
+ * when it is the first read with a value to tell it. */
+static int values_init(struct avf *a, const struct pr_model *m)
+{
+	bool any = false;
+	for (uint32_t x = 0; x < m->nev && !any; x++)
+		any = a->var[x] != PR_NONE && (pr_ev(m, x)->flags & AVT_F_VALUE);
+	if (!any)
+		return 0;
+	a->wv = malloc((m->nev ? m->nev : 1) * sizeof *a->wv);
+	a->wsz = calloc(m->nev ? m->nev : 1, sizeof *a->wsz);
+	a->iv = malloc((a->nvar ? a->nvar : 1) * sizeof *a->iv);
+	a->isz = calloc(a->nvar ? a->nvar : 1, sizeof *a->isz);
+	if (!a->wv || !a->wsz || !a->iv || !a->isz)
+		return -1;
+	for (uint32_t x = 0; x < m->nev; x++) {
+		const struct avt_event *e = pr_ev(m, x);
+		if (a->var[x] == PR_NONE || !avt_kind_reads(e->kind) || !(e->flags & AVT_F_VALUE))
+			continue;
+		uint32_t w = a->wrec[x];
+		uint32_t *sz = w == PR_NONE ? &a->isz[a->var[x]] : &a->wsz[w];
+		if (*sz)
+			continue;
+		*sz = KNOWN | e->size;
+		*(w == PR_NONE ? &a->iv[a->var[x]] : &a->wv[w]) = e->obj2;
+	}
+	return 0;
+}
+
+/* What ws wrote (PR_NONE: x's variable's initial value), when known. */
+static uint64_t written(const struct avf *a, uint32_t x, uint32_t ws)
+{
+	return ws == PR_NONE ? a->iv[a->var[x]] : a->wv[ws];
+}
+
+/* Does the schedule's writer ws (PR_NONE: the initial value) give read x
+ * another value than it loaded in the recording?  false when either value
+ * is unknown: the read had no value recorded (an annotation's, a
+ * watchpoint's, a vector's) or nothing tells what ws wrote. */
+static bool value_changes(const struct avf *a, uint32_t x, uint32_t ws)
+{
+	const struct avt_event *e = pr_ev(a->m, x);
+	if (!a->wv || !(e->flags & AVT_F_VALUE))
+		return false;
+	uint32_t sz = ws == PR_NONE ? a->isz[a->var[x]] : a->wsz[ws];
+	return sz == (KNOWN | e->size) && written(a, x, ws) != e->obj2;
 }
 
 static int avf_init(struct avf *a, const struct pr_model *m)
@@ -87,8 +150,13 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 	a->var = malloc((m->nev ? m->nev : 1) * sizeof *a->var);
 	a->wrec = malloc((m->nev ? m->nev : 1) * sizeof *a->wrec);
 	a->pos = calloc(m->nthreads ? m->nthreads : 1, sizeof *a->pos);
-	if (!a->var || !a->wrec || !a->pos)
+	a->first = malloc((m->nthreads ? m->nthreads : 1) * sizeof *a->first);
+	a->nforced = calloc(m->nthreads ? m->nthreads : 1, sizeof *a->nforced);
+	a->chvar = malloc((m->nthreads ? m->nthreads : 1) * sizeof *a->chvar);
+	if (!a->var || !a->wrec || !a->pos || !a->first || !a->nforced || !a->chvar)
 		goto out;
+	memset(a->chvar, 0xff, (m->nthreads ? m->nthreads : 1) * sizeof *a->chvar);
+	memset(a->first, 0xff, (m->nthreads ? m->nthreads : 1) * sizeof *a->first);
 	for (uint32_t x = 0; x < m->nev; x++) {
 		const struct avt_event *e = pr_ev(m, x);
 		a->var[x] = a->wrec[x] = PR_NONE;
@@ -110,15 +178,18 @@ static int avf_init(struct avf *a, const struct pr_model *m)
 			last[a->nvar++] = PR_NONE;
 		}
 		a->var[x] = v;
+		if (avt_kind_reads(e->kind)) /* an rmw's too (walk_prefix) */
+			a->wrec[x] = last[v];
 		if (avt_kind_writes(e->kind))
 			last[v] = x;
-		else
-			a->wrec[x] = last[v];
 	}
 	a->lastw = last;
 	last = NULL;
+	if (values_init(a, m) < 0)
+		goto out;
 	a->gen = calloc(a->nvar ? a->nvar : 1, sizeof *a->gen);
-	if (!a->gen)
+	a->wtaint = calloc(a->nvar ? a->nvar : 1, 1);
+	if (!a->gen || !a->wtaint)
 		goto out;
 	if (a->steers) { /* each variable's reads, for the closure */
 		a->roff = calloc((size_t)a->nvar + 1, sizeof *a->roff);
@@ -166,6 +237,14 @@ static void avf_release(struct avf *a)
 	free(a->lastw);
 	free(a->gen);
 	free(a->pos);
+	free(a->first);
+	free(a->nforced);
+	free(a->chvar);
+	free(a->wtaint);
+	free(a->wv);
+	free(a->wsz);
+	free(a->iv);
+	free(a->isz);
 }
 
 /* The event of trace seq s, or PR_NONE. */
@@ -381,12 +460,132 @@ static int walk(struct avf *a, const struct pat *q, const struct schedule *s, st
 				continue;
 			int c = classify(a, q, x, a->wrec[x], ws);
 			if (c && steers(a, x)) {
-				*h = (struct hit){ c, x, a->wrec[x], ws };
+				*h = (struct hit){ c, x, a->wrec[x], ws, 0, false };
 				return 0;
 			}
 		}
 	}
 	return 0;
+}
+
+/* Does read x's thread have a forced event after it and before tindex
+ * end that another value could change, other than a store back to the
+ * same variable (c = x; x = c + 1)?  Where none does, a new value can only
+ * take the thread another way after its forced part, or change whether
+ * it reaches the pattern event right after (the violation's own
+ * question): no divergence replay could meet before the pattern. */
+static bool event_follows(const struct avf *a, uint32_t x, uint32_t end)
+{
+	const struct pr_model *m = a->m;
+	uint32_t u = thr(m, x);
+	for (uint32_t i = tix(m, x) + 1; i < end && i < m->tnev[u]; i++) {
+		uint32_t y = m->tev[u][i];
+		if (!(a->var[y] == a->var[x] && pr_ev(m, y)->kind == AVT_EV_WRITE))
+			return true;
+	}
+	return false;
+}
+
+static bool in(const uint32_t *ev, unsigned n, uint32_t x)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i] == x)
+			return true;
+	return false;
+}
+
+/*
+ * Walks the forced events of p's schedule for a read that runs before
+ * every pattern event of its thread (or in a thread with none) and loads
+ * another value than in the recording (both values known: value_changes),
+ * a value that may steer: the thread may then never reach the pattern (a
+ * barrier's count read in a critical section moved ahead of the one that
+ * wrote it takes the other branch).  *h is the first such read (h->kase
+ * 6), if any.  The pattern's own reads, a read of a pattern thread that
+ * loses a pattern event's write (a lost update's second read:
+ * the violation itself), and what a thread reads after its first pattern
+ * event (the violation's effect, judged by walk()) never count; a
+ * bystander's read (a thread with no pattern event) counts whichever
+ * write it loses.  Nor does a read with no event of its thread after it
+ * (event_follows) before the pattern or the end of its forced part.  -1
+ * if the schedule does not fit the model.
+ */
+static int walk_prefix(struct avf *a, const struct prediction *p, const struct schedule *s,
+		       struct hit *h)
+{
+	const struct pr_model *m = a->m;
+	uint32_t ev[8];
+	unsigned nev = 0;
+	int rc = 0;
+	h->kase = 0;
+	for (unsigned i = 0; i < p->nevents && i < 8; i++) {
+		uint32_t x = ev_of_seq(m, p->events[i]);
+		if (x == PR_NONE)
+			continue;
+		ev[nev++] = x;
+		if (tix(m, x) < a->first[thr(m, x)])
+			a->first[thr(m, x)] = tix(m, x);
+	}
+	if (++a->cur == 0) {
+		memset(a->gen, 0, (a->nvar ? a->nvar : 1) * sizeof *a->gen);
+		a->cur = 1;
+	}
+	/* first[u] for a bystander: where its forced events end */
+	memset(a->pos, 0, m->nthreads * sizeof *a->pos);
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].thread < m->nthreads)
+			a->pos[s->steps[i].thread] += s->steps[i].count;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		uint32_t u = s->steps[i].thread;
+		if (u < m->nthreads && a->first[u] == UINT32_MAX && a->pos[u])
+			a->nforced[u] = a->pos[u];
+	}
+	memset(a->pos, 0, m->nthreads * sizeof *a->pos);
+	for (size_t i = 0; i < s->nsteps && !h->kase; i++) {
+		uint32_t u = s->steps[i].thread;
+		if (u >= m->nthreads || s->steps[i].count > m->tnev[u] - a->pos[u]) {
+			rc = -1;
+			break;
+		}
+		for (uint32_t k = 0; k < s->steps[i].count; k++) {
+			uint32_t x = m->tev[u][a->pos[u]++], v = a->var[x];
+			if (v == PR_NONE)
+				continue;
+			const struct avt_event *e = pr_ev(m, x);
+			bool valid = a->gen[v] == a->cur;
+			uint32_t ws = valid ? a->lastw[v] : PR_NONE;
+			if (avt_kind_reads(e->kind)) {
+				/* its writer wrote another value (its own load of
+				 * the variable before changed), or another writer */
+				bool taint = valid && a->wtaint[v];
+				bool changed = taint || (ws != a->wrec[x] && value_changes(a, x, ws));
+				a->chvar[u] = changed ? v : PR_NONE;
+				/* a thread of the pattern may lose a write of it (a
+				 * lost update's other read); a bystander not */
+				bool of_pattern = a->first[u] != UINT32_MAX;
+				uint32_t end = of_pattern ? a->first[u] : a->nforced[u];
+				if (changed && tix(m, x) < end &&
+				    !(of_pattern && ws != a->wrec[x] && in(ev, nev, a->wrec[x])) &&
+				    event_follows(a, x, end) && steers(a, x)) {
+					*h = (struct hit){ 6, x, a->wrec[x], ws, written(a, x, ws), taint };
+					break;
+				}
+			}
+			if (avt_kind_writes(e->kind)) {
+				a->lastw[v] = x;
+				a->gen[v] = a->cur;
+				a->wtaint[v] = a->chvar[u] == v; /* x = f(x) after a changed load */
+			}
+		}
+	}
+	for (unsigned i = 0; i < nev; i++)
+		a->first[thr(m, ev[i])] = UINT32_MAX;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].thread < m->nthreads) {
+			a->nforced[s->steps[i].thread] = 0;
+			a->chvar[s->steps[i].thread] = PR_NONE;
+		}
+	return rc;
 }
 
 static const char *site(const struct trace *t, const struct avt_event *e, char *buf, size_t len)
@@ -416,7 +615,7 @@ static const char *writer(const struct pr_model *m, uint32_t w, char *buf, size_
 static char *why(const struct pr_model *m, const struct hit *h)
 {
 	static const char *const lemma[] = { "", "Lemma 1 (1)", "Lemma 1 (2)", "Lemma 1 (3)",
-					     "Lemma 2 (1)", "Lemma 2 (2)" };
+					     "Lemma 2 (1)", "Lemma 2 (2)", "" };
 	static const char *const how[] = {
 		"",
 		"the culprit's read runs before the window's second access",
@@ -424,6 +623,7 @@ static char *why(const struct pr_model *m, const struct hit *h)
 		"the culprit's earlier write runs before a window read that may steer a branch",
 		"the window thread's read runs before the culprit's access",
 		"the culprit's later write no longer precedes a window read that may steer a branch",
+		"",
 	};
 	const struct avt_event *r = pr_ev(m, h->r);
 	char sb[160], wr[64], ws[64];
@@ -431,6 +631,20 @@ static char *why(const struct pr_model *m, const struct hit *h)
 	writer(m, h->wrec, wr, sizeof wr);
 	writer(m, h->wsch, ws, sizeof ws);
 	site(m->t, r, sb, sizeof sb);
+	if (h->kase == 6 && h->taint) {
+		int k = asprintf(&s, "T%u's %s of 0x%" PRIx64 " at seq %" PRIu64
+				 " (%s), before the violation, would load another value than 0x%" PRIx64
+				 ": its writer %s loaded another value of it first",
+				 r->thread, avt_kind_name(r->kind), r->obj, r->seq, sb, r->obj2, ws);
+		return k < 0 ? NULL : s;
+	}
+	if (h->kase == 6) {
+		int k = asprintf(&s, "T%u's %s of 0x%" PRIx64 " at seq %" PRIu64
+				 " (%s), before the violation, would load 0x%" PRIx64 " (%s) in place of 0x%" PRIx64 " (%s)",
+				 r->thread, avt_kind_name(r->kind), r->obj, r->seq, sb,
+				 h->vnew, ws, r->obj2, wr);
+		return k < 0 ? NULL : s;
+	}
 	int n = h->kase == 3 ?
 		asprintf(&s, "case %d (%s): T%u's read of 0x%" PRIx64 " at seq %" PRIu64
 			 " (%s) gains the write %s in place of %s: %s",
@@ -462,7 +676,8 @@ int pr_avfilter_use(const struct pr_model *m, struct prediction *p, size_t n, pr
 	pr_hmap_init(&a.sites);
 	for (size_t i = 0; i < n; i++) {
 		free(p[i].filter_why);
-		p[i].filter_why = NULL;
+		free(p[i].prefix_why);
+		p[i].filter_why = p[i].prefix_why = NULL;
 		p[i].filtered = false;
 	}
 	if (avf_init(&a, m) < 0) {
@@ -473,7 +688,20 @@ int pr_avfilter_use(const struct pr_model *m, struct prediction *p, size_t n, pr
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct pat q;
 		struct hit h;
-		if (!p[i].sched || !pattern_of(m, &p[i], &q))
+		if (!p[i].sched)
+			continue;
+		if (walk_prefix(&a, &p[i], p[i].sched, &h) < 0) {
+			avt_error("cannot filter prediction %u: its schedule does not fit the trace",
+				  p[i].id);
+			rc = -1;
+			break;
+		}
+		if (h.kase && !(p[i].prefix_why = why(m, &h))) {
+			avt_error("cannot filter predictions: out of memory");
+			rc = -1;
+			break;
+		}
+		if (!pattern_of(m, &p[i], &q))
 			continue;
 		if (walk(&a, &q, p[i].sched, &h) < 0) {
 			avt_error("cannot filter prediction %u: its schedule does not fit the trace",

@@ -69,7 +69,18 @@ bool pr_br_unknown(void *ctx, const struct pr_model *m, uint32_t e);
  * (br NULL: pr_br_unknown).  m must be the model of the trace the
  * predictions were made from.  0, or -1 after an avt_error() (out of
  * memory, or a schedule that runs a thread past its recorded events);
- * predictions checked so far keep their marks. */
+ * predictions checked so far keep their marks.
+ *
+ * Every prediction (deadlocks and two-event races too) is also checked
+ * for a changed read *before* the violation: a read that runs before its
+ * thread's first pattern event (or in a thread with no pattern event),
+ * whose writer the schedule changes (to or from no event of the
+ * pattern), and which would load another value: both values are known
+ * only from reads the recording has with their values (AVT_F_VALUE:
+ * access breakpoints' reads of 1-8 bytes), so a trace without values
+ * never gets this mark.  Its thread may take another branch and never
+ * reach the pattern, so replay would diverge; such a prediction gets
+ * p->prefix_why (malloc'ed) and predict_run() drops it. */
 int pr_avfilter_br(const struct pr_model *m, struct prediction *p, size_t n, pr_br_fn br,
 		   void *ctx);
 

@@ -520,11 +520,34 @@ static void filtered_last(struct prediction_set *s, bool drop)
 			schedule_free(s->p[i].sched);
 			free(s->p[i].summary);
 			free(s->p[i].filter_why);
+			free(s->p[i].prefix_why);
 			continue;
 		}
 		s->p[n] = s->p[i];
 		s->p[n].id = (unsigned)(n + 1);
 		n++;
+	}
+	s->n = n;
+}
+
+/* The predictions whose schedule changes what a read before the
+ * violation sees (prefix_why: its thread may never get there) dropped,
+ * counted in s->ndropped; the order stands. */
+static void drop_changed_prefix(struct prediction_set *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->p[i].prefix_why) {
+			avt_debug("prediction %u (%s %s) dropped: %s", s->p[i].id, s->p[i].detector,
+				  s->p[i].pattern, s->p[i].prefix_why);
+			schedule_free(s->p[i].sched);
+			free(s->p[i].summary);
+			free(s->p[i].filter_why);
+			free(s->p[i].prefix_why);
+			s->ndropped++;
+			continue;
+		}
+		s->p[n++] = s->p[i];
 	}
 	s->n = n;
 }
@@ -536,6 +559,7 @@ static void keep_first(struct prediction_set *s, size_t max)
 		schedule_free(s->p[i].sched);
 		free(s->p[i].summary);
 		free(s->p[i].filter_why);
+		free(s->p[i].prefix_why);
 	}
 	if (s->n > max)
 		s->n = max;
@@ -592,6 +616,7 @@ static void merge_detectors(const struct trace *t, struct prediction_set *s)
 		schedule_free(p->sched);
 		free(p->summary);
 		free(p->filter_why);
+		free(p->prefix_why);
 	}
 	s->n = n;
 }
@@ -657,6 +682,7 @@ int predict_run(const struct trace *t, const struct predict_opts *o, struct pred
 	if (!pr_stopped() &&
 	    pr_avfilter_use(m, out->p, out->n, NULL, NULL, o->read_steers, o->read_ctx) < 0)
 		goto out;
+	drop_changed_prefix(out);
 	filtered_last(out, o->filter);
 	keep_first(out, max);
 	for (size_t i = 0; i < out->n; i++)
@@ -681,6 +707,7 @@ void prediction_set_release(struct prediction_set *s)
 		schedule_free(s->p[i].sched);
 		free(s->p[i].summary);
 		free(s->p[i].filter_why);
+		free(s->p[i].prefix_why);
 	}
 	free(s->p);
 	s->p = NULL;

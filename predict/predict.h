@@ -97,6 +97,11 @@ struct prediction {
 	 * predictions are replayed last, or skipped with --filter. */
 	bool filtered;
 	char *filter_why;          /* owned; one line, or NULL */
+	/* the schedule makes a read that runs before its thread's part of the
+	 * violation load another value than in the recording, a value that
+	 * may steer the thread away (avfilter.h): not predicted (predict_run
+	 * drops it, counting it in prediction_set.ndropped); owned, or NULL */
+	char *prefix_why;
 };
 
 struct pr_patterns;
@@ -145,6 +150,9 @@ struct prediction_set {
 	/* the lock words found (recognised, or looking like one but not
 	 * recognised: lockword.h), for the summary */
 	struct pr_lockwords words;
+	/* predictions dropped because their schedule changes what a read
+	 * before the violation loads (prediction.prefix_why) */
+	size_t ndropped;
 };
 
 /* Analyses t and fills out with the predictions in rank order, ids 1..n.

@@ -123,7 +123,11 @@ struct avt_agent_hdr {
 	_Atomic int32_t want_pid;  /* supervisor: the one process that may
 	                              attach (0: any); a process of the tree
 	                              that inherited the memfd stays out */
-	uint8_t pad2[16];
+	/* agent: the loads of avt_value_load (agent/access.c), [value_lo,
+	 * value_hi): a fault there is the agent's probe of a read's value at
+	 * an address the program's instruction will fault on next; the
+	 * supervisor resumes it at value_hi (no value) without the signal */
+	_Atomic uint64_t value_lo, value_hi;
 	_Atomic uint64_t tail;     /* consumer: next ticket to drain */
 	uint8_t pad3[56];
 	_Atomic uint32_t script;   /* supervisor: nonzero while the expected
@@ -473,17 +477,18 @@ static inline void avt_agent_commit(struct avt_agent_hdr *h, uint64_t ticket, ui
  * the site's index. */
 static inline void avt_agent_commit_access(struct avt_agent_hdr *h, uint64_t ticket,
 					   const struct avt_agent_site *s, uint32_t i,
-					   uint64_t addr, uint64_t rsp, uint32_t tid)
+					   uint64_t addr, uint64_t rsp, uint32_t tid,
+					   uint64_t value, uint16_t vflag)
 {
 	struct avt_agent_slot *sl = &avt_agent_slots(h)[ticket & (h->nslots - 1)];
-	sl->ev.seq = 0;
+	sl->ev.seq = value; /* with vflag AVT_F_VALUE: a read's value, else 0 */
 	sl->ev.obj = addr;
 	sl->ev.obj2 = rsp;
 	sl->ev.site_off = s->pc;
 	sl->ev.thread = tid;
 	sl->ev.tindex = i;
 	sl->ev.kind = s->kind;
-	sl->ev.flags = s->flags;
+	sl->ev.flags = (uint16_t)(s->flags | vflag);
 	sl->ev.site_mod = AVT_MOD_NONE;
 	sl->ev.size = s->size;
 	atomic_store_explicit(&sl->commit, ticket + 1, memory_order_release);

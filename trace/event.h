@@ -58,6 +58,9 @@ enum avt_kind {
 #define AVT_F_ATOMIC      0x0080 /* a locked instruction (lock prefix, xchg, cmpxchg) */
 #define AVT_F_OWN_STACK   0x0100 /* access to the accessing thread's own stack
                                     (near its stack pointer): a spill or temporary */
+#define AVT_F_VALUE       0x0200 /* read or rmw of 1, 2, 4 or 8 bytes seen by an
+                                    access breakpoint: obj2 holds the value it
+                                    loaded (zero-extended, little-endian) */
 
 /* A site whose module is unknown keeps the absolute address in site_off. */
 #define AVT_MOD_NONE 0xffffu

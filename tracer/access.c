@@ -1026,8 +1026,25 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
 		disarm(tr, s);
 }
 
-/* One access event of t at ea (n bytes, rsp: t's stack pointer then);
- * false when it touched memory another thread shares. */
+/* Does a read (or rmw) of n bytes carry its value (AVT_F_VALUE)? */
+static bool value_size(uint64_t n)
+{
+	return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+/* The value a read of n bytes at ea is about to load (the stop is before
+ * the instruction, and no other thread runs until it has): false when n
+ * is no scalar's size or the memory cannot be read (the instruction will
+ * fault there). */
+static bool read_value(struct tracer *tr, uint64_t ea, uint64_t n, uint64_t *v)
+{
+	*v = 0;
+	return value_size(n) && ptu_read(tr->proc->pid, ea, v, n) == 0;
+}
+
+/* One access event of t at ea (n bytes, rsp: t's stack pointer then;
+ * value: a read's, when flags has AVT_F_VALUE); false when it touched
+ * memory another thread shares. */
 
 /*
  * A thread's accesses to its own frames are not events, however the
@@ -1039,7 +1056,8 @@ static void shadow_hit(struct tracer *tr, struct asite *s)
  * the same at every hit.  The hit still counts (touch, the budget).
  */
 static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite *s,
-			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp)
+			enum avt_kind kind, uint16_t flags, uint64_t ea, uint64_t n, uint64_t rsp,
+			uint64_t value)
 {
 	struct access *ac = tr->proc->as.acc;
 	bool priv = touch(ac, t, ea, n, kind != AVT_EV_READ, tr->seq);
@@ -1051,7 +1069,7 @@ static bool emit_access(struct tracer *tr, struct tthread *t, const struct asite
 		flags |= AVT_F_OWN_STACK;
 	}
 	ac->st.events++;
-	tr_emit(tr, t, kind, ea, 0, s->addr, flags, (uint16_t)n);
+	tr_emit(tr, t, kind, ea, flags & AVT_F_VALUE ? value : 0, s->addr, flags, (uint16_t)n);
 	return priv;
 }
 
@@ -1086,7 +1104,11 @@ void access_commit(struct tracer *tr, struct tthread *t)
 			kind = AVT_EV_READ;
 		if (m->seg != DEC_SEG_NONE)
 			continue;
-		priv &= emit_access(tr, t, s, kind, mem_flags(m), ea[k], n, r->rsp);
+		uint16_t flags = mem_flags(m);
+		uint64_t value = 0;
+		if (avt_kind_reads(kind) && read_value(tr, ea[k], n, &value))
+			flags |= AVT_F_VALUE;
+		priv &= emit_access(tr, t, s, kind, flags, ea[k], n, r->rsp, value);
 	}
 	/* a store of an address into t's own stack to memory outside it (a
 	 * global, the heap: std::ref into std::thread's state) lets the stack
@@ -1129,8 +1151,10 @@ void access_agent_event(struct tracer *tr, struct tthread *t, const struct avt_e
 		shadow_hit(tr, s);
 		return;
 	}
+	/* the agent's read carries its value in seq, with AVT_F_VALUE when
+	 * it could load it (avt_agent_commit_access) */
 	bool priv = emit_access(tr, t, s, (enum avt_kind)ev->kind, ev->flags, ev->obj, ev->size,
-				ev->obj2);
+				ev->obj2, ev->seq);
 	after_hit(tr, s, priv);
 }
 

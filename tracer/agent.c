@@ -549,6 +549,23 @@ uint32_t agent_script_end(struct tracer *tr)
 	return holder;
 }
 
+bool agent_value_fault(struct tracer *tr, struct tthread *t)
+{
+	struct agent *a = tr->agent;
+	struct user_regs_struct r;
+	if (!a || !a->hdr)
+		return false;
+	uint64_t lo = atomic_load(&a->hdr->value_lo), hi = atomic_load(&a->hdr->value_hi);
+	if (!lo || ptu_getregs(t->tid, &r) < 0 || r.rip < lo || r.rip >= hi)
+		return false;
+	r.rip = hi;
+	if (ptu_setregs(t->tid, &r) < 0)
+		return false;
+	avt_debug("T%u: the agent's load of a read's value faulted: no value, the instruction next",
+		  t->lid);
+	return true;
+}
+
 uint64_t agent_access_entry(struct tracer *tr)
 {
 	struct agent *a = tr->agent;

@@ -189,6 +189,8 @@ static bool sanitizer_fault(struct tracer *tr, struct ptu_status *s, int sig)
 static struct next on_signal(struct tracer *tr, struct tthread *t, struct ptu_status *s, int sig,
 			     struct tthread *run)
 {
+	if (is_fault(s, sig) && agent_value_fault(tr, t))
+		return nx(NX_RESUME); /* the instruction faults next, as natively */
 	if (sig_is_fatal(tr->proc->pid, sig) || sanitizer_fault(tr, s, sig)) {
 		const siginfo_t *si = ptu_siginfo(s);
 		struct user_regs_struct r;

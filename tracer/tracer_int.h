@@ -687,6 +687,11 @@ uint32_t agent_script_end(struct tracer *tr);
 /* Access stubs (decode/stub.h): the agent's entry, or 0 when this image
  * has no fast path (then sites keep the jump form's ptrace stop). */
 uint64_t agent_access_entry(struct tracer *tr);
+/* t stopped with a fault in the agent's load of a read's value (an
+ * address its instruction faults on next, agent/access.c): resumes it
+ * past the load (no value) and says true; the signal is then not the
+ * program's.  false for any other fault. */
+bool agent_value_fault(struct tracer *tr, struct tthread *t);
 /* A new entry in the agent's site table: its index, or -1 when full. */
 int agent_access_site(struct tracer *tr, uint64_t pc, uint16_t kind, uint16_t size,
 		      uint16_t flags, int32_t left, uint64_t rec_lids, bool store);

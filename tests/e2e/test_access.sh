@@ -153,6 +153,55 @@ t_access_correct_locked() {
 	done
 }
 
+# A correct counting barrier (GLib's cond test's shape): its races on
+# `running` can only be turned round by moving a worker's barrier ahead
+# of another's, where the moved worker's read (or rmw, at -O2) of
+# `count` would load another value and take the other branch.  The trace
+# has the values reads load (dump --json's "value"), and predict makes no
+# such prediction: every schedule runs to its end, none INFEASIBLE (7 at
+# -O0, 4 at -O2 before).
+# limit: 200
+t_access_values_before_the_violation() {
+	local t st
+	for t in acc_barrier_ok acc_barrier_ok_O2; do
+		avt_timed 150 test -f --explore 10 -o "out_$t" -- "$(target "$t")" >"$t.out" 2>&1
+		st=$?
+		sed 's/^/  | /' "$t.out" >&3
+		expect_eq "$st" 0 "exit status of avtrace test $t"
+		expect_eq "$(reports "out_$t")" 0 "reports of avtrace test $t"
+		expect_match "$(cat "$t.out")" '^[1-9][0-9]* more not predicted: a read before the violation would load another value' "$t's dropped predictions"
+		expect_no_match "$(cat "$t.out")" "INFEASIBLE|DIVERGED|STUCK" "$t's predictions"
+		expect_match "$(cat "$t.out")" "^([0-9]+) of \\1 schedules? ran to (their|its) end \\(0 diverged" "$t's summary"
+	done
+	need_jq
+	avt dump -d out_acc_barrier_ok --json >dump.json 2>&1 || fail "avtrace dump failed"
+	# main reads nworkers (4); the first worker's read of count loads 4
+	expect_eq "$(jq -r 'select(.obj_name == "nworkers") | .value' dump.json | sort -u)" 0x4 "values read of nworkers"
+	expect_eq "$(jq -r 'select(.obj_name == "count" and .kind != "write") | .value' dump.json | head -1)" 0x4 "the first load of count"
+	expect_eq "$(jq -r 'select(.kind == "write") | .value' dump.json | sort -u)" null "writes carry no value"
+}
+
+# A NULL dereference at a site the agent handles: the agent loads a
+# read's value before the instruction does, so its own load faults first;
+# the fault must still be the program's, at its line, in the recording and
+# in the replay (without the fix: "SIGSEGV ... avt_value_load").
+# limit: 120
+t_access_value_load_faults_in_place() {
+	local b line
+	line=$(marker_line "$SRC/acc_value_fault.c" "/* DEREF LINE */") || exit
+	for b in acc_value_fault acc_value_fault_O2; do
+		avt_timed 60 record -v -o "rec_$b" -- "$(target "$b")" >"$b.stdout" 2>"$b.stderr"
+		expect_eq "$?" 139 "exit status of recording $b (SIGSEGV)"
+		[ "${AVTRACE_AGENT:-1}" = 0 ] ||
+			expect_match "$(cat "$b.stderr")" "the agent's load of a read's value faulted" "$b: the agent's load met the NULL pointer"
+		avt dump -d "rec_$b" >"$b.dump" 2>&1 || fail "avtrace dump failed"
+		expect_match "$(grep fatal_signal "$b.dump")" "SIGSEGV addr 0x0 +acc_value_fault.c:$line sum$" "$b's fault"
+		avt_timed 60 replay -d "rec_$b" --schedule 0 >"$b.replay" 2>&1
+		expect_eq "$?" 1 "exit status of the replay of $b's recorded order (BUG)"
+		expect_match "$(cat "$b.replay")" "acc_value_fault.c:$line" "$b's replay names the line"
+	done
+}
+
 # limit: 150
 t_access_correct_lock_free() {
 	local t

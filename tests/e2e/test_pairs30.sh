@@ -42,10 +42,14 @@ t_pairs_nullpub_within_two_executions() {
 
 # Correct programs to which the site pairs add a prediction (one each,
 # measured): it replays like the others, none fails, no report.
+# (acc_treiber_ok and barrier had one too; their schedules make a read
+# before the race load another value, a pointer to another node, a
+# counter one lower, and are no longer made: docs/predict.md, "Reads
+# before the violation".)
 # limit: 300
 t_pairs_correct_no_report() {
 	local t n
-	for t in acc_treiber_ok acc_treiber_ok_O2 barrier; do
+	for t in acc_events acc_events_O2 atomic_wait_ok glib_lockspin; do
 		run_test "$t" --no-explore -- "$(target "$t")"
 		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test $t"
 		expect_eq "$(reports "$t")" 0 "reports of $t"

@@ -341,7 +341,7 @@ END_TEST
 /* Broken entries are named by their offset. */
 START_TEST(test_compact_damaged)
 {
-	unsigned char buf[16 + 8 + 8];
+	unsigned char buf[16 + 8 + 14]; /* the longest entry below: 14 bytes */
 
 	memcpy(buf, "AVTRACE\0\3\0\0\0\20\0\0\0", 16);
 	/* an unknown tag */
