@@ -474,7 +474,9 @@ static int walk(struct avf *a, const struct pat *q, const struct schedule *s, st
  * take the thread another way after its forced part, or change whether
  * it reaches the pattern event right after (the violation's own
  * question): no divergence replay could meet before the pattern. */
-static bool event_follows(const struct avf *a, uint32_t x, uint32_t end)
+static const struct usite *site_use(struct avf *a, uint32_t r);
+
+static bool event_follows(struct avf *a, uint32_t x, uint32_t end, bool of_pattern)
 {
 	const struct pr_model *m = a->m;
 	uint32_t u = thr(m, x);
@@ -483,7 +485,16 @@ static bool event_follows(const struct avf *a, uint32_t x, uint32_t end)
 		if (!(a->var[y] == a->var[x] && pr_ev(m, y)->kind == AVT_EV_WRITE))
 			return true;
 	}
-	return false;
+	/* the pattern's store to the variable just read: whether it runs at
+	 * all is the new value's doing if the value decides a branch of its
+	 * own function (`if (state == 1) state = 2`), not when it only feeds
+	 * the store (`x = c + 1`): the site's own answer, not the closure's
+	 * over the variable's other readers */
+	if (!of_pattern || end >= m->tnev[u] || tix(m, x) + 1 != end ||
+	    a->var[m->tev[u][end]] != a->var[x] || !avt_kind_writes(pr_ev(m, m->tev[u][end])->kind))
+		return false;
+	const struct usite *s = a->steers ? site_use(a, x) : NULL;
+	return !a->steers || !s || s->steers;
 }
 
 static bool in(const uint32_t *ev, unsigned n, uint32_t x)
@@ -566,7 +577,7 @@ static int walk_prefix(struct avf *a, const struct prediction *p, const struct s
 				uint32_t end = of_pattern ? a->first[u] : a->nforced[u];
 				if (changed && tix(m, x) < end &&
 				    !(of_pattern && ws != a->wrec[x] && in(ev, nev, a->wrec[x])) &&
-				    event_follows(a, x, end) && steers(a, x)) {
+				    event_follows(a, x, end, of_pattern) && steers(a, x)) {
 					*h = (struct hit){ 6, x, a->wrec[x], ws, written(a, x, ws), taint };
 					break;
 				}

@@ -105,6 +105,7 @@ struct flow {
 	struct fpc pcs[FLOW_PCS];
 	unsigned npc;
 	struct sym_use_info *out;
+	struct sym_mod *m;
 };
 
 enum { F_OK, F_END, F_STEERS, F_UNKNOWN };
@@ -215,6 +216,93 @@ static bool zeroing(const cs_insn *in)
 
 /* The effect of instruction in on s.  load: in is the read itself (its
  * memory source is the value). */
+/* Functions a critical section calls right after its loads, with their
+ * argument count: a value still in a later argument register (rdx after
+ * `b = x; x = b + amount` at -O0) is not given to them. */
+static const struct {
+	const char *name;
+	unsigned nargs;
+} known_args[] = {
+	{ "pthread_mutex_lock", 1 },	  { "pthread_mutex_unlock", 1 },
+	{ "pthread_mutex_trylock", 1 },	  { "pthread_spin_lock", 1 },
+	{ "pthread_spin_unlock", 1 },	  { "pthread_rwlock_rdlock", 1 },
+	{ "pthread_rwlock_wrlock", 1 },	  { "pthread_rwlock_unlock", 1 },
+	{ "pthread_cond_signal", 1 },	  { "pthread_cond_broadcast", 1 },
+	{ "pthread_cond_wait", 2 },	  { "mtx_lock", 1 },
+	{ "mtx_unlock", 1 },		  { "g_mutex_lock", 1 },
+	{ "g_mutex_unlock", 1 },	  { "g_rec_mutex_lock", 1 },
+	{ "g_rec_mutex_unlock", 1 },	  { "g_cond_signal", 1 },
+	{ "g_cond_broadcast", 1 },	  { "g_cond_wait", 2 },
+	{ "sched_yield", 0 },
+};
+
+/* The name of the function a direct call to runtime address target
+ * reaches through the module's PLT: the stub's `jmp *GOT(%rip)` (after an
+ * endbr64), the GOT slot's JUMP_SLOT relocation, its dynamic symbol.
+ * NULL when target is no such stub. */
+static const char *plt_name(struct flow *f, uint64_t target)
+{
+	GElf_Addr bias;
+	Elf *elf = f->m ? dwfl_module_getelf(f->m->dm, &bias) : NULL;
+	struct sym_elf_sec sec;
+	if (!elf || target < bias || !sym_elf_section(elf, NULL, target - bias, target - bias + 16, &sec))
+		return NULL;
+	cs_insn *in = cs_malloc(f->cs);
+	if (!in)
+		return NULL;
+	const uint8_t *code = sec.bytes + (target - bias - sec.addr);
+	size_t size = sec.size - (target - bias - sec.addr);
+	uint64_t addr = target, got = 0;
+	for (int k = 0; k < 2 && cs_disasm_iter(f->cs, &code, &size, &addr, in); k++) {
+		if (in->id == X86_INS_ENDBR64)
+			continue;
+		const cs_x86_op *op = &in->detail->x86.operands[0];
+		if (in->id == X86_INS_JMP && in->detail->x86.op_count == 1 && op->type == X86_OP_MEM &&
+		    op->mem.base == X86_REG_RIP && op->mem.index == X86_REG_INVALID)
+			got = in->address + in->size + (uint64_t)op->mem.disp - bias;
+		break;
+	}
+	cs_free(in, 1);
+	if (!got)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 24); i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			Elf_Scn *ss;
+			GElf_Shdr ssh;
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != got ||
+			    GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT)
+				continue;
+			if (!(ss = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(ss, &ssh))
+				return NULL;
+			Elf_Data *sd = elf_getdata(ss, NULL);
+			if (!sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+				return NULL;
+			return elf_strptr(elf, ssh.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+/* How many argument registers a direct call passes: the known function's
+ * count, else all six (and the vector ones: -1). */
+static int call_args(struct flow *f, const cs_insn *in)
+{
+	const cs_x86_op *op = &in->detail->x86.operands[0];
+	if (in->detail->x86.op_count != 1 || op->type != X86_OP_IMM)
+		return -1;
+	const char *name = plt_name(f, (uint64_t)op->imm);
+	for (size_t i = 0; name && i < sizeof known_args / sizeof known_args[0]; i++)
+		if (!strcmp(name, known_args[i].name))
+			return (int)known_args[i].nargs;
+	return -1;
+}
+
 static int transfer(struct flow *f, const cs_insn *in, struct fstate *s, bool load)
 {
 	const cs_detail *d = in->detail;
@@ -264,10 +352,11 @@ static int transfer(struct flow *f, const cs_insn *in, struct fstate *s, bool lo
 		static const int args[] = { R_DI, R_SI, R_DX, R_CX, R_8, R_9 };
 		if (tin)
 			return F_STEERS; /* an indirect call on the value */
+		int nargs = call_args(f, in);
 		for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
-			if (reg_tainted(s, args[i]))
+			if ((nargs < 0 || i < (size_t)nargs) && reg_tainted(s, args[i]))
 				return F_STEERS;
-		for (int i = 0; i < 8; i++)
+		for (int i = 0; nargs < 0 && i < 8; i++)
 			if (reg_tainted(s, R_XMM + i))
 				return F_STEERS;
 		if (s->nslot && f->frame_escapes)
@@ -538,6 +627,7 @@ int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int 
 	uint64_t pc = m->base + off, load;
 	cs_insn *in = NULL;
 	f->out = out;
+	f->m = m;
 	if (!sym_function_code(m, pc, &f->lo, &f->hi, &f->code) ||
 	    cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
 		free(f);
