@@ -430,17 +430,24 @@ static int classify(const struct avf *a, const struct pat *q, uint32_t r, uint32
 	return 0;
 }
 
+/* A new walk over a schedule: every last-write stamp stale, no thread's
+ * event run yet. */
+static void restart(struct avf *a)
+{
+	if (++a->cur == 0) { /* wrapped: every stamp is stale again */
+		memset(a->gen, 0, (a->nvar ? a->nvar : 1) * sizeof *a->gen);
+		a->cur = 1;
+	}
+	memset(a->pos, 0, a->m->nthreads * sizeof *a->pos);
+}
+
 /* Walks the schedule's forced events; *h is the first critical read, if
  * any (h->kase 0 otherwise).  -1 if the schedule does not fit the model. */
 static int walk(struct avf *a, const struct pat *q, const struct schedule *s, struct hit *h)
 {
 	const struct pr_model *m = a->m;
 	h->kase = 0;
-	if (++a->cur == 0) { /* wrapped: every stamp is stale again */
-		memset(a->gen, 0, (a->nvar ? a->nvar : 1) * sizeof *a->gen);
-		a->cur = 1;
-	}
-	memset(a->pos, 0, m->nthreads * sizeof *a->pos);
+	restart(a);
 	for (size_t i = 0; i < s->nsteps; i++) {
 		uint32_t u = s->steps[i].thread;
 		if (u >= m->nthreads || s->steps[i].count > m->tnev[u] - a->pos[u])
@@ -537,12 +544,8 @@ static int walk_prefix(struct avf *a, const struct prediction *p, const struct s
 		if (tix(m, x) < a->first[thr(m, x)])
 			a->first[thr(m, x)] = tix(m, x);
 	}
-	if (++a->cur == 0) {
-		memset(a->gen, 0, (a->nvar ? a->nvar : 1) * sizeof *a->gen);
-		a->cur = 1;
-	}
+	restart(a);
 	/* first[u] for a bystander: where its forced events end */
-	memset(a->pos, 0, m->nthreads * sizeof *a->pos);
 	for (size_t i = 0; i < s->nsteps; i++)
 		if (s->steps[i].thread < m->nthreads)
 			a->pos[s->steps[i].thread] += s->steps[i].count;
