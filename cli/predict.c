@@ -247,10 +247,7 @@ int print_predictions(const struct prediction_set *set, const struct trace *t)
 	return 0;
 }
 
-/* The code the recording in dir instrumented (its --access-scope) into
- * o: the meta it points into (free it after), or NULL when dir has none
- * (every module then counts as the user's). */
-static struct avt_meta *recorded_scope(const char *dir, struct predict_opts *o)
+struct avt_meta *recorded_scope(const char *dir, struct predict_opts *o)
 {
 	char path[4096], err[512];
 	snprintf(path, sizeof path, "%s/meta.json", dir);
@@ -258,6 +255,7 @@ static struct avt_meta *recorded_scope(const char *dir, struct predict_opts *o)
 	if (meta) {
 		o->scope_known = true;
 		o->scope = meta->access_scope;
+		o->program = meta->program;
 	}
 	return meta;
 }

@@ -10,6 +10,7 @@
 
 #include "names.h"
 
+struct avt_meta;
 struct prediction;
 struct prediction_set;
 struct predict_opts;
@@ -27,6 +28,11 @@ int atomic_funcs_parse(struct atomic_funcs *a, char *arg);
 /* Arms o->atomic when functions were named; names come from t. */
 void atomic_funcs_arm(struct atomic_funcs *a, const struct trace *t, struct predict_opts *o);
 void atomic_funcs_release(struct atomic_funcs *a);
+
+/* The code the recording in dir instrumented (its --access-scope, the
+ * program it named) into o: the meta it points into (meta_free it after),
+ * or NULL when dir has none (every module then counts as the user's). */
+struct avt_meta *recorded_scope(const char *dir, struct predict_opts *o);
 
 /* "vec.c:22 / vec.c:17 / vec.c:40": the sites of a prediction's events. */
 const char *prediction_where(struct names *n, const struct trace *t, const struct prediction *p,

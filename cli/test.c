@@ -27,6 +27,7 @@
 #include "predict/pattern.h"
 #include "predict/predict.h"
 #include "trace/log.h"
+#include "trace/meta.h"
 #include "tracer/record.h"
 
 /* Exploration after the predictions when they reproduced nothing: until
@@ -650,6 +651,7 @@ static int test_predict(struct test_run *tr)
 {
 	struct names vn;
 	atomic_funcs_arm(&tr->af, tr->t, &tr->po);
+	struct avt_meta *meta = recorded_scope(tr->ro.dir, &tr->po);
 	tr->po.scope_known = true; /* what the recording instrumented */
 	tr->po.scope = tr->ro.access_scope;
 	bool vn_open = names_open(&vn, tr->t) == 0;
@@ -661,6 +663,8 @@ static int test_predict(struct test_run *tr)
 	if (vn_open)
 		names_close(&vn);
 	atomic_funcs_release(&tr->af);
+	tr->po.program = NULL;
+	meta_free(meta);
 	if (prc < 0)
 		return tracer_interrupted() ? 128 + tracer_interrupted() : EXIT_USAGE;
 	name_predictions(&tr->set, tr->t);

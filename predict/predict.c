@@ -434,7 +434,8 @@ static bool outside_scope(const struct synth *y, const struct pr_cand *c)
 		const struct avt_event *e = &t->ev[c->ev[k]];
 		const struct avt_module *mod =
 			e->site_mod == AVT_MOD_NONE ? NULL : trace_module(t, e->site_mod);
-		if (!mod || !mod->path || avt_user_code_path(mod->path, o->scope))
+		if (!mod || !mod->path || avt_user_code_path(mod->path, o->scope) ||
+		    (o->program && !strcmp(mod->path, o->program)))
 			return false;
 	}
 	return true;

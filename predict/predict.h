@@ -139,9 +139,11 @@ struct predict_opts {
 	 * none): an atomicity candidate whose events all lie in code outside
 	 * it (a system library's, whose accesses are no events) is not
 	 * predicted (predict.c, outside_scope).  false: every module counts
-	 * as the user's. */
+	 * as the user's.  program: the program named on the command line,
+	 * the user's code wherever it is installed (NULL: none). */
 	bool scope_known;
 	const char *scope;
+	const char *program;
 };
 
 struct prediction_set {

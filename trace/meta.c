@@ -151,6 +151,8 @@ static int fields(struct mreader *r, struct avt_meta *m)
 			     AVT_META_MAX_SCOPE);
 	if (sc && !(m->access_scope = strdup(json_string_value(sc))))
 		return mfail(r, "out of memory");
+	if (json_object_get(o, "program") && text(r, o, "program", &m->program) < 0)
+		return -1;
 	return 0;
 }
 
@@ -214,6 +216,7 @@ void meta_free(struct avt_meta *m)
 	free(m->cwd);
 	free(m->build_id);
 	free(m->access_scope);
+	free(m->program);
 	json_decref(m->json);
 	free(m);
 }

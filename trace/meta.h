@@ -36,6 +36,10 @@ struct avt_meta {
 	bool access;        /* access breakpoints were on (default false) */
 	unsigned access_budget; /* their budget (0: the default) */
 	char *access_scope;     /* --access-scope, or NULL */
+	char *program;          /* the program named on the command line (its
+	                           real path), the user's code wherever it is
+	                           installed; NULL: a script, or an older
+	                           recording */
 	bool futex;         /* --futex: futex calls were events (default false) */
 	json_t *json;       /* the whole object */
 };

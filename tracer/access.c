@@ -770,7 +770,7 @@ void access_plant_module(struct tracer *tr, pid_t tid, const struct elfmod *m)
 	if (tr->access_on && m->path && tracer_asan(tr))
 		sanitizer_module(tr, m);
 	if (!tr->access_on || !m->path || annotated(tr, m) ||
-	    !elfmod_user_code(m->path, tr->opts.access_scope))
+	    !tracer_user_code(tr, m->path))
 		return;
 	struct access *ac = access_state(tr);
 	if (!ac)

@@ -337,6 +337,44 @@ int elf_check_exec(const char *path, int *is_static, char *why, size_t whylen)
 	return rc;
 }
 
+/* Functions that start a thread: a program that links none of them runs
+ * one thread (a shell, make, env, timeout), whatever it execs. */
+static bool thread_start_name(const char *nm)
+{
+	static const char *const names[] = { "pthread_create", "thrd_create", "g_thread_new",
+					     "g_thread_try_new", "g_thread_create", "g_thread_create_full",
+					     "g_thread_pool_new", "g_thread_pool_new_full" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(nm, names[i]))
+			return true;
+	return !strncmp(nm, "_ZNSt6thread15_M_start_thread", 29); /* std::thread, jthread */
+}
+
+bool elf_starts_threads(const char *path)
+{
+	int fd;
+	Elf *e = elf_open_fd(path, &fd);
+	if (!e)
+		return false;
+	bool found = false;
+	Elf_Scn *scn = NULL;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < count && !found; i++) {
+			GElf_Sym sym;
+			const char *nm = gelf_getsym(d, (int)i, &sym) ? elf_strptr(e, sh.sh_link, sym.st_name) : NULL;
+			found = nm && thread_start_name(nm);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
 int modmap_copy(struct modmap *dst, const struct modmap *src)
 {
 	memset(dst, 0, sizeof *dst);

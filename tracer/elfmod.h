@@ -64,4 +64,9 @@ int elf_build_id(const char *path, uint8_t *buf, size_t len);
  * when it has no PT_INTERP. */
 int elf_check_exec(const char *path, int *is_static, char *why, size_t whylen);
 
+/* Does the ELF file call (or define) a function that starts a thread:
+ * pthread_create, thrd_create, std::thread's, GLib's?  Its symbol tables
+ * say; a program without one is single-threaded (a shell, a runner). */
+bool elf_starts_threads(const char *path);
+
 #endif

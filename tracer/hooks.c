@@ -167,14 +167,14 @@ static int plant_specs(struct tracer *tr, char *why, size_t whylen)
 	return 0;
 }
 
-/* Does the process run code of the user's (elfmod_user_code)?  The heap's
+/* Does the process run code of the user's (tracer_user_code)?  The heap's
  * hooks name the blocks that code reads and writes; a process of system
  * code alone (the shell of a script, a test runner from /usr/bin) would
  * stop twice for every malloc for nothing, so it gets them when the
  * user's code is mapped (hooks_plant_module), if ever. */
 static bool user_module(const struct tracer *tr, const struct elfmod *m)
 {
-	return m->xhi && elfmod_user_code(m->path, tr->opts.access_scope);
+	return m->xhi && tracer_user_code(tr, m->path);
 }
 
 static bool has_user_code(const struct tracer *tr)

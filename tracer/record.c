@@ -437,6 +437,8 @@ static void meta_options(json_t *m, struct recorder *rec, const struct tracer_st
 	json_object_set_new(m, "access_budget", json_integer(rec->opts.access_budget));
 	if (rec->opts.access_scope && *rec->opts.access_scope)
 		json_object_set_new(m, "access_scope", json_string(rec->opts.access_scope));
+	if (tracer_program(rec->tr))
+		json_object_set_new(m, "program", json_string(tracer_program(rec->tr)));
 	/* the spec itself: every replay plants the same hooks, wherever it runs */
 	if (rec->opts.sync_spec) {
 		json_object_set_new(m, "sync_spec", json_string(rec->opts.sync_spec));

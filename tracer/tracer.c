@@ -119,6 +119,7 @@ void tracer_free(struct tracer *tr)
 	free(tr->procs);
 	tree_free(&tr->tree);
 	free(tr->exe);
+	free(tr->named);
 	free(tr);
 }
 
@@ -214,6 +215,14 @@ static int check_exe(struct tracer *tr)
 		avt_error("cannot trace '%s': %s", tr->exe, why);
 		return -1;
 	}
+	/* what the user named is the code under test, even a packaged
+	 * program in /usr/bin or a test in /usr/libexec, when it starts
+	 * threads; a script's interpreter is not, nor a single-threaded
+	 * runner (sh -c, make, env, timeout: their children are the code) */
+	free(tr->named);
+	tr->named = NULL;
+	if (elf_starts_threads(tr->exe) && !(tr->named = strdup(tr->exe)))
+		return -1;
 	return 0;
 }
 
@@ -485,6 +494,11 @@ int tracer_check(struct tracer *tr)
 const char *tracer_exe(const struct tracer *tr)
 {
 	return tr->exe;
+}
+
+const char *tracer_program(const struct tracer *tr)
+{
+	return tr->named;
 }
 
 uint32_t tracer_current(const struct tracer *tr)

@@ -256,6 +256,9 @@ bool tracer_at_sleep(const struct tthread *t);
  * without running it; tracer_launch does it too.  -1 after one error. */
 int tracer_check(struct tracer *tr);
 const char *tracer_exe(const struct tracer *tr);
+/* The program named on the command line (its real path), the user's code
+ * wherever it is installed; NULL when it is a "#!" script. */
+const char *tracer_program(const struct tracer *tr);
 /* Logical id of the thread run last (UINT32_MAX before the first step). */
 uint32_t tracer_current(const struct tracer *tr);
 

@@ -321,6 +321,9 @@ struct tracer {
 	char *exe;            /* resolved program path (a script's: its
 	                         interpreter's, once launched) */
 	bool script;          /* the program is a "#!" script */
+	char *named;          /* the program named on the command line (its
+	                         real path; NULL for a script): the user's code
+	                         wherever it is installed (tracer_user_code) */
 	bool launched;
 	pid_t feeder;         /* tracer_set_stdin's: the caller's child, not traced */
 	bool feeder_gone;     /* reaped by a wait for any child */
@@ -734,5 +737,13 @@ bool fidelity_before_signal(struct tthread *t);
 /* Is t stopped inside a call a signal interrupted (asleep in it: the
  * kernel restarts it when the signal is not delivered)? */
 bool fidelity_in_interrupted_call(const struct tthread *t);
+
+/* Is the module at path the user's code: the program named on the command
+ * line, or any module elfmod_user_code counts under --access-scope?
+ * (Inline: access.c and hooks.c ask, and tracer.c calls them.) */
+static inline bool tracer_user_code(const struct tracer *tr, const char *path)
+{
+	return (tr->named && !strcmp(path, tr->named)) || elfmod_user_code(path, tr->opts.access_scope);
+}
 
 #endif

@@ -210,7 +210,7 @@ t_tree_ctest_bug() {
 # child (the only multithreaded one) has the bug
 t_tree_check_fork_bug() {
 	local rec
-	natively tree_check_fork
+	natively_usually tree_check_fork
 	tree_test out "$(target tree_check_fork)"
 	expect_tree_bug out tree_check_fork shared_count tree_check_fork.c "/* CHECK READ */" "/* CHECK WRITE */"
 	rec=$(recordings_of out tree_check_fork) || exit
