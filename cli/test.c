@@ -154,6 +154,18 @@ static int recorded_signal(const char *dir)
 	return sig;
 }
 
+/* The signal of the recording's fatal-signal event, 0 if none: a fault
+ * that a sanitizer's handler took (ASan reports it and exits 1) is
+ * recorded as the fault (tracer/loop.c, sanitizer_fault), as a replay's
+ * and an explored run's failure is, though the process exited. */
+static int recorded_fault(const struct trace *t)
+{
+	for (size_t i = t ? t->nev : 0; i-- > 0;)
+		if (t->ev[i].kind == AVT_EV_FATAL_SIGNAL)
+			return t->ev[i].size;
+	return 0;
+}
+
 /* The shell-style exit status of the recorded run (meta.json), 0 if none. */
 static int recorded_status(const char *dir)
 {
@@ -641,6 +653,8 @@ static int test_record(struct test_run *tr)
 	if (!tr->t)
 		return EXIT_USAGE;
 	tr->rec_sig = recorded_signal(tr->ro.dir);
+	if (!tr->rec_sig && tr->rs != 0)
+		tr->rec_sig = recorded_fault(tr->t);
 	if (tr->rs != 0)
 		compare_natively(tr);
 	return 0;
@@ -686,9 +700,16 @@ static int test_predict(struct test_run *tr)
 		/* say it once: every schedule fails this way, which is no
 		 * interleaving's doing; what differs is reported apart */
 		printf("the recorded run itself failed (%s %d): failures that depend on the interleaving are reported apart\n",
-		       tr->rs > 128 ? "signal" : "exit status", tr->rs > 128 ? tr->rs - 128 : tr->rs);
+		       tr->rec_sig ? "signal" : "exit status", tr->rec_sig ? tr->rec_sig : tr->rs);
 	fflush(stdout);
 	return 0;
+}
+
+/* The recorded run's failure as a run's is told (explore's as_recorded):
+ * its fatal signal as 128 + the signal, else its exit status. */
+static int recorded_failure(const struct test_run *tr)
+{
+	return tr->rec_sig ? 128 + tr->rec_sig : tr->rs;
 }
 
 /* One exploration, its bugs then asked about (drop_state_bugs): runs
@@ -699,7 +720,7 @@ static int explore_round(struct test_run *tr)
 {
 	struct explore_report how = { .timeout = tr->timeout, .report_dir = tr->rdir,
 				      .minimize_cap = tr->min_cap, .res = &tr->res,
-				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? tr->rs : 0 };
+				      .baseline_status = tr->rs != 0 && tr->native == tr->rs ? recorded_failure(tr) : 0 };
 	if (!how.baseline_status && tr->control > 0) {
 		how.baseline_status = tr->control;
 		how.baseline_who = "native runs and the recorded order now do, from the files earlier runs left";
@@ -816,6 +837,8 @@ static int test_take(struct test_run *tr, const struct tree_rec *p)
 	/* its own failure was not compared with a native run of it */
 	tr->rs = tr->native = recorded_status(p->dir);
 	tr->rec_sig = recorded_signal(p->dir);
+	if (!tr->rec_sig && tr->rs != 0)
+		tr->rec_sig = recorded_fault(tr->t);
 	return 0;
 }
 

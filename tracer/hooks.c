@@ -347,6 +347,23 @@ static uint64_t interceptor_site(struct tracer *tr, uint64_t ret, uint64_t rbp)
 	return up;
 }
 
+/* t starts a thread with arg at a create hook's entry (return address
+ * ret, frame pointer rbp, stack pointer sp).  From a sanitizer's
+ * interceptor, arg is the runtime's own record (ASan's AsanThread, made
+ * with mmap), and the program's argument is in no register any more: the
+ * caller's frame and those above it escape, from its stack pointer at
+ * the call (the interceptor's frame + 16).  That is more than the
+ * program's &e, never less: without it an ASan build's main shared e
+ * with the thread it started and its accesses were no events (bench/asan,
+ * acc_stackobj). */
+static void create_arg(struct tracer *tr, struct tthread *t, uint64_t ret, uint64_t rbp,
+		       uint64_t arg, uint64_t sp)
+{
+	thread_start_arg(t, arg, sp);
+	if (in_interceptor(tr, ret) && rbp)
+		thread_start_arg(t, rbp + 16, sp);
+}
+
 /* libc, its dynamic linker or libpthread (not the program itself): a call
  * from there is libc's own (internal_caller; the heap hooks' gates). */
 static bool libc_module(const struct tracer *tr, const struct elfmod *m)
@@ -739,14 +756,18 @@ static int commit_op(struct tracer *tr, struct tthread *t, struct user_regs_stru
 {
 	struct treq *q = &t->req;
 	switch (hook_defs[q->hook].op) {
-	case OP_CREATE:
+	case OP_CREATE: {
 		t->priv->create_site = q->site;
+		uint64_t ret = 0;
+		if (ptu_read_u64(tr->proc->pid, r->rsp, &ret) == 0 && ret == tr->proc->as.tramp)
+			ret = program_ret(t, r->rsp, ret);
 		/* the start routine's argument: pthread_create's 4th, thrd_create's 3rd */
 		if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "pthread_create"))
-			thread_start_arg(t, r->rcx, r->rsp);
+			create_arg(tr, t, ret, r->rbp, r->rcx, r->rsp);
 		else if (hook_defs[q->hook].name && !strcmp(hook_defs[q->hook].name, "thrd_create"))
-			thread_start_arg(t, r->rdx, r->rsp);
+			create_arg(tr, t, ret, r->rbp, r->rdx, r->rsp);
 		return 0;
+	}
 	case OP_JOIN: {
 		struct tthread *c = thread_by_fs(tr, q->obj);
 		tr_emit(tr, t, AVT_EV_JOIN, c ? c->lid : UINT32_MAX, 0, q->site, 0, 0);
@@ -898,7 +919,7 @@ void hooks_create_call(struct tracer *tr, struct tthread *t, uint64_t ret, uint6
 	/* the filter and the site of hooks_request, the commit of commit_op */
 	if (h >= 0 && call_site(tr, t, h, &ret)) {
 		t->priv->create_site = interceptor_site(tr, ret, rbp);
-		thread_start_arg(t, arg, sp);
+		create_arg(tr, t, ret, rbp, arg, sp);
 	}
 }
 
