@@ -4,7 +4,8 @@
  * the avtrace.h probes, the target's unwinders, the dynamic linker's
  * notification of dlopen, the --watch watchpoints, the agent's fast path,
  * the access breakpoints, the program's own futex calls (--futex: seccomp
- * stops, on_seccomp).  Each plants itself on a new image (at its entry
+ * stops, on_seccomp), the leak check of an ASan build exec'd with an
+ * environment of the program's (sanexec.c).  Each plants itself on a new image (at its entry
  * point), on a module mapped later, forgets an old image at exec, and is
  * released with the session; the launch code (tracer.c) goes through this
  * table alone, in its order: the agent before the access breakpoints,
@@ -240,6 +241,8 @@ static const struct tracer_feature features[] = {
 	  .release = access_release, .on_hit = access_f_hit, .kinds = BIT(BK_ACCESS) },
 	{ .name = "futex", .plant = futex_plant, .exec_reset = futex_exec_reset,
 	  .on_seccomp = futex_on_seccomp },
+	{ .name = "sanexec", .plant = sanexec_plant, .on_hit = sanexec_hit,
+	  .kinds = BIT(BK_EXECVE) },
 };
 
 #define NFEATURES (sizeof features / sizeof features[0])

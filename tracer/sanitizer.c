@@ -309,6 +309,23 @@ const char *sanitizer_first(const struct tracer *tr)
 	return tr->san.first[0] ? tr->san.first : NULL;
 }
 
+bool sanitizer_asan_file(const char *path)
+{
+	struct sanitizer s;
+	memset(&s, 0, sizeof s);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e) {
+		scan_exe(e, &s, path, NULL);
+		elf_end(e);
+	}
+	close(fd);
+	return s.asan;
+}
+
 bool tracer_asan(const struct tracer *tr)
 {
 	return tr->san.asan;

@@ -28,6 +28,7 @@ enum {
 	BK_DLDEBUG,    /* the dynamic linker's _dl_debug_state (a bare ret) */
 	BK_ACCESS,     /* an access breakpoint (access.c); data = site index */
 	BK_UNWIND,     /* an unwinder's entry in the target (unwinders.c) */
+	BK_EXECVE,     /* libc's execve (sanexec.c) */
 };
 
 /* Pseudo hooks for requests that are not function entries. */
@@ -314,6 +315,9 @@ int sanitizer_prepare(struct tracer *tr);
 const char *sanitizer_first(const struct tracer *tr);
 bool tracer_asan(const struct tracer *tr);
 void sanitizer_free(struct tracer *tr);
+/* Is the ELF file at path an AddressSanitizer build (libasan.so needed,
+ * or __asan_init in its dynamic symbols)? */
+bool sanitizer_asan_file(const char *path);
 
 struct tracer {
 	struct tracer_opts opts;
@@ -504,6 +508,11 @@ bool features_on_stray_trap(struct tracer *tr, struct tthread *t, struct ptu_sta
 /* A seccomp stop: the decision of the feature that took it, else let go
  * (the call runs). */
 struct next features_on_seccomp(struct tracer *tr, struct tthread *t, struct ptu_status *s);
+
+/* sanexec.c: an execve of an ASan build keeps the leak check off */
+int sanexec_plant(struct tracer *tr, struct tthread *t, char *why, size_t len);
+struct next sanexec_hit(struct tracer *tr, struct tthread *t, const struct bpt *b,
+			struct user_regs_struct *r, const struct user_regs_struct *now);
 
 /* futex.c: futex calls as events (--futex, tracer_opts.futex) */
 enum futex_class {

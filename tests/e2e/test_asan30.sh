@@ -82,6 +82,33 @@ t_asan_stackobj_gcc() { asan_same acc_stackobj "$TARGETS/acc_stackobj" gcc; }
 t_asan_value_fault_gcc() { asan_same acc_value_fault "$TARGETS/acc_value_fault" gcc; }
 t_asan_value_fault_clang() { asan_same acc_value_fault "$TARGETS/acc_value_fault" clang; }
 
+# An ASan build that execs another with an empty environment (exec_noenv
+# runs acc_events from its own directory): the new image has no
+# ASAN_OPTIONS=detect_leaks=0, so its LeakSanitizer ran at exit under
+# ptrace ("LeakSanitizer has encountered a fatal error", exit 1; natively
+# 0), a false BUG.  avtrace puts the setting into the environment of an
+# execve of an ASan build (tracer/sanexec.c): exit 0, no report, and the
+# program's own part of its environment is what it passed (empty).
+asan_exec_noenv() {
+	local cc=$1 mode
+	[ -x "$TARGETS/asan/exec_noenv_$cc" ] && [ -x "$TARGETS/asan/acc_events_$cc" ] ||
+		skip "the $cc ASan builds of exec_noenv and acc_events are not built"
+	mkdir -p d
+	cp "$TARGETS/asan/exec_noenv_$cc" d/exec_noenv
+	cp "$TARGETS/asan/acc_events_$cc" d/acc_events
+	d/exec_noenv >native.out 2>&1
+	expect_eq "$?" 0 "exit status of exec_noenv_$cc natively"
+	for mode in "" --no-agent; do
+		# shellcheck disable=SC2086 # mode: no option, or one
+		run_test "out$mode" --no-minimize --explore 3 $mode -- d/exec_noenv
+		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on exec_noenv_$cc ${mode:-(default)}"
+		expect_no_match "$(cat "out$mode.test" "out$mode"/reports/*.txt 2>/dev/null)" \
+			'LeakSanitizer|BUG reproduced' "avtrace test's output ${mode:-(default)}"
+	done
+}
+t_asan_exec_noenv_gcc() { asan_exec_noenv gcc; }
+t_asan_exec_noenv_clang() { asan_exec_noenv clang; }
+
 # Natively, with the agent preloaded by hand and no avtrace: the clang
 # build's threads run (the agent's fallback to libc is not the runtime's
 # interceptor of __pthread_mutex_lock, whose own pointer is NULL).

@@ -196,13 +196,14 @@ tests/targets/bin/clang_bank: tests/targets/clang/clang_bank.c tests/targets/tar
 	$(CLANG) -std=gnu11 -O0 -g -pthread -fno-omit-frame-pointer -o $@ $< $(TARGET_LDFLAGS)
 
 # ---- AddressSanitizer builds (tests/e2e/test_asan30.sh): two bugs, a
-# correct program, a crash, a stack object shared with a thread and a
-# fault in every run, built as C projects build their tests under
+# correct program, a crash, a stack object shared with a thread, a fault
+# in every run and an exec with an empty environment (exec_noenv, which
+# runs acc_events), built as C projects build their tests under
 # ASan, by gcc (libasan.so, which must be the first library) and by clang
 # (its runtime linked into the program): bin/asan/NAME_gcc,
 # bin/asan/NAME_clang.  bench/asan builds every target so.
 # Each compiler's variants are built only when it can link -fsanitize=address.
-ASAN_NAMES := bank lockorder mutex_counter crash acc_stackobj acc_value_fault
+ASAN_NAMES := bank lockorder mutex_counter crash acc_stackobj acc_value_fault exec_noenv acc_events
 ASAN_CFLAGS := -std=gnu11 -fsanitize=address -g -O1 -pthread -fno-omit-frame-pointer
 asan_ok = $(shell echo 'int main(void){return 0;}' | $(1) -fsanitize=address -x c - -o /dev/null 2>/dev/null && echo yes)
 ifeq ($(call asan_ok,$(CC)),yes)
