@@ -1054,6 +1054,29 @@ const char *tracer_blocked_on(struct tracer *tr, const struct tthread *t,
 	return NULL;
 }
 
+/* The stop of pid's SIGSTOP, which its threads take after the detach,
+ * each on its own: "stopped" is said once it has happened (a look at the
+ * process right after avtrace said so found it still running, under
+ * load): waited for as our child's stop, or, when it is not our child
+ * (a process of a tree), as its state in /proc; until it is stopped or
+ * gone, for 10 s at most. */
+static void wait_group_stop(pid_t pid)
+{
+	bool child = true;
+	for (int i = 0; i < 10000; i++) {
+		int st;
+		pid_t p = child ? waitpid(pid, &st, WSTOPPED | WNOHANG) : 0;
+		if (p == pid)
+			return;
+		child &= !(p < 0 && errno == ECHILD);
+		char s = ptu_thread_state(pid, pid);
+		if ((!child && s == 'T') || s == 'Z' || s == 0)
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* Hands the process to a debugger: every trace of ours taken out (int3s,
  * trampoline return addresses, debug registers, a pc past an int3), a
  * SIGSTOP pending so nothing runs, then every thread detached.  A fatal
@@ -1086,6 +1109,7 @@ pid_t tracer_detach_stopped(struct tracer *tr)
 		if (t && t->state != TS_DEAD)
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 	}
+	wait_group_stop(tr->proc->pid);
 	tr->proc->alive = false;
 	/* the filter cannot be taken out of a process (futex.c) */
 	if (tr->opts.futex)
