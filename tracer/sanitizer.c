@@ -119,8 +119,10 @@ static void scan_allocator(struct sanitizer *s, const char *exe, char needed[][6
 
 /* Reads the executable's dynamic section (DT_NEEDED) and dynamic symbols
  * (__asan_init: referenced by every ASan-instrumented program, defined in
- * it when the runtime is linked in). */
-static void scan_exe(Elf *e, struct sanitizer *s, const char *exe, const char *ldpath)
+ * it when the runtime is linked in); with allocator, also which needed
+ * library defines malloc. */
+static void scan_exe(Elf *e, struct sanitizer *s, const char *exe, const char *ldpath,
+		     bool allocator)
 {
 	char needed[32][64];
 	size_t nneeded = 0;
@@ -162,7 +164,7 @@ static void scan_exe(Elf *e, struct sanitizer *s, const char *exe, const char *l
 			}
 		}
 	}
-	if (!s->first[0] && !s->asan)
+	if (allocator && !s->first[0] && !s->asan)
 		scan_allocator(s, exe, needed, nneeded, has_rpath ? rpath : NULL,
 			       has_runpath ? runpath : NULL, ldpath);
 }
@@ -242,7 +244,8 @@ int sanitizer_prepare(struct tracer *tr)
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	extern char **environ;
 	if (e)
-		scan_exe(e, s, tr->exe, env_get(tr->opts.envp ? tr->opts.envp : environ, "LD_LIBRARY_PATH"));
+		scan_exe(e, s, tr->exe, env_get(tr->opts.envp ? tr->opts.envp : environ, "LD_LIBRARY_PATH"),
+			 true);
 	if (e)
 		elf_end(e);
 	close(fd);
@@ -319,7 +322,7 @@ bool sanitizer_asan_file(const char *path)
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e) {
-		scan_exe(e, &s, path, NULL);
+		scan_exe(e, &s, path, NULL, false);
 		elf_end(e);
 	}
 	close(fd);
