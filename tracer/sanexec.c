@@ -91,8 +91,8 @@ static bool exec_path(pid_t tid, const char *path, char *out, size_t len)
 	return snprintf(out, len, "%s/%s", cwd, path) < (int)len;
 }
 
-/* The envp at addr: its entries' addresses into *out (the terminating 0
- * not counted, *n); the index of its ASAN_OPTIONS entry in *asan (-1:
+/* The envp at addr (0: none, an empty one): its entries' addresses into
+ * *out (the terminating 0 not counted, *n); the index of its ASAN_OPTIONS entry in *asan (-1:
  * none) and whether that ends in detect_leaks=0.  False if unreadable. */
 static bool read_env(pid_t pid, uint64_t addr, uint64_t **out, size_t *n, long *asan, bool *off,
 		     char *val, size_t vlen)
@@ -102,6 +102,10 @@ static bool read_env(pid_t pid, uint64_t addr, uint64_t **out, size_t *n, long *
 	*n = 0;
 	*asan = -1;
 	*off = false;
+	if (v && !addr) { /* NULL: an empty environment, to Linux */
+		*out = v;
+		return true;
+	}
 	for (; v; (*n)++) {
 		if (*n == cap) {
 			uint64_t *nv = cap < ENV_MAX ? realloc(v, cap * 2 * sizeof *v) : NULL;

@@ -98,12 +98,16 @@ asan_exec_noenv() {
 	cp "$TARGETS/asan/acc_events_$cc" d/acc_events
 	d/exec_noenv >native.out 2>&1
 	expect_eq "$?" 0 "exit status of exec_noenv_$cc natively"
-	for mode in "" --no-agent; do
-		# shellcheck disable=SC2086 # mode: no option, or one
-		run_test "out$mode" --no-minimize --explore 3 $mode -- d/exec_noenv
-		expect_eq "$TEST_STATUS" 0 "exit status of avtrace test on exec_noenv_$cc ${mode:-(default)}"
-		expect_no_match "$(cat "out$mode.test" "out$mode"/reports/*.txt 2>/dev/null)" \
-			'LeakSanitizer|BUG reproduced' "avtrace test's output ${mode:-(default)}"
+	# an empty envp, and a NULL one (Linux's empty environment too)
+	for arg in "" null; do
+		for mode in "" --no-agent; do
+			# shellcheck disable=SC2086 # mode, arg: nothing, or one word
+			run_test "out$mode$arg" --no-minimize --explore 3 $mode -- d/exec_noenv $arg
+			expect_eq "$TEST_STATUS" 0 \
+				"exit status of avtrace test on exec_noenv_$cc $arg ${mode:-(default)}"
+			expect_no_match "$(cat "out$mode$arg.test" "out$mode$arg"/reports/*.txt 2>/dev/null)" \
+				'LeakSanitizer|BUG reproduced' "avtrace test's output ($arg ${mode:-default})"
+		done
 	done
 }
 t_asan_exec_noenv_gcc() { asan_exec_noenv gcc; }

@@ -5,7 +5,8 @@
  * The access breakpoints of the new image must then stop at ptrace, as
  * without the agent (its stubs would call an agent that is not there).
  *
- * Usage: exec_noenv
+ * Usage: exec_noenv [null]   (null: envp is NULL, which Linux takes for
+ * an empty environment)
  * Exits with acc_events' status (0); 127 if the exec failed.
  */
 #include <libgen.h>
@@ -27,7 +28,6 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	(void)argc;
 	pthread_t t;
 	pthread_create(&t, NULL, worker, NULL);
 	before_exec = 0;
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/acc_events", dirname(self));
 	char *const args[] = { path, "500", NULL };
 	char *const env[] = { NULL };
-	execve(path, args, env);
+	execve(path, args, argc > 1 && !strcmp(argv[1], "null") ? NULL : env);
 	perror("execve");
 	return 127;
 }
