@@ -469,23 +469,22 @@ t_agent_replay() {
 
 # The target SIGKILLed in the middle of an agent recording: everything
 # the agent committed is drained; the trace is whole and consistent.
-# (About 31 s idle, mostly the dump and jq over 300 KB of trace: over the
-# default 60 s under load.)
+# The marker is lockheavy's iteration count: 400 million pairs, about a
+# minute and a half through the agent, so the target is still running when
+# the trace passes 300 KB (with 3 million it ended within 0.7 s, and on a
+# loaded machine the trace was first seen at 300 KB after its end: "no
+# traced child").  (The dump and jq over a few MB of trace take most of
+# the test: over the default 60 s under load.)
 # limit: 150
 t_agent_sigkill_target() {
 	need_jq
-	local prog rec child i st marker=3000023
+	local prog rec child i st marker=400000023
 	prog=$(target lockheavy) || exit
 	"$AVTRACE" record -o out --agent --no-auto-watch -- "$prog" "$marker" 2 >out.stdout 2>out.stderr &
 	rec=$!
-	i=0
-	while [ ! -s out/trace.avt ] || [ "$(stat -c %s out/trace.avt)" -lt 300000 ]; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "no trace written after 30 s"
-		sleep 0.1
-	done
+	wait_trace_size out 300000 "$rec"
 	child=$(pgrep -P "$rec" -x lockheavy | head -n 1)
-	[ -n "$child" ] || fail "no traced child"
+	[ -n "$child" ] || fail "no traced child: $(tail -n 3 out.stderr | tr '\n' ' ')"
 	kill -9 "$child"
 	wait "$rec"
 	st=$?
@@ -504,31 +503,41 @@ t_agent_sigkill_target() {
 # avtrace itself SIGKILLed: the target dies with it, the trace is readable.
 t_agent_sigkill_avtrace() {
 	need_jq
-	local prog rec i marker=3000029
+	local prog rec st marker=400000029
 	prog=$(target lockheavy) || exit
 	"$AVTRACE" record -q -o out --agent -- "$prog" "$marker" 2 >/dev/null 2>&1 &
 	rec=$!
-	i=0
-	while [ ! -s out/trace.avt ] || [ "$(stat -c %s out/trace.avt)" -lt 300000 ]; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "no trace written after 30 s"
-		sleep 0.1
-	done
+	wait_trace_size out 300000 "$rec"
 	kill -9 "$rec"
 	wait "$rec" 2>/dev/null
+	st=$?
+	expect_eq "$st" 137 "avtrace's status (killed while recording)"
 	no_target_left "$marker"
 	n=$(avt dump -d out --json 2>err.txt | jq -r .kind | grep -c acquire)
 	[ "$n" -gt 1000 ] || fail "only $n acquires readable"
 }
 
-# no_target_left MARKER: no lockheavy with that argument runs any more.
+# no_target_left MARKER: no process with that argument (a word of its
+# command line) runs any more.
 no_target_left() {
 	local i
 	for i in $(seq 1 50); do
-		pgrep -f -- " $1\$" >/dev/null || return 0
+		pgrep -f -- " $1( |\$)" >/dev/null || return 0
 		sleep 0.1
 	done
-	fail "processes left behind: $(pgrep -af -- " $1\$" | head -n 3 | tr '\n' ';')"
+	fail "processes left behind: $(pgrep -af -- " $1( |\$)" | head -n 3 | tr '\n' ';')"
+}
+
+# wait_trace_size DIR BYTES PID: waits until DIR/trace.avt holds BYTES or
+# more; fails when PID (the recording) ends first or after 30 s.
+wait_trace_size() {
+	local i=0
+	while [ ! -s "$1/trace.avt" ] || [ "$(stat -c %s "$1/trace.avt")" -lt "$2" ]; do
+		kill -0 "$3" 2>/dev/null || fail "the recording ended before its trace held $2 bytes"
+		i=$((i + 1))
+		[ $i -lt 3000 ] || fail "no $2 bytes of trace after 30 s"
+		sleep 0.01
+	done
 }
 
 # With --stacks (a call stack is walked at a ptrace stop) the agent is
