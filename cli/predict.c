@@ -320,6 +320,7 @@ int cmd_predict(int argc, char **argv)
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
 		o.read_steers = sym_read_steers;
 		o.read_ctx = vn.sym;
+		o.rmw_blind = sym_rmw_blind;
 	}
 	int prc = predict_run(t, &o, &set);
 	if (vn_open)

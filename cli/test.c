@@ -672,6 +672,7 @@ static int test_predict(struct test_run *tr)
 	if (vn_open) { /* AVFilter asks where changed reads' values go */
 		tr->po.read_steers = sym_read_steers;
 		tr->po.read_ctx = vn.sym;
+		tr->po.rmw_blind = sym_rmw_blind;
 	}
 	int prc = tracer_interrupted() ? -1 : predict_run(tr->t, &tr->po, &tr->set);
 	if (vn_open)

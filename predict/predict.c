@@ -441,14 +441,50 @@ static bool outside_scope(const struct synth *y, const struct pr_cand *c)
 	return true;
 }
 
+/* A PECAN candidate (a race, an atomicity or atomic-set pattern) whose
+ * every event is a locked update whose result nothing reads, of one
+ * commutation class per variable (g_atomic_int_inc beside
+ * g_atomic_int_inc: `lock addl $1`, the flags dead): any order of them
+ * leaves the same values and shows none, so it is no violation, and its
+ * schedule could only fail to replay (predict_opts.rmw_blind).  An
+ * update whose flags are tested (`lock decl; je`: who saw zero), a fetch
+ * (xadd), an exchange, a compare-and-swap or any plain access among the
+ * events keeps the candidate. */
+static bool commuting_updates(const struct synth *y, const struct pr_cand *c)
+{
+	const struct predict_opts *o = y->o;
+	if (c->det != PR_DET_PECAN || c->nev < 2 || !o->rmw_blind)
+		return false;
+	int cls[8];
+	for (uint32_t i = 0; i < c->nev; i++) {
+		const struct avt_event *e = &y->m->t->ev[c->ev[i]];
+		if (e->kind != AVT_EV_RMW || !(e->flags & AVT_F_ATOMIC))
+			return false;
+		cls[i] = o->rmw_blind(o->read_ctx, e->site_mod, e->site_off,
+				      (e->flags & AVT_F_WATCHED) != 0);
+		if (!cls[i])
+			return false;
+		for (uint32_t k = 0; k < i; k++)
+			if (y->m->t->ev[c->ev[k]].obj == e->obj && cls[k] != cls[i])
+				return false;
+	}
+	return true;
+}
+
 /* Candidate i is not to be synthesized: its bug is predicted already, it
- * lies wholly outside the user's code, or it is a site pair's race over
- * the cap or another prediction's. */
+ * lies wholly outside the user's code, it is a race of updates that
+ * commute, or it is a site pair's race over the cap or another
+ * prediction's. */
 static bool skip(const struct synth *y, size_t i, unsigned npairs)
 {
 	const struct pr_cand *c = &y->cs->c[i];
 	if (bug_done(y, i))
 		return true;
+	if (commuting_updates(y, c)) {
+		avt_debug("candidate %zu (%s %s): locked updates that commute, no violation", i,
+			  pr_detector_name(c->det), pr_pattern_name(c->pat));
+		return true;
+	}
 	if (outside_scope(y, c)) {
 		avt_debug("candidate %zu (%s %s): every event in code outside the scope, not predicted",
 			  i, pr_detector_name(c->det), pr_pattern_name(c->pat));

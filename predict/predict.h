@@ -135,6 +135,12 @@ struct predict_opts {
 	bool (*read_steers)(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
 			    uint64_t *stores, unsigned max, unsigned *nstores);
 	void *read_ctx;
+	/* Is the locked update at site mod+off (watched: the instruction
+	 * that ends there) one whose result nothing reads, and of which
+	 * commutation class (sym.h, sym_rmw_blind(); 0: not one)?  Two
+	 * accesses of one class commute: their race is no race (predict.c,
+	 * commuting_updates).  ctx: read_ctx.  NULL: none is. */
+	int (*rmw_blind)(void *ctx, uint16_t mod, uint64_t off, bool watched);
 	/* The recording's --access-scope is known (scope: its value, NULL for
 	 * none): an atomicity candidate whose events all lie in code outside
 	 * it (a system library's, whose accesses are no events) is not

@@ -172,6 +172,15 @@ int sym_value_use(struct sym *s, unsigned mod, uint64_t off, uint64_t addr, int 
 bool sym_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool watched,
 		     uint64_t *stores, unsigned max, unsigned *nstores);
 
+/* A locked update of memory at site mod+off (watched: the instruction
+ * that ends there) whose only result, the flags, nothing reads: add, sub,
+ * inc or dec (1), or (2), and (3), xor (4) with its flags overwritten, or
+ * reaching a call or a return, before any instruction tests them.  Two
+ * such updates of one class commute: their order changes no value any
+ * thread sees.  0: not one (another instruction, a result read, code that
+ * cannot be read or followed).  ctx: the struct sym (predict_opts.rmw_blind). */
+int sym_rmw_blind(void *ctx, uint16_t mod, uint64_t off, bool watched);
+
 /* Why the last sym_var_lookup() failed (one line, no "avtrace: "). */
 const char *sym_error(const struct sym *s);
 

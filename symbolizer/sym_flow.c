@@ -677,3 +677,155 @@ bool sym_read_steers(void *ctx, uint16_t mod, uint64_t off, uint64_t addr, bool 
 	*nstores = u.nstore;
 	return false;
 }
+
+/* ---- locked updates whose result nothing reads (sym_rmw_blind) */
+
+#define BLIND_INSNS 64 /* instructions after the update followed, at most */
+#define BLIND_JUMPS 4  /* unconditional jumps followed, at most */
+
+#define FLAGS_TESTED                                                                         \
+	(X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF | X86_EFLAGS_TEST_PF | \
+	 X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_AF)
+
+/* Does in give every status flag a value of its own (none survives)? */
+static bool sets_all_flags(const cs_insn *in)
+{
+	uint64_t e = in->detail->x86.eflags;
+	static const uint64_t each[6] = {
+		X86_EFLAGS_MODIFY_OF | X86_EFLAGS_RESET_OF | X86_EFLAGS_SET_OF | X86_EFLAGS_UNDEFINED_OF,
+		X86_EFLAGS_MODIFY_SF | X86_EFLAGS_RESET_SF | X86_EFLAGS_SET_SF | X86_EFLAGS_UNDEFINED_SF,
+		X86_EFLAGS_MODIFY_ZF | X86_EFLAGS_RESET_ZF | X86_EFLAGS_SET_ZF | X86_EFLAGS_UNDEFINED_ZF,
+		X86_EFLAGS_MODIFY_PF | X86_EFLAGS_RESET_PF | X86_EFLAGS_SET_PF | X86_EFLAGS_UNDEFINED_PF,
+		X86_EFLAGS_MODIFY_CF | X86_EFLAGS_RESET_CF | X86_EFLAGS_SET_CF | X86_EFLAGS_UNDEFINED_CF,
+		X86_EFLAGS_MODIFY_AF | X86_EFLAGS_RESET_AF | X86_EFLAGS_SET_AF | X86_EFLAGS_UNDEFINED_AF,
+	};
+	for (int i = 0; i < 6; i++)
+		if (!(e & each[i]))
+			return false;
+	return true;
+}
+
+/* Instructions that neither read nor write the status flags (capstone
+ * leaves their eflags 0, as it does for some that read them: an
+ * instruction with no flag information outside this list is unknown). */
+static bool flag_neutral(const cs_insn *in)
+{
+	switch (in->id) {
+	case X86_INS_MOV: case X86_INS_MOVABS: case X86_INS_MOVZX: case X86_INS_MOVSX:
+	case X86_INS_MOVSXD: case X86_INS_LEA: case X86_INS_PUSH: case X86_INS_POP:
+	case X86_INS_NOP: case X86_INS_ENDBR64: case X86_INS_MOVD: case X86_INS_MOVQ:
+	case X86_INS_MOVAPS: case X86_INS_MOVUPS: case X86_INS_MOVDQA: case X86_INS_MOVDQU:
+	case X86_INS_XCHG: case X86_INS_LEAVE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The commutation class of a locked update of memory that loads nothing
+ * into a register: 1 add/sub/inc/dec, 2 or, 3 and, 4 xor; 0 for others. */
+static int update_class(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	if (x->prefix[0] != X86_PREFIX_LOCK || x->op_count < 1 || x->operands[0].type != X86_OP_MEM)
+		return 0;
+	if (x->op_count == 2 && x->operands[1].type == X86_OP_MEM)
+		return 0;
+	switch (in->id) {
+	case X86_INS_ADD: case X86_INS_SUB: case X86_INS_INC: case X86_INS_DEC:
+		return 1;
+	case X86_INS_OR:
+		return 2;
+	case X86_INS_AND:
+		return 3;
+	case X86_INS_XOR:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/* The code around runtime address pc: its function's (symbol table), or
+ * the whole code section holding it (a stripped file). */
+static bool code_around(struct sym_mod *m, uint64_t pc, uint64_t *lo, uint64_t *hi,
+			const uint8_t **code)
+{
+	if (sym_function_code(m, pc, lo, hi, code))
+		return true;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->dm, &bias);
+	struct sym_elf_sec sec;
+	if (!elf || pc < bias || !sym_elf_section(elf, NULL, pc - bias, pc - bias + 1, &sec))
+		return false;
+	*lo = sec.addr + bias;
+	*hi = *lo + sec.size;
+	*code = sec.bytes;
+	return true;
+}
+
+/* The locked update at pc (watched: the one that ends at pc), into in. */
+static bool find_update(struct flow *f, uint64_t pc, bool watched, cs_insn *in)
+{
+	if (!watched)
+		return decode(f, pc, in) && update_class(in);
+	for (uint64_t n = 2; n <= 15 && n <= pc - f->lo; n++)
+		if (f->code[pc - n - f->lo] == 0xf0 && decode(f, pc - n, in) &&
+		    in->address + in->size == pc && update_class(in))
+			return true;
+	return false;
+}
+
+int sym_rmw_blind(void *ctx, uint16_t mod, uint64_t off, bool watched)
+{
+	struct sym_mod *m = mod == SYM_MOD_NONE ? NULL : sym_mod_by_id(ctx, mod);
+	if (!m || !sym_mod_ready(m))
+		return 0;
+	struct flow *f = calloc(1, sizeof *f);
+	if (!f)
+		return 0;
+	uint64_t pc = m->base + off;
+	int cls = 0;
+	cs_insn *in = NULL;
+	if (!code_around(m, pc, &f->lo, &f->hi, &f->code) ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
+		free(f);
+		return 0;
+	}
+	cs_option(f->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if (!(in = cs_malloc(f->cs)) || !find_update(f, pc, watched, in))
+		goto out;
+	int c = update_class(in);
+	/* the flags it sets are its only result: dead if overwritten, or at
+	 * a call or a return (no compiled caller or callee reads them) */
+	uint64_t at = in->address + in->size;
+	unsigned jumps = 0;
+	for (int n = 0; n < BLIND_INSNS && decode(f, at, in); n++) {
+		const cs_x86 *x = &in->detail->x86;
+		if (in->id == X86_INS_CALL || in->id == X86_INS_RET) {
+			cls = c;
+			break;
+		}
+		if (in->id == X86_INS_JMP) {
+			if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM || ++jumps > BLIND_JUMPS)
+				break;
+			at = (uint64_t)x->operands[0].imm;
+			continue;
+		}
+		if ((x->eflags & FLAGS_TESTED) || in_group(in, CS_GRP_JUMP) ||
+		    in_group(in, CS_GRP_INT) || in_group(in, CS_GRP_IRET))
+			break; /* read, or control goes where we do not follow */
+		if (sets_all_flags(in)) {
+			cls = c;
+			break;
+		}
+		if (!x->eflags && !flag_neutral(in))
+			break;
+		at = in->address + in->size;
+	}
+out:
+	if (in)
+		cs_free(in, 1);
+	cs_close(&f->cs);
+	free(f);
+	return cls;
+}

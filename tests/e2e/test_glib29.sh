@@ -133,3 +133,34 @@ t_glib29_library_windows_not_predicted() {
 	avt predict -v -d t >p.log 2>&1 || fail "avtrace predict exited $?"
 	expect_match "$(cat p.log)" "every event in code outside the scope, not predicted" "predict -v"
 }
+
+# acc_atomic_inc_ok (thread-pool's g_atomic_int_inc's, issue 29): two
+# locked adds of `hits` (line 35) or ors of `seen` (36) whose flags
+# nothing reads commute, so no prediction is made of them alone: before,
+# a race-WW and an atomicity-WWW of `hits` and an atomic-set of both, at
+# -O0 and -O2.  The decrements of `refs` (37), whose flags decide who
+# left last, still race.  `avtrace test --no-explore`: exit 0, no
+# report, nothing INFEASIBLE or diverged.
+# limit: 180
+t_glib29_commuting_updates() {
+	local b where
+	for b in acc_atomic_inc_ok acc_atomic_inc_ok_O2; do
+		record "r$b" "$b" 2 3
+		expect_recorded "r$b" 0
+		avt predict -d "r$b" >"p$b.out" 2>&1 || fail "$b: predict failed: $(tail -n 1 "p$b.out")"
+		sed 's/^/  | /' "p$b.out" >&3
+		# the sites of each prediction, line numbers only
+		where=$(awk '$2 == "pecan" { s = ""; for (i = 5; i <= NF - 1; i++) if ($i ~ /:[0-9]+$/) { sub(/.*:/, "", $i); s = s " " $i }; print $3 ":" s }' "p$b.out")
+		printf '%s\n' "$where" | grep -q '^race-WW: 37 37$' ||
+			fail "$b: no race of the decrements of refs (line 37): $where"
+		if printf '%s\n' "$where" | grep -Eq '^[^:]*:( 3[56])+$'; then
+			fail "$b: a prediction of commuting updates alone (lines 35, 36): $(printf '%s\n' "$where" | grep -E '^[^:]*:( 3[56])+$' | tr '\n' ';')"
+		fi
+		TEST_LIMIT=100 run_test "t$b" --no-explore -- "$TARGETS/$b" 2 3
+		expect_eq "$TEST_STATUS" 0 "$b: exit status of avtrace test"
+		expect_eq "$(reports "t$b")" 0 "$b: reports"
+		if grep -Eq 'INFEASIBLE|DIVERGED|STUCK' "t$b.test"; then
+			fail "$b: a schedule did not run to its end: $(grep -E 'INFEASIBLE|DIVERGED|STUCK' "t$b.test" | head -n 2 | tr '\n' ';')"
+		fi
+	done
+}

@@ -161,20 +161,16 @@ t_real_glib_rec_mutex() { glib_test rec-mutex -m quick -s /thread/rec-mutex4; }
 # two of them ended INFEASIBLE before, the worker that popped after the
 # swap meeting another lock.  The whole tree (the test and its
 # g_test_trap_subprocess children) explored within the budget.
+# Since shape 7 the test's own code is instrumented: its
+# g_atomic_int_inc's (`lock addl $1,0x20(%rbx)` at thread-pool+0x18ea,
+# +0x18a0, the flags dead) are events, and about half of the recordings
+# got `race-WW` predictions between two of them whose replays ended
+# INFEASIBLE (the reversal held a worker at its increment while main
+# waited, through libglib code with no events, for what that worker does
+# after it).  Two such updates commute: predict makes no race of them
+# (predict.c, commuting_updates; target acc_atomic_inc_ok).
 # limit: 400
-#
-# With --no-access (quarantined, 2026-12-04): since shape 7 the test's own
-# code is instrumented, and about half of the recordings then get two
-# `race-WW` predictions between its `lock addl $1,0x20(%rbx)`
-# (thread-pool+0x18ea, atomic increments of a counter on main's stack)
-# whose replays end INFEASIBLE: the reversal holds one worker at its
-# increment while main waits, through libglib code with no events, for
-# what that worker does after it (measured: 1 of 2 runs on the code that
-# landed with shape 7, 1 of 2 on the next).  Two locked read-modify-writes
-# that use nothing they read commute; not predicting such a race is the
-# fix, not built yet (the session note of stop 49).  Without access
-# breakpoints the test runs as it did before shape 7.
-t_real_glib_thread_pool() { GLIB_AVT_OPTS="--no-access" glib_test thread-pool; }
+t_real_glib_thread_pool() { glib_test thread-pool; }
 
 # Left out (measured on this branch, same machine and load):
 # - mutex5, rec-mutex4: stress loops of 13-30 s natively.  rwlock1-6 are
